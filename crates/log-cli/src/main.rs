@@ -1,0 +1,5 @@
+//! `seglog`: the command-line tool over Kafka-format log directories.
+
+fn main() {
+    println!("seglog: not yet");
+}

@@ -1,0 +1,191 @@
+//! See <https://github.com/matklad/cargo-xtask/>.
+//!
+//! `cargo xtask ci` is the one test command: `.ci/run` calls it and nothing else, so a local run and CI
+//! cannot diverge. The other subcommands are the pieces it is made of, plus tools that CI does not run.
+
+mod deps;
+mod tidy;
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci         fmt --check, clippy -D warnings, tests, doc -D warnings, deps, tidy, loom
+  deps       fail when a crate depends on one to its right in the layering order
+  tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
+  loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
+  fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
+  bench      run the criterion benches (extra arguments go to cargo bench)";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        println!("{USAGE}");
+        return Ok(());
+    };
+    match command.as_str() {
+        "ci" => ci(),
+        "deps" => deps::check(&project_root()),
+        "tidy" => tidy::check(&project_root()),
+        "loom" => loom(rest),
+        "fixtures" => fixtures(),
+        "bench" => bench(rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown xtask command `{other}`\n{USAGE}"),
+    }
+}
+
+/// The workspace root, derived from this crate's manifest directory.
+pub(crate) fn project_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn ci() -> Result<()> {
+    let root = project_root();
+    let started = Instant::now();
+    step("fmt", || cargo(&root, &["fmt", "--all", "--check"], &[]))?;
+    step("clippy", || {
+        cargo(
+            &root,
+            &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+            &[],
+        )
+    })?;
+    step("test", || test(&root))?;
+    step("doc", || {
+        cargo(
+            &root,
+            &["doc", "--workspace", "--no-deps", "--locked"],
+            &[("RUSTDOCFLAGS", "-D warnings")],
+        )
+    })?;
+    step("deps", || deps::check(&root))?;
+    step("tidy", || tidy::check(&root))?;
+    step("loom", || loom(&[]))?;
+    println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
+    Ok(())
+}
+
+fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    let started = Instant::now();
+    eprintln!("==> xtask ci: {name}");
+    f().with_context(|| format!("xtask ci step `{name}` failed"))?;
+    eprintln!("<== xtask ci: {name} ok in {:.1?}", started.elapsed());
+    Ok(())
+}
+
+fn test(root: &Path) -> Result<()> {
+    if has_nextest() {
+        cargo(root, &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &[])?;
+        // nextest does not run doctests.
+        cargo(root, &["test", "--workspace", "--locked", "--doc"], &[])
+    } else {
+        eprintln!("cargo-nextest is not installed: running cargo test");
+        cargo(root, &["test", "--workspace", "--locked", "--no-fail-fast"], &[])
+    }
+}
+
+fn has_nextest() -> bool {
+    Command::new("cargo")
+        .args(["nextest", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The crates whose sources hold loom models, and the test-name filter that selects them.
+const LOOM_CRATES: &[&str] = &["seglog-mmap-index"];
+
+fn loom(args: &[String]) -> Result<()> {
+    let root = project_root();
+    let filter = args.first().map_or("loom", String::as_str);
+    // A target directory of its own: `--cfg loom` changes every crate's fingerprint, and sharing
+    // `target/` would rebuild the whole workspace twice per CI run.
+    let target = root.join("target").join("loom");
+    let target = target.to_string_lossy().into_owned();
+    for krate in LOOM_CRATES {
+        let src = root.join("crates").join(krate.trim_start_matches("seglog-")).join("src");
+        if !contains_text(&src, "cfg(loom)")? {
+            eprintln!("loom: {krate} has no loom models yet, skipped");
+            continue;
+        }
+        cargo(
+            &root,
+            &["test", "--locked", "--release", "-p", krate, "--lib", "--", filter, "--test-threads=1"],
+            &[
+                ("RUSTFLAGS", "--cfg loom -C debug-assertions"),
+                ("LOOM_MAX_PREEMPTIONS", "3"),
+                ("CARGO_TARGET_DIR", &target),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+fn contains_text(dir: &Path, needle: &str) -> Result<bool> {
+    for path in tidy::rust_files(dir)? {
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if text.contains(needle) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn fixtures() -> Result<()> {
+    let root = project_root();
+    let script = root.join("testdata").join("gen").join("generate.py");
+    if !script.exists() {
+        bail!("{} is missing", script.display());
+    }
+    let venv = root.join("target").join("fixtures-venv");
+    let python = venv.join("bin").join("python");
+    if !python.exists() {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv).current_dir(&root))?;
+    }
+    let requirements = root.join("testdata").join("gen").join("requirements.txt");
+    run(Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "-r"])
+        .arg(&requirements)
+        .current_dir(&root))?;
+    run(Command::new(&python).arg(&script).current_dir(&root))?;
+    // The committed fixtures are checked by the record-format and mmap-index tests.
+    cargo(&root, &["test", "--locked", "--workspace", "fixture"], &[])
+}
+
+fn bench(args: &[String]) -> Result<()> {
+    let root = project_root();
+    let mut argv = vec!["bench", "--workspace", "--locked"];
+    argv.extend(args.iter().map(String::as_str));
+    cargo(&root, &argv, &[])
+}
+
+pub(crate) fn cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result<()> {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+    cmd.args(args).current_dir(root);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    run(&mut cmd)
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("$ {cmd:?}");
+    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} exited with {status}");
+    }
+    Ok(())
+}
