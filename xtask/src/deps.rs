@@ -24,21 +24,30 @@ pub(crate) fn check(root: &Path) -> Result<()> {
         .output()
         .context("running cargo metadata")?;
     if !output.status.success() {
-        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    let metadata: Value = serde_json::from_slice(&output.stdout).context("parsing cargo metadata")?;
+    let metadata: Value =
+        serde_json::from_slice(&output.stdout).context("parsing cargo metadata")?;
     let edges = local_edges(&metadata)?;
     let violations = violations(&edges);
     if !violations.is_empty() {
         bail!("layering violations:\n{}", violations.join("\n"));
     }
-    eprintln!("deps: {} local dependency edges, all point left", edges.len());
+    eprintln!(
+        "deps: {} local dependency edges, all point left",
+        edges.len()
+    );
     Ok(())
 }
 
 /// Every (package, dependency) pair where both are workspace layers.
 fn local_edges(metadata: &Value) -> Result<Vec<(String, String)>> {
-    let packages = metadata["packages"].as_array().context("metadata has no packages")?;
+    let packages = metadata["packages"]
+        .as_array()
+        .context("metadata has no packages")?;
     let mut edges = Vec::new();
     for package in packages {
         let name = package["name"].as_str().context("package without a name")?;

@@ -59,7 +59,15 @@ fn ci() -> Result<()> {
     step("clippy", || {
         cargo(
             &root,
-            &["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"],
+            &[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ],
             &[],
         )
     })?;
@@ -88,12 +96,26 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
 
 fn test(root: &Path) -> Result<()> {
     if has_nextest() {
-        cargo(root, &["nextest", "run", "--workspace", "--locked", "--no-fail-fast"], &[])?;
+        cargo(
+            root,
+            &[
+                "nextest",
+                "run",
+                "--workspace",
+                "--locked",
+                "--no-fail-fast",
+            ],
+            &[],
+        )?;
         // nextest does not run doctests.
         cargo(root, &["test", "--workspace", "--locked", "--doc"], &[])
     } else {
         eprintln!("cargo-nextest is not installed: running cargo test");
-        cargo(root, &["test", "--workspace", "--locked", "--no-fail-fast"], &[])
+        cargo(
+            root,
+            &["test", "--workspace", "--locked", "--no-fail-fast"],
+            &[],
+        )
     }
 }
 
@@ -115,14 +137,27 @@ fn loom(args: &[String]) -> Result<()> {
     let target = root.join("target").join("loom");
     let target = target.to_string_lossy().into_owned();
     for krate in LOOM_CRATES {
-        let src = root.join("crates").join(krate.trim_start_matches("seglog-")).join("src");
+        let src = root
+            .join("crates")
+            .join(krate.trim_start_matches("seglog-"))
+            .join("src");
         if !contains_text(&src, "cfg(loom)")? {
             eprintln!("loom: {krate} has no loom models yet, skipped");
             continue;
         }
         cargo(
             &root,
-            &["test", "--locked", "--release", "-p", krate, "--lib", "--", filter, "--test-threads=1"],
+            &[
+                "test",
+                "--locked",
+                "--release",
+                "-p",
+                krate,
+                "--lib",
+                "--",
+                filter,
+                "--test-threads=1",
+            ],
             &[
                 ("RUSTFLAGS", "--cfg loom -C debug-assertions"),
                 ("LOOM_MAX_PREEMPTIONS", "3"),
@@ -153,7 +188,11 @@ fn fixtures() -> Result<()> {
     let venv = root.join("target").join("fixtures-venv");
     let python = venv.join("bin").join("python");
     if !python.exists() {
-        run(Command::new("python3").arg("-m").arg("venv").arg(&venv).current_dir(&root))?;
+        run(Command::new("python3")
+            .arg("-m")
+            .arg("venv")
+            .arg(&venv)
+            .current_dir(&root))?;
     }
     let requirements = root.join("testdata").join("gen").join("requirements.txt");
     run(Command::new(&python)
@@ -183,7 +222,9 @@ pub(crate) fn cargo(root: &Path, args: &[&str], envs: &[(&str, &str)]) -> Result
 
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("$ {cmd:?}");
-    let status = cmd.status().with_context(|| format!("could not start {cmd:?}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("could not start {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} exited with {status}");
     }

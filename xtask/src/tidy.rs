@@ -25,15 +25,26 @@ pub(crate) fn check(root: &Path) -> Result<()> {
     let unsafe_doc = fs::read_to_string(root.join("docs/unsafe.md")).unwrap_or_default();
     let mut files = 0;
     for dir in ROOTS {
-        for path in rust_files(&root.join(dir))?.into_iter().chain(toml_files(&root.join(dir))?) {
+        for path in rust_files(&root.join(dir))?
+            .into_iter()
+            .chain(toml_files(&root.join(dir))?)
+        {
             files += 1;
-            let rel = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
             let text = fs::read_to_string(&path).with_context(|| format!("reading {rel}"))?;
             problems.extend(check_file(&rel, &text, &unsafe_doc));
         }
     }
     if !problems.is_empty() {
-        bail!("tidy found {} problem(s):\n{}", problems.len(), problems.join("\n"));
+        bail!(
+            "tidy found {} problem(s):\n{}",
+            problems.len(),
+            problems.join("\n")
+        );
     }
     eprintln!("tidy: {files} files clean");
     Ok(())
@@ -44,11 +55,13 @@ fn check_file(rel: &str, text: &str, unsafe_doc: &str) -> Vec<String> {
     if let Some((line, _)) = text.lines().enumerate().find(|(_, l)| !l.is_ascii()) {
         problems.push(format!("{rel}:{}: non-ASCII character", line + 1));
     }
-    if !rel.ends_with(".rs") {
+    if Path::new(rel).extension().is_none_or(|e| e != "rs") {
         return problems;
     }
     if !text.starts_with("//") {
-        problems.push(format!("{rel}:1: file must start with a `//!` or `//` header"));
+        problems.push(format!(
+            "{rel}:1: file must start with a `//!` or `//` header"
+        ));
     }
     let lines: Vec<&str> = text.lines().collect();
     let mut unsafe_sites = 0;
@@ -67,18 +80,22 @@ fn check_file(rel: &str, text: &str, unsafe_doc: &str) -> Vec<String> {
             l.starts_with("// SAFETY:") || l.starts_with("/// # Safety")
         });
         if !documented {
-            problems.push(format!("{rel}:{}: `unsafe` without a `// SAFETY:` comment", i + 1));
+            problems.push(format!(
+                "{rel}:{}: `unsafe` without a `// SAFETY:` comment",
+                i + 1
+            ));
         }
     }
     if unsafe_sites > 0 && !unsafe_doc.contains(rel) {
-        problems.push(format!("{rel}: holds `unsafe` but docs/unsafe.md does not list it"));
+        problems.push(format!(
+            "{rel}: holds `unsafe` but docs/unsafe.md does not list it"
+        ));
     }
     problems
 }
 
 /// A line that uses `unsafe` as a keyword (not in a comment, string or lint name).
 fn is_unsafe_use(line: &str) -> bool {
-    let code = line.split("//").next().unwrap_or_default();
     // Spelled with concat! so that this line is not itself a match.
     const KEYWORDS: [&str; 4] = [
         concat!("unsafe", " {"),
@@ -86,6 +103,7 @@ fn is_unsafe_use(line: &str) -> bool {
         concat!("unsafe", " impl"),
         concat!("unsafe", " extern"),
     ];
+    let code = line.split("//").next().unwrap_or_default();
     KEYWORDS.iter().any(|k| code.contains(k))
 }
 
@@ -106,7 +124,10 @@ fn files_with_extension(dir: &Path, ext: &str) -> Result<Vec<PathBuf>> {
     while let Some(d) = stack.pop() {
         for entry in fs::read_dir(&d).with_context(|| format!("listing {}", d.display()))? {
             let path = entry?.path();
-            let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
             if path.is_dir() {
                 if name != "target" && !name.starts_with('.') {
                     stack.push(path);
@@ -145,7 +166,11 @@ mod tests {
     #[test]
     fn unsafe_without_safety_comment_is_reported() {
         let text = "//! x\nfn f() {\n    unsafe { g() }\n}\n";
-        let problems = check_file("crates/mmap-index/src/a.rs", text, "crates/mmap-index/src/a.rs");
+        let problems = check_file(
+            "crates/mmap-index/src/a.rs",
+            text,
+            "crates/mmap-index/src/a.rs",
+        );
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
@@ -159,7 +184,11 @@ mod tests {
     #[test]
     fn documented_unsafe_and_comments_pass() {
         let text = "//! x\n// unsafe { not code }\n// SAFETY: fine\nunsafe { f() }\n";
-        let problems = check_file("crates/mmap-index/src/a.rs", text, "crates/mmap-index/src/a.rs");
+        let problems = check_file(
+            "crates/mmap-index/src/a.rs",
+            text,
+            "crates/mmap-index/src/a.rs",
+        );
         assert!(problems.is_empty(), "{problems:?}");
     }
 
