@@ -7,5 +7,11 @@
 //! It builds on `seglog-record-format` (batch framing and validation) and `seglog-mmap-index` (the two
 //! sparse indexes). It knows nothing about retention, compaction or the segment list: that is `seglog-log`.
 //!
-//! This crate is still empty: the segment issue fills it.
+//! All file I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
 #![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
+)]
+
+pub mod io;

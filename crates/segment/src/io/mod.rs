@@ -1,0 +1,156 @@
+//! The I/O seam: every file operation of the segment crate (and of the layers above it) goes through
+//! [`FileSystem`] and [`File`].
+//!
+//! There are two implementations:
+//! - [`RealFs`], the real files, a zero-cost pass-through to `std::fs` with positioned reads and writes;
+//! - [`SimFs`], an in-memory file system that keeps a *live* and a *durable* image of every file and
+//!   directory, so a test can simulate a power loss that drops every write not yet synced and tears the
+//!   last write at any byte, and can inject `ENOSPC` or running out of file descriptors.
+//!
+//! The seam is generic (static dispatch), so the real path pays no virtual call.
+//! Memory-mapped index files are not routed through it: they are derived data, rebuilt from the `.log`
+//! by recovery, and the mmap-index crate owns their I/O.
+
+mod real;
+mod sim;
+
+use std::fmt;
+use std::io;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
+
+pub use real::{RealFile, RealFs};
+pub use sim::{SimFile, SimFs, Tear};
+
+/// How [`FileSystem::open`] treats an existing or missing file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    /// Create the file; fail with `AlreadyExists` if it exists. Read and write.
+    CreateNew,
+    /// Open the file, creating it if it is missing. Read and write.
+    CreateOrOpen,
+    /// Open an existing file for reading and writing; fail with `NotFound` if it is missing.
+    Existing,
+    /// Open an existing file for reading only.
+    ReadOnly,
+}
+
+/// A file system: the namespace operations the segment and log layers need.
+pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
+    /// The open-file handle type.
+    type File: File;
+
+    /// Opens `path` as `mode` says.
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Self::File>;
+
+    /// Whether `path` names an existing file or directory.
+    fn exists(&self, path: &Path) -> bool;
+
+    /// Renames `from` to `to`, replacing `to` if it exists. Durable once the parent directory is synced.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+
+    /// Removes a file. Durable once the parent directory is synced.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+
+    /// Lists the entries (files and directories) directly inside `dir`, sorted by path.
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
+
+    /// Creates `dir` and its missing parents.
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+
+    /// Makes the directory's entries (creations, renames, removals) durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+
+    /// The file's last modification time in milliseconds since the Unix epoch.
+    fn modified_ms(&self, path: &Path) -> io::Result<i64>;
+
+    /// Sets the file's modification time, in milliseconds since the Unix epoch.
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()>;
+}
+
+/// An open file, addressed by position: no shared cursor, so readers on other threads need no lock.
+pub trait File: Send + Sync + fmt::Debug + 'static {
+    /// Reads up to `buf.len()` bytes at `position`; returns how many were read (0 at or past the end).
+    fn read_at(&self, buf: &mut [u8], position: u64) -> io::Result<usize>;
+
+    /// Writes all of `buf` at `position`, extending the file if needed.
+    fn write_all_at(&self, buf: &[u8], position: u64) -> io::Result<()>;
+
+    /// The file's current length in bytes.
+    fn len(&self) -> io::Result<u64>;
+
+    /// Whether the file is empty.
+    fn is_empty(&self) -> io::Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// Truncates or extends (with zeros) the file to `len` bytes.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+
+    /// Makes the file's data (and its length) durable, like `fdatasync`.
+    fn sync_data(&self) -> io::Result<()>;
+
+    /// Reads exactly `buf.len()` bytes at `position`, or fails with `UnexpectedEof`.
+    fn read_exact_at(&self, mut buf: &mut [u8], mut position: u64) -> io::Result<()> {
+        while !buf.is_empty() {
+            match self.read_at(buf, position) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        format!("read past the end of the file at byte {position}"),
+                    ));
+                }
+                Ok(n) => {
+                    buf = buf.get_mut(n..).unwrap_or_default();
+                    position += n as u64;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies `len` bytes starting at `position` to the file or socket `out`, at `out`'s current
+    /// position. Real files do it without passing the bytes through user space (`copy_file_range`,
+    /// falling back to `sendfile`); the default reads into a buffer and writes it out.
+    /// Returns the bytes copied, which is less than `len` only at the end of this file.
+    fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
+        copy_range_buffered(self, position, len, out)
+    }
+}
+
+/// The portable path of [`File::copy_range_to`]: read into a buffer, write it out.
+pub(crate) fn copy_range_buffered<F: File + ?Sized>(
+    file: &F,
+    mut position: u64,
+    len: u64,
+    out: BorrowedFd<'_>,
+) -> io::Result<u64> {
+    const CHUNK: u64 = 64 * 1024;
+    let mut buf = vec![0_u8; usize::try_from(len.clamp(1, CHUNK)).unwrap_or(1)];
+    let end = position.saturating_add(len);
+    let mut copied = 0;
+    while position < end {
+        let want = usize::try_from((end - position).min(CHUNK)).unwrap_or(buf.len());
+        let chunk = buf.get_mut(..want).unwrap_or_default();
+        let n = file.read_at(chunk, position)?;
+        if n == 0 {
+            break;
+        }
+        let mut rest = chunk.get(..n).unwrap_or_default();
+        while !rest.is_empty() {
+            let written = rustix::io::write(out, rest)?;
+            if written == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::WriteZero,
+                    "output accepts no more bytes",
+                ));
+            }
+            rest = rest.get(written..).unwrap_or_default();
+        }
+        position += n as u64;
+        copied += n as u64;
+    }
+    Ok(copied)
+}

@@ -1,0 +1,486 @@
+//! [`SimFs`]: an in-memory file system for crash tests, after redb's `CrashBackend`.
+//!
+//! Every file has a *live* image (what reads see) and a *durable* image (what survives a power loss).
+//! `sync_data` copies live to durable for one file. Names are durable separately: a creation, rename or
+//! removal survives a crash only once its parent directory was synced with `sync_dir`. Directories
+//! themselves are durable as soon as they are created.
+//!
+//! [`SimFs::crash`] returns the file system a machine would find after a power loss: durable names and
+//! durable bytes only, optionally with the last unsynced write torn after any number of bytes.
+//! Faults: a space limit (`ENOSPC`, after a short write) and an open-file limit (`EMFILE`).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+
+use super::{File, FileSystem, OpenMode};
+
+const ENOSPC: i32 = 28;
+const EMFILE: i32 = 24;
+
+/// What happens to the last unsynced write when [`SimFs::crash`] simulates a power loss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tear {
+    /// Every unsynced write is lost.
+    DropAll,
+    /// Every unsynced write is lost, except the first `n` bytes of the most recent one.
+    KeepPrefix(usize),
+}
+
+/// Counters of what the file system was asked to do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SimStats {
+    /// Calls to `write_all_at`.
+    pub writes: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Calls to `File::sync_data`.
+    pub file_syncs: u64,
+    /// Calls to `FileSystem::sync_dir`.
+    pub dir_syncs: u64,
+}
+
+/// The in-memory, crash-simulating file system. Clones share the same state.
+#[derive(Debug, Clone, Default)]
+pub struct SimFs {
+    state: Arc<Mutex<State>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Entry {
+    File(usize),
+    Dir,
+}
+
+#[derive(Debug, Default, Clone)]
+struct Node {
+    live: Vec<u8>,
+    durable: Vec<u8>,
+    modified_ms: i64,
+}
+
+#[derive(Debug, Clone)]
+struct LastWrite {
+    node: usize,
+    position: u64,
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    nodes: Vec<Node>,
+    live: BTreeMap<PathBuf, Entry>,
+    durable: BTreeMap<PathBuf, Entry>,
+    last_write: Option<LastWrite>,
+    space_limit: Option<u64>,
+    open_limit: Option<usize>,
+    open_files: usize,
+    stats: SimStats,
+}
+
+impl State {
+    fn live_bytes(&self) -> u64 {
+        let mut seen = vec![false; self.nodes.len()];
+        let mut total = 0;
+        for entry in self.live.values() {
+            if let Entry::File(node) = *entry
+                && let (Some(flag), Some(n)) = (seen.get_mut(node), self.nodes.get(node))
+                && !*flag
+            {
+                *flag = true;
+                total += n.live.len() as u64;
+            }
+        }
+        total
+    }
+
+    fn parent_exists(&self, path: &Path) -> bool {
+        match path.parent() {
+            None => true,
+            Some(p) if p.as_os_str().is_empty() => true,
+            Some(p) => self.live.get(p) == Some(&Entry::Dir),
+        }
+    }
+
+    fn node_mut(&mut self, node: usize) -> io::Result<&mut Node> {
+        self.nodes
+            .get_mut(node)
+            .ok_or_else(|| io::Error::other("simfs: dangling file handle"))
+    }
+}
+
+fn now_ms() -> i64 {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn not_found(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("{}: no such file", path.display()),
+    )
+}
+
+impl SimFs {
+    /// An empty file system.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The file system found after a power loss now: durable names and durable bytes only, with the
+    /// last unsynced write kept or torn as `tear` says. The returned file system is independent of
+    /// this one; handles opened on this one keep working on this one.
+    #[must_use]
+    pub fn crash(&self, tear: Tear) -> SimFs {
+        let state = self.state.lock();
+        let mut nodes: Vec<Node> = state
+            .nodes
+            .iter()
+            .map(|n| Node {
+                live: n.durable.clone(),
+                durable: n.durable.clone(),
+                ..*n
+            })
+            .collect();
+        if let (Tear::KeepPrefix(keep), Some(last)) = (tear, &state.last_write)
+            && let Some(node) = nodes.get_mut(last.node)
+        {
+            let kept = last
+                .bytes
+                .get(..keep.min(last.bytes.len()))
+                .unwrap_or_default();
+            write_into(&mut node.live, last.position, kept);
+            node.durable.clone_from(&node.live);
+        }
+        let fresh = State {
+            nodes,
+            live: state.durable.clone(),
+            durable: state.durable.clone(),
+            ..State::default()
+        };
+        SimFs {
+            state: Arc::new(Mutex::new(fresh)),
+        }
+    }
+
+    /// Limits the total size of live files; a write past it writes what fits, then fails with
+    /// `ENOSPC`. `None` removes the limit.
+    pub fn set_space_limit(&self, bytes: Option<u64>) {
+        self.state.lock().space_limit = bytes;
+    }
+
+    /// Limits the number of open handles; an open past it fails with `EMFILE`.
+    pub fn set_open_limit(&self, files: Option<usize>) {
+        self.state.lock().open_limit = files;
+    }
+
+    /// Counters of the calls made so far.
+    pub fn stats(&self) -> SimStats {
+        self.state.lock().stats
+    }
+
+    /// The live bytes of `path`, if it names a file.
+    pub fn live_bytes(&self, path: &Path) -> Option<Vec<u8>> {
+        let state = self.state.lock();
+        match state.live.get(path) {
+            Some(Entry::File(node)) => state.nodes.get(*node).map(|n| n.live.clone()),
+            _ => None,
+        }
+    }
+
+    /// The total size of all live files, as the space limit counts it.
+    pub fn used_bytes(&self) -> u64 {
+        self.state.lock().live_bytes()
+    }
+}
+
+fn write_into(image: &mut Vec<u8>, position: u64, bytes: &[u8]) {
+    let Ok(start) = usize::try_from(position) else {
+        return;
+    };
+    let end = start.saturating_add(bytes.len());
+    if image.len() < end {
+        image.resize(end, 0);
+    }
+    if let Some(dst) = image.get_mut(start..end) {
+        dst.copy_from_slice(bytes);
+    }
+}
+
+impl FileSystem for SimFs {
+    type File = SimFile;
+
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<SimFile> {
+        let mut state = self.state.lock();
+        if state
+            .open_limit
+            .is_some_and(|limit| state.open_files >= limit)
+        {
+            return Err(io::Error::from_raw_os_error(EMFILE));
+        }
+        let node = match (state.live.get(path).copied(), mode) {
+            (Some(Entry::Dir), _) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::IsADirectory,
+                    path.display().to_string(),
+                ));
+            }
+            (Some(Entry::File(_)), OpenMode::CreateNew) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    path.display().to_string(),
+                ));
+            }
+            (Some(Entry::File(node)), _) => node,
+            (None, OpenMode::Existing | OpenMode::ReadOnly) => return Err(not_found(path)),
+            (None, OpenMode::CreateNew | OpenMode::CreateOrOpen) => {
+                if !state.parent_exists(path) {
+                    return Err(not_found(path.parent().unwrap_or(path)));
+                }
+                let node = state.nodes.len();
+                state.nodes.push(Node {
+                    modified_ms: now_ms(),
+                    ..Node::default()
+                });
+                state.live.insert(path.to_path_buf(), Entry::File(node));
+                node
+            }
+        };
+        state.open_files += 1;
+        Ok(SimFile {
+            fs: self.clone(),
+            node,
+            writable: mode != OpenMode::ReadOnly,
+        })
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.state.lock().live.contains_key(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let mut state = self.state.lock();
+        let entry = state
+            .live
+            .get(from)
+            .copied()
+            .ok_or_else(|| not_found(from))?;
+        if entry == Entry::Dir {
+            return Err(io::Error::other("simfs renames files only"));
+        }
+        if !state.parent_exists(to) {
+            return Err(not_found(to));
+        }
+        state.live.remove(from);
+        state.live.insert(to.to_path_buf(), entry);
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        let mut state = self.state.lock();
+        match state.live.get(path) {
+            Some(Entry::File(_)) => {
+                state.live.remove(path);
+                Ok(())
+            }
+            Some(Entry::Dir) => Err(io::Error::new(io::ErrorKind::IsADirectory, "a directory")),
+            None => Err(not_found(path)),
+        }
+    }
+
+    fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        let state = self.state.lock();
+        if state.live.get(dir) != Some(&Entry::Dir) {
+            return Err(not_found(dir));
+        }
+        Ok(state
+            .live
+            .keys()
+            .filter(|p| p.parent() == Some(dir))
+            .cloned()
+            .collect())
+    }
+
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        let mut state = self.state.lock();
+        for ancestor in dir.ancestors().filter(|a| !a.as_os_str().is_empty()) {
+            match state.live.get(ancestor) {
+                Some(Entry::File(_)) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::AlreadyExists,
+                        "a file is in the way",
+                    ));
+                }
+                Some(Entry::Dir) => {}
+                None => {
+                    state.live.insert(ancestor.to_path_buf(), Entry::Dir);
+                    state.durable.insert(ancestor.to_path_buf(), Entry::Dir);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        let mut state = self.state.lock();
+        if state.live.get(dir) != Some(&Entry::Dir) {
+            return Err(not_found(dir));
+        }
+        state.stats.dir_syncs += 1;
+        state.durable.retain(|p, _| p.parent() != Some(dir));
+        let children: Vec<(PathBuf, Entry)> = state
+            .live
+            .iter()
+            .filter(|(p, _)| p.parent() == Some(dir))
+            .map(|(p, e)| (p.clone(), *e))
+            .collect();
+        state.durable.extend(children);
+        Ok(())
+    }
+
+    fn modified_ms(&self, path: &Path) -> io::Result<i64> {
+        let state = self.state.lock();
+        match state.live.get(path) {
+            Some(Entry::File(node)) => Ok(state.nodes.get(*node).map_or(0, |n| n.modified_ms)),
+            Some(Entry::Dir) => Ok(0),
+            None => Err(not_found(path)),
+        }
+    }
+
+    fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()> {
+        let mut state = self.state.lock();
+        match state.live.get(path).copied() {
+            Some(Entry::File(node)) => {
+                state.node_mut(node)?.modified_ms = ms;
+                Ok(())
+            }
+            _ => Err(not_found(path)),
+        }
+    }
+}
+
+/// An open [`SimFs`] file. It stays usable after its name is removed, as on Unix.
+#[derive(Debug)]
+pub struct SimFile {
+    fs: SimFs,
+    node: usize,
+    writable: bool,
+}
+
+impl Drop for SimFile {
+    fn drop(&mut self) {
+        let mut state = self.fs.state.lock();
+        state.open_files = state.open_files.saturating_sub(1);
+    }
+}
+
+impl SimFile {
+    fn check_writable(&self) -> io::Result<()> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "file opened read-only",
+            ))
+        }
+    }
+}
+
+impl File for SimFile {
+    fn read_at(&self, buf: &mut [u8], position: u64) -> io::Result<usize> {
+        let mut state = self.fs.state.lock();
+        let node = state.node_mut(self.node)?;
+        let Ok(start) = usize::try_from(position) else {
+            return Ok(0);
+        };
+        let available = node.live.get(start..).unwrap_or_default();
+        let n = available.len().min(buf.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), available.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        Ok(n)
+    }
+
+    fn write_all_at(&self, buf: &[u8], position: u64) -> io::Result<()> {
+        self.check_writable()?;
+        let mut state = self.fs.state.lock();
+        let used = state.live_bytes();
+        let current_len = state.node_mut(self.node)?.live.len() as u64;
+        let end = position.saturating_add(buf.len() as u64);
+        let growth = end.saturating_sub(current_len);
+        let mut take = buf.len();
+        let mut out_of_space = false;
+        if let Some(limit) = state.space_limit
+            && used.saturating_add(growth) > limit
+        {
+            let room = limit.saturating_sub(used);
+            let fits_end = current_len.saturating_add(room);
+            take = usize::try_from(fits_end.saturating_sub(position))
+                .unwrap_or(0)
+                .min(buf.len());
+            out_of_space = true;
+        }
+        let bytes = buf.get(..take).unwrap_or_default();
+        let node = state.node_mut(self.node)?;
+        write_into(&mut node.live, position, bytes);
+        node.modified_ms = now_ms();
+        state.stats.writes += 1;
+        state.stats.bytes_written += bytes.len() as u64;
+        if !bytes.is_empty() {
+            state.last_write = Some(LastWrite {
+                node: self.node,
+                position,
+                bytes: bytes.to_vec(),
+            });
+        }
+        if out_of_space {
+            return Err(io::Error::from_raw_os_error(ENOSPC));
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        let mut state = self.fs.state.lock();
+        Ok(state.node_mut(self.node)?.live.len() as u64)
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.check_writable()?;
+        let mut state = self.fs.state.lock();
+        let used = state.live_bytes();
+        let current = state.node_mut(self.node)?.live.len() as u64;
+        if let Some(limit) = state.space_limit
+            && len > current
+            && used + (len - current) > limit
+        {
+            return Err(io::Error::from_raw_os_error(ENOSPC));
+        }
+        let new_len = usize::try_from(len).map_err(|_| io::Error::other("length too large"))?;
+        let node = state.node_mut(self.node)?;
+        node.live.resize(new_len, 0);
+        node.modified_ms = now_ms();
+        Ok(())
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        let mut state = self.fs.state.lock();
+        state.stats.file_syncs += 1;
+        let node = state.node_mut(self.node)?;
+        node.durable.clone_from(&node.live);
+        if state
+            .last_write
+            .as_ref()
+            .is_some_and(|w| w.node == self.node)
+        {
+            state.last_write = None;
+        }
+        Ok(())
+    }
+}
