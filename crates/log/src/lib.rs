@@ -4,5 +4,24 @@
 //! checkpoints, the `.lock` file and the clean-shutdown marker), behaving as Kafka's `UnifiedLog`,
 //! `LocalLog`, `LogLoader` and `LogManager` do.
 //!
-//! It builds on `seglog-segment`. This crate is still empty: the log issue fills it.
+//! It builds on `seglog-segment`. So far it holds the configuration ([`LogConfig`]), topic-partition
+//! directory names ([`TopicPartition`]) and Kafka's text checkpoints ([`OffsetCheckpoint`]); the
+//! partition log itself is the log issue's work.
 #![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
+)]
+
+mod checkpoint;
+mod config;
+mod error;
+mod topic_partition;
+
+pub use checkpoint::{
+    CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, OFFSET_CHECKPOINT_VERSION,
+    OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+};
+pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
+pub use error::{Error, Result};
+pub use topic_partition::{DirKind, TopicPartition};

@@ -1,0 +1,244 @@
+//! Kafka's text checkpoint files (`server-common CheckpointFile`, `OffsetCheckpointFile`):
+//! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`, `cleaner-offset-checkpoint` and
+//! `replication-offset-checkpoint`.
+//!
+//! ```text
+//! 0                 version
+//! 2                 entry count
+//! orders 0 1500     topic partition offset
+//! orders 1 1499
+//! ```
+//!
+//! A write goes to `<file>.tmp`, is fsynced, atomically renamed over the file, and the directory is
+//! fsynced, so a crash leaves either the old or the new checkpoint, never a torn one.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use seglog_segment::io::{File, FileSystem, OpenMode};
+
+use crate::error::{Error, Result};
+use crate::topic_partition::TopicPartition;
+
+/// The version of every offset checkpoint file.
+pub const OFFSET_CHECKPOINT_VERSION: i32 = 0;
+
+/// The recovery points of a log directory.
+pub const RECOVERY_POINT_CHECKPOINT: &str = "recovery-point-offset-checkpoint";
+/// The log start offsets of a log directory.
+pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
+/// The cleaner's first dirty offsets.
+pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
+/// The high watermarks (written by Kafka's `ReplicaManager`).
+pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+
+/// One offset checkpoint file.
+#[derive(Debug, Clone)]
+pub struct OffsetCheckpoint<F: FileSystem> {
+    fs: F,
+    path: PathBuf,
+}
+
+impl<F: FileSystem> OffsetCheckpoint<F> {
+    /// The checkpoint at `path`.
+    pub fn new(fs: F, path: impl Into<PathBuf>) -> Self {
+        Self {
+            fs,
+            path: path.into(),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the checkpoint. A missing or empty file, or one with no count line, is an empty map,
+    /// as in Kafka.
+    pub fn read(&self) -> Result<BTreeMap<TopicPartition, i64>> {
+        let bytes = match self.fs.open(&self.path, OpenMode::ReadOnly) {
+            Ok(file) => read_all(&file).map_err(|e| Error::io(&self.path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(e) => return Err(Error::io(&self.path, e)),
+        };
+        let text =
+            String::from_utf8(bytes).map_err(|e| self.problem(0, format!("not UTF-8: {e}")))?;
+        parse(&self.path, &text)
+    }
+
+    /// Writes the checkpoint: temp file, fsync, atomic rename, directory fsync.
+    pub fn write(&self, entries: &BTreeMap<TopicPartition, i64>) -> Result<()> {
+        let text = render(entries);
+        let mut tmp = self.path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let io_err = |e| Error::io(&tmp, e);
+        let _ = self.fs.remove_file(&tmp);
+        let file = self.fs.open(&tmp, OpenMode::CreateNew).map_err(io_err)?;
+        file.write_all_at(text.as_bytes(), 0).map_err(io_err)?;
+        file.sync_data().map_err(io_err)?;
+        drop(file);
+        self.fs
+            .rename(&tmp, &self.path)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if let Some(dir) = self.path.parent() {
+            self.fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        Ok(())
+    }
+
+    fn problem(&self, line: usize, problem: String) -> Error {
+        Error::Checkpoint {
+            path: self.path.clone(),
+            line,
+            problem,
+        }
+    }
+}
+
+fn read_all<T: File>(file: &T) -> io::Result<Vec<u8>> {
+    let len = usize::try_from(file.len()?).map_err(io::Error::other)?;
+    let mut buf = vec![0; len];
+    file.read_exact_at(&mut buf, 0)?;
+    Ok(buf)
+}
+
+/// The file's text for `entries`.
+pub(crate) fn render(entries: &BTreeMap<TopicPartition, i64>) -> String {
+    let mut text = format!("{OFFSET_CHECKPOINT_VERSION}\n{}\n", entries.len());
+    for (tp, offset) in entries {
+        let _ = writeln!(text, "{} {} {offset}", tp.topic, tp.partition);
+    }
+    text
+}
+
+/// Parses a checkpoint's text with Kafka's rules and messages.
+pub(crate) fn parse(path: &Path, text: &str) -> Result<BTreeMap<TopicPartition, i64>> {
+    let err = |line: usize, problem: String| Error::Checkpoint {
+        path: path.to_path_buf(),
+        line,
+        problem,
+    };
+    let malformed = |line: usize, content: &str| {
+        err(
+            line,
+            format!(
+                "Malformed line in checkpoint file [{}]: {content}",
+                path.display()
+            ),
+        )
+    };
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let Some((n, version_line)) = lines.next() else {
+        return Ok(BTreeMap::new());
+    };
+    let version: i32 = version_line
+        .trim()
+        .parse()
+        .map_err(|_| malformed(n, version_line))?;
+    if version != OFFSET_CHECKPOINT_VERSION {
+        return Err(err(
+            n,
+            format!(
+                "Unrecognised version:{version}, expected version: {OFFSET_CHECKPOINT_VERSION} in checkpoint file at: {}",
+                path.display()
+            ),
+        ));
+    }
+    let Some((n, count_line)) = lines.next() else {
+        return Ok(BTreeMap::new());
+    };
+    let count: usize = count_line
+        .trim()
+        .parse()
+        .map_err(|_| malformed(n, count_line))?;
+    let mut entries = BTreeMap::new();
+    let mut found = 0;
+    for (n, line) in lines {
+        if found == count {
+            break;
+        }
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let [topic, partition, offset] = parts.as_slice() else {
+            return Err(malformed(n, line));
+        };
+        let partition: i32 = partition.parse().map_err(|_| malformed(n, line))?;
+        let offset: i64 = offset.parse().map_err(|_| malformed(n, line))?;
+        entries.insert(TopicPartition::new(*topic, partition), offset);
+        found += 1;
+    }
+    if found != count {
+        return Err(err(
+            0,
+            format!(
+                "Expected [{count}] entries in checkpoint file [{}], but found only [{found}]",
+                path.display()
+            ),
+        ));
+    }
+    Ok(entries)
+}
+
+#[cfg(test)]
+mod tests {
+    use seglog_segment::io::{SimFs, Tear};
+
+    use super::*;
+
+    fn sample() -> BTreeMap<TopicPartition, i64> {
+        BTreeMap::from([
+            (TopicPartition::new("orders", 0), 1500),
+            (TopicPartition::new("orders", 1), 1499),
+        ])
+    }
+
+    #[test]
+    fn renders_kafkas_text_exactly() {
+        assert_eq!(render(&sample()), "0\n2\norders 0 1500\norders 1 1499\n");
+        assert_eq!(render(&BTreeMap::new()), "0\n0\n");
+    }
+
+    #[test]
+    fn reads_what_kafka_writes_and_splits_on_any_whitespace() {
+        let p = Path::new("/x/recovery-point-offset-checkpoint");
+        assert_eq!(
+            parse(p, "0\n2\norders 0 1500\norders\t1   1499\n").unwrap(),
+            sample()
+        );
+        assert!(parse(p, "").unwrap().is_empty());
+        assert!(parse(p, "0\n").unwrap().is_empty());
+    }
+
+    #[test]
+    fn rejects_bad_checkpoints_with_kafkas_messages() {
+        let p = Path::new("/x/cp");
+        let cases = [
+            ("1\n0\n", "Unrecognised version:1"),
+            ("x\n0\n", "Malformed line"),
+            ("0\nx\n", "Malformed line"),
+            ("0\n1\norders 0\n", "Malformed line"),
+            ("0\n1\norders zero 5\n", "Malformed line"),
+            ("0\n2\norders 0 5\n", "Expected [2] entries"),
+        ];
+        for (text, expected) in cases {
+            let err = parse(p, text).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn write_is_atomic_and_durable() {
+        let fs = SimFs::new();
+        fs.create_dir_all(Path::new("/logs")).unwrap();
+        let cp = OffsetCheckpoint::new(fs.clone(), "/logs/recovery-point-offset-checkpoint");
+        assert!(cp.read().unwrap().is_empty());
+        cp.write(&sample()).unwrap();
+        assert_eq!(cp.read().unwrap(), sample());
+        // Everything was synced: a power loss right after keeps the new checkpoint.
+        let after = OffsetCheckpoint::new(fs.crash(Tear::DropAll), cp.path());
+        assert_eq!(after.read().unwrap(), sample());
+        assert!(!fs.exists(Path::new("/logs/recovery-point-offset-checkpoint.tmp")));
+    }
+}
