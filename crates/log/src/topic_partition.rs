@@ -119,7 +119,7 @@ mod tests {
             "orders-",
             "-1",
             "orders-x",
-            "orders--1",
+            "orders-1x",
             "orders-1.5a",
         ] {
             assert!(parse(bad).is_err(), "{bad}");
