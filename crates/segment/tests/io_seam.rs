@@ -175,3 +175,24 @@ fn sim_files_copy_ranges_through_a_buffer() {
     assert_eq!(f.copy_range_to(6, 100, out.as_fd()).unwrap(), 5);
     assert_eq!(std::fs::read(&out_path).unwrap(), b"world");
 }
+
+#[test]
+fn locks_are_exclusive_until_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock_path = dir.path().join(".lock");
+    let held = RealFs.try_lock(&lock_path).unwrap();
+    let err = RealFs.try_lock(&lock_path).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::WouldBlock);
+    drop(held);
+    let _again = RealFs.try_lock(&lock_path).unwrap();
+
+    let fs = sim_with_dir();
+    let p = Path::new("/data/.lock");
+    let held = fs.try_lock(p).unwrap();
+    assert_eq!(
+        fs.try_lock(p).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock
+    );
+    drop(held);
+    fs.try_lock(p).unwrap();
+}

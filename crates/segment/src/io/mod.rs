@@ -19,8 +19,8 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
-pub use real::{RealFile, RealFs};
-pub use sim::{SimFile, SimFs, Tear};
+pub use real::{RealFile, RealFs, RealLock};
+pub use sim::{SimFile, SimFs, SimLock, SimStats, Tear};
 
 /// How [`FileSystem::open`] treats an existing or missing file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +39,9 @@ pub enum OpenMode {
 pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// The open-file handle type.
     type File: File;
+
+    /// An exclusive advisory lock, released when dropped.
+    type Lock: Send + Sync + fmt::Debug + 'static;
 
     /// Opens `path` as `mode` says.
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Self::File>;
@@ -66,6 +69,10 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
 
     /// Sets the file's modification time, in milliseconds since the Unix epoch.
     fn set_modified_ms(&self, path: &Path, ms: i64) -> io::Result<()>;
+
+    /// Takes an exclusive advisory lock on `path` (created if missing) without waiting. Fails with
+    /// `WouldBlock` when another holder (another process, or another handle in this one) has it.
+    fn try_lock(&self, path: &Path) -> io::Result<Self::Lock>;
 }
 
 /// An open file, addressed by position: no shared cursor, so readers on other threads need no lock.

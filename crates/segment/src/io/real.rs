@@ -27,8 +27,15 @@ impl RealFile {
     }
 }
 
+/// An exclusive `flock` on a file, released when dropped.
+#[derive(Debug)]
+pub struct RealLock {
+    _file: fs::File,
+}
+
 impl FileSystem for RealFs {
     type File = RealFile;
+    type Lock = RealLock;
 
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<RealFile> {
         let mut options = fs::OpenOptions::new();
@@ -85,6 +92,23 @@ impl FileSystem for RealFs {
             .write(true)
             .open(path)?
             .set_modified(time.max(SystemTime::UNIX_EPOCH))
+    }
+
+    fn try_lock(&self, path: &Path) -> io::Result<RealLock> {
+        let file = fs::File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(RealLock { _file: file }),
+            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{} is locked by another process or handle", path.display()),
+            )),
+            Err(e) => Err(e.into()),
+        }
     }
 }
 

@@ -79,6 +79,7 @@ struct State {
     space_limit: Option<u64>,
     open_limit: Option<usize>,
     open_files: usize,
+    locks: std::collections::BTreeSet<PathBuf>,
     stats: SimStats,
 }
 
@@ -213,8 +214,22 @@ fn write_into(image: &mut Vec<u8>, position: u64, bytes: &[u8]) {
     }
 }
 
+/// An exclusive lock on a [`SimFs`] path, released when dropped.
+#[derive(Debug)]
+pub struct SimLock {
+    fs: SimFs,
+    path: PathBuf,
+}
+
+impl Drop for SimLock {
+    fn drop(&mut self) {
+        self.fs.state.lock().locks.remove(&self.path);
+    }
+}
+
 impl FileSystem for SimFs {
     type File = SimFile;
+    type Lock = SimLock;
 
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<SimFile> {
         let mut state = self.state.lock();
@@ -362,6 +377,23 @@ impl FileSystem for SimFs {
             }
             _ => Err(not_found(path)),
         }
+    }
+
+    fn try_lock(&self, path: &Path) -> io::Result<SimLock> {
+        if !self.exists(path) {
+            drop(self.open(path, OpenMode::CreateOrOpen)?);
+        }
+        let mut state = self.state.lock();
+        if !state.locks.insert(path.to_path_buf()) {
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("{} is locked", path.display()),
+            ));
+        }
+        Ok(SimLock {
+            fs: self.clone(),
+            path: path.to_path_buf(),
+        })
     }
 }
 
