@@ -5,7 +5,8 @@
 //! `LocalLog`, `LogLoader` and `LogManager` do.
 //!
 //! It builds on `seglog-segment`. So far it holds the configuration ([`LogConfig`]), topic-partition
-//! directory names ([`TopicPartition`]) and Kafka's text checkpoints ([`OffsetCheckpoint`]); the
+//! directory names ([`TopicPartition`]) Kafka's text checkpoints ([`OffsetCheckpoint`]) and the
+//! clean-shutdown marker ([`CleanShutdownMarker`]); the
 //! partition log itself is the log issue's work.
 #![forbid(unsafe_code)]
 #![cfg_attr(
@@ -14,6 +15,7 @@
 )]
 
 mod checkpoint;
+mod clean_shutdown;
 mod config;
 mod error;
 mod topic_partition;
@@ -22,6 +24,7 @@ pub use checkpoint::{
     CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, OFFSET_CHECKPOINT_VERSION,
     OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
 };
+pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
 pub use error::{Error, Result};
 pub use topic_partition::{DirKind, TopicPartition};
