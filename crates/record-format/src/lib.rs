@@ -1,5 +1,99 @@
 //! # seglog-record-format
 //!
-//! What Kafka `.log` files hold: record batches v2 (read and write), legacy message sets v0/v1 (read),
-//! CRC-32C, and the four codecs. It does no file I/O: it works on byte slices and writes into buffers.
+//! What Kafka `.log` files hold, byte for byte: record batches v2 (read and write), legacy
+//! message sets v0/v1 (read), CRC-32C, and the four codecs (gzip, snappy in xerial framing,
+//! Kafka's LZ4 frame, zstd). The byte layouts are drawn in `docs/format.md`.
+//!
+//! ## Boundary
+//!
+//! This crate does no file I/O. It works on byte slices and writes into caller-provided
+//! `Vec<u8>`s; the segment crate maps or reads files and hands slices in. It is the bottom of the
+//! workspace and depends on no other seglog crate.
+//!
+//! ## The pieces
+//!
+//! - Framing: [`batches`] / [`batches_from`] walk a buffer of concatenated batches with Kafka's
+//!   exact stop rules (17 or fewer bytes left or a partial trailing batch end cleanly; a size
+//!   below 14 is corruption). Framing reads 17 bytes per batch and checks nothing else.
+//! - Validation is a separate call: [`FramedBatch::validate`], [`RecordBatch::validate`]
+//!   (CRC-32C over bytes 21..end), [`LegacyBatch::validate`] (CRC-32 over magic..end).
+//! - [`RecordBatch`] reads the 61-byte [`RecordBatchHeader`] in place (zerocopy) and iterates
+//!   [`RecordView`]s borrowed from the batch, or from a scratch buffer for compressed batches.
+//! - [`BatchBuilder`] writes batches as Kafka's Java producer does; in-place helpers
+//!   ([`set_base_offset`], [`set_max_timestamp`], ...) edit a batch in place.
+//! - [`parse_control`] / [`RecordView::control`] decode control records.
+//!
+//! ## Invariants
+//!
+//! - No input, however malformed, makes decoding panic; every failure is an [`Error`] that names
+//!   the byte position (relative to the parsed buffer), the field, and for checksums both CRCs.
+//! - A declared length is checked against the bytes present before anything is allocated, and
+//!   decompression never produces more than a caller-chosen limit
+//!   ([`DEFAULT_MAX_DECOMPRESSED_BYTES`] unless told otherwise).
+//! - All integers are big-endian, except inside LZ4 frames (little-endian by the LZ4 spec).
+//! - For uncompressed and snappy batches, built bytes equal what Kafka's Java producer writes.
 #![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        clippy::panic,
+        reason = "tests fail by panicking, and index fixed test vectors"
+    )
+)]
+
+mod batch;
+mod builder;
+mod codec;
+mod control;
+mod error;
+mod framing;
+mod header;
+mod legacy;
+mod mutate;
+mod record;
+mod varint;
+
+pub use batch::{MIN_RECORD_SIZE, RecordBatch};
+pub use builder::{
+    BatchBuilder, BatchOptions, BuiltBatch, NewRecord, build_batch, write_empty_batch,
+};
+pub use codec::{
+    Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, gzip, lz4, snappy, zstd,
+};
+pub use control::{
+    ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, parse_control,
+};
+pub use error::{Checksum, CorruptKind, Error, Field, Position, Result};
+pub use framing::{
+    Batch, BatchKind, Batches, FramedBatch, batches, batches_from, find_batch_with_offset,
+};
+pub use header::{
+    ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE,
+    ATTR_TRANSACTIONAL, ATTRIBUTES_OFFSET, Attributes, BASE_TIMESTAMP_OFFSET, CRC_OFFSET,
+    Compression, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAGIC_OFFSET,
+    MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PARTITION_LEADER_EPOCH, NO_PRODUCER_EPOCH,
+    NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET,
+    RECORD_BATCH_OVERHEAD, RECORDS_COUNT_OFFSET, RecordBatchHeader, TimestampType,
+};
+pub use legacy::{
+    LegacyBatch, LegacyMessage, LegacyRecordView, LegacyRecords, RECORD_OVERHEAD_V0,
+    RECORD_OVERHEAD_V1, write_legacy_message,
+};
+pub use mutate::{
+    set_base_offset, set_delete_horizon, set_last_offset, set_max_timestamp,
+    set_partition_leader_epoch,
+};
+pub use record::{
+    Header, HeaderIter, OwnedHeader, Record, RecordView, Records, increment_sequence,
+};
+pub use varint::{
+    MAX_VARINT_SIZE, MAX_VARLONG_SIZE, VarintError, read_varint, read_varlong, varint_size,
+    varlong_size, write_varint, write_varlong,
+};
+
+/// CRC-32C (Castagnoli) of `data`, hardware accelerated where the CPU allows (SSE 4.2 / ARMv8 CRC).
+pub fn crc32c(data: &[u8]) -> u32 {
+    ::crc32c::crc32c(data)
+}
