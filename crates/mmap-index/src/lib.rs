@@ -1,4 +1,61 @@
 //! # seglog-mmap-index
 //!
-//! Kafka's two sparse index files, `.index` (8-byte offset entries) and `.timeindex` (12-byte time
-//! entries), memory-mapped, with lock-free lookups. This is the only crate that contains `unsafe`.
+//! Kafka's two sparse index files, `.index` (8-byte offset entries) and `.timeindex` (12-byte
+//! time entries), memory-mapped, with lock-free lookups. Byte-compatible with Kafka: entries are
+//! big-endian, offsets are stored relative to the segment's base offset, new files are
+//! preallocated to `floor(max_index_size / entry_size) * entry_size` bytes and trimmed on close.
+//!
+//! ## What this crate owns, and its boundary
+//! - [`OffsetIndex`] and [`TimeIndex`]: one writer each (mutations take `&mut self`), with
+//!   Kafka's append rules, warm-section lookup, three-case truncation, resize, trim, reset,
+//!   flush, close, rename and delete; [`OffsetIndexReader`] and [`TimeIndexReader`]: cheap,
+//!   cloneable, lock-free read handles for other threads.
+//! - [`LazyIndex`]: Kafka's lazy open, so that 10,000 segments cost nothing until used.
+//! - `sanity_check` (Kafka's rules and messages) and `verify` (a [`VerifyReport`] that also
+//!   finds zero tails and out-of-order entries, which Kafka's check misses).
+//!
+//! It does not decide when to add an entry (segment's index-interval rule), does no recovery,
+//! and does not lock directories: the `seglog-segment` and `seglog-log` crates above do. It
+//! builds on nothing but the OS: it does not depend on `seglog-record-format`.
+//!
+//! ## Invariants
+//! - Opening an existing file takes `length / entry_size` entries without scanning, as Kafka
+//!   does; a crash image's zero tail is therefore visible only to `verify`.
+//! - The entry count is published with release/acquire ordering: a reader never sees a count
+//!   that covers bytes not yet written.
+//! - No mapping is unmapped while a lookup reads it, and the appender never waits for readers
+//!   (see `docs/unsafe.md` for the two-slot pin protocol and its loom models).
+//! - A corrupt file never makes this crate panic; out-of-range words read as zero.
+//! - This is the only crate of the workspace with `unsafe`, all of it in `src/map.rs`.
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
+)]
+
+mod entry;
+mod error;
+mod file;
+mod lazy;
+mod map;
+mod offset_index;
+mod raw;
+mod sync;
+mod time_index;
+mod verify;
+
+pub use entry::{NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
+pub use error::{CorruptKind, Error, IndexKind, Result};
+pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
+pub use offset_index::{OffsetIndex, OffsetIndexReader};
+pub use time_index::{TimeIndex, TimeIndexReader};
+pub use verify::{Problem, VerifyReport};
+
+/// The number of index files this process has mapped right now (all indexes together). Lazy
+/// indexes that were never used, closed indexes and zero-length files hold no mapping.
+pub fn live_mappings() -> usize {
+    map::live_mappings()
+}
+
+/// Kafka's warm section: lookups first search the entries in the last 8 KiB of the index.
+pub const WARM_SECTION_BYTES: usize = 8192;

@@ -1,0 +1,305 @@
+//! The file side of an index, shared by both index types: create-and-preallocate or open, map,
+//! resize with a remap, flush, close (trim, then a deterministic unmap), rename and delete.
+//! Kafka's `AbstractIndex`, minus the entry semantics.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::map::MmapMemory;
+use crate::raw::{Core, Reader, View};
+
+/// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
+pub(crate) fn round_down(number: u64, factor: usize) -> u64 {
+    let factor = factor as u64;
+    factor * (number / factor)
+}
+
+/// A mapped index file with entries of type `E`.
+pub(crate) struct IndexFile<E: Entry> {
+    core: Core<E, MmapMemory>,
+    path: PathBuf,
+    base_offset: i64,
+    max_index_size: u32,
+    /// The file length as of the last open or resize (Kafka's cached `length`).
+    length: u64,
+}
+
+impl<E: Entry> IndexFile<E> {
+    /// Kafka's constructor: creates and preallocates a missing file, or opens an existing one and
+    /// takes `length / entry_size` entries from it without scanning.
+    pub(crate) fn open(path: &Path, base_offset: i64, max_index_size: u32) -> Result<Self> {
+        let created = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path);
+        let (file, newly_created) = match created {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (open_rw(path)?, false),
+            Err(e) => return Err(Error::io(path, "create", e)),
+        };
+        if newly_created {
+            if (max_index_size as usize) < E::SIZE {
+                // Kafka leaves the empty file behind; we do not.
+                drop(file);
+                let _ = fs::remove_file(path);
+                return Err(Error::InvalidMaxIndexSize {
+                    file: path.to_path_buf(),
+                    max_index_size,
+                });
+            }
+            let length = round_down(u64::from(max_index_size), E::SIZE);
+            file.set_len(length)
+                .map_err(|e| Error::io(path, "set_len", e))?;
+        }
+        Self::map_file(path, &file, base_offset, max_index_size, newly_created)
+    }
+
+    /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
+    /// creating a missing file). `reset` on such an index resizes it to zero, as Kafka's
+    /// `maxIndexSize = -1` does.
+    pub(crate) fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
+        let file = open_rw(path)?;
+        Self::map_file(path, &file, base_offset, 0, false)
+    }
+
+    fn map_file(
+        path: &Path,
+        file: &File,
+        base_offset: i64,
+        max_index_size: u32,
+        newly_created: bool,
+    ) -> Result<Self> {
+        let length = file
+            .metadata()
+            .map_err(|e| Error::io(path, "stat", e))?
+            .len();
+        let mem = map(path, file, length)?;
+        let entries = if newly_created {
+            0
+        } else {
+            usize::try_from(length).unwrap_or(usize::MAX) / E::SIZE
+        };
+        Ok(Self {
+            core: Core::new(mem, entries, base_offset, path.to_path_buf()),
+            path: path.to_path_buf(),
+            base_offset,
+            max_index_size,
+            length,
+        })
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    pub(crate) fn max_index_size(&self) -> u32 {
+        self.max_index_size
+    }
+
+    pub(crate) fn length(&self) -> u64 {
+        self.length
+    }
+
+    pub(crate) fn entries(&self) -> usize {
+        self.core.entries()
+    }
+
+    pub(crate) fn max_entries(&self) -> usize {
+        self.core.max_entries()
+    }
+
+    pub(crate) fn is_mapped(&self) -> bool {
+        !self.core.is_closed()
+            && self
+                .core
+                .with_memory(MmapMemory::is_mapped)
+                .unwrap_or(false)
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.core.is_closed()
+    }
+
+    pub(crate) fn closed_error(&self) -> Error {
+        Error::Closed {
+            file: self.path.clone(),
+            kind: E::KIND,
+        }
+    }
+
+    pub(crate) fn reader(&self) -> Reader<E, MmapMemory> {
+        self.core.reader()
+    }
+
+    /// Runs `f` on the writer's view, or fails with `Closed`.
+    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, MmapMemory>) -> R) -> Result<R> {
+        self.core.view(f).ok_or_else(|| self.closed_error())
+    }
+
+    /// Kafka's `relativeOffset`.
+    pub(crate) fn relative_offset(&self, offset: i64) -> Result<u32> {
+        relative(self.base_offset, offset).ok_or_else(|| Error::OffsetOverflow {
+            file: self.path.clone(),
+            offset,
+        })
+    }
+
+    pub(crate) fn push(&mut self, entry: &E) -> Result<()> {
+        if self.core.is_closed() {
+            return Err(self.closed_error());
+        }
+        if self.core.push(entry) {
+            Ok(())
+        } else {
+            Err(Error::IndexFull {
+                file: self.path.clone(),
+                kind: E::KIND,
+                entries: self.entries(),
+            })
+        }
+    }
+
+    pub(crate) fn set_entries(&mut self, entries: usize) -> Result<()> {
+        if self.core.is_closed() {
+            return Err(self.closed_error());
+        }
+        self.core.set_entries(entries);
+        Ok(())
+    }
+
+    /// Kafka's `resize`: rounds down, returns false when the length is already right, else
+    /// changes the file length and remaps. Growing extends the file before mapping; shrinking
+    /// maps the smaller range, waits until the old mapping is unmapped, and only then shrinks
+    /// the file, so no live mapping ever extends past the end of the file.
+    pub(crate) fn resize(&mut self, new_size: u32) -> Result<bool> {
+        if self.core.is_closed() {
+            return Err(self.closed_error());
+        }
+        let rounded = round_down(u64::from(new_size), E::SIZE);
+        if rounded == self.length {
+            return Ok(false);
+        }
+        let needed = (self.entries() * E::SIZE) as u64;
+        if rounded < needed {
+            return Err(Error::ResizeBelowEntries {
+                file: self.path.clone(),
+                kind: E::KIND,
+                new_size: rounded,
+                entries: self.entries(),
+            });
+        }
+        let file = open_rw(&self.path)?;
+        if rounded > self.length {
+            file.set_len(rounded)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            self.length = rounded;
+            let mem = map(&self.path, &file, rounded)?;
+            self.core.remap(mem, false);
+        } else {
+            let mem = map(&self.path, &file, rounded)?;
+            self.core.remap(mem, true);
+            file.set_len(rounded)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            self.length = rounded;
+        }
+        Ok(true)
+    }
+
+    /// Kafka's `trimToValidSize`.
+    pub(crate) fn trim_to_valid_size(&mut self) -> Result<bool> {
+        let size = u32::try_from(self.entries() * E::SIZE).unwrap_or(u32::MAX);
+        self.resize(size)
+    }
+
+    /// Kafka's `reset`: no entries, and the file back at `max_index_size`.
+    pub(crate) fn reset(&mut self) -> Result<bool> {
+        self.set_entries(0)?;
+        self.resize(self.max_index_size)
+    }
+
+    /// `msync` of the mapping.
+    pub(crate) fn flush(&self) -> Result<()> {
+        self.core
+            .with_memory(MmapMemory::flush)
+            .ok_or_else(|| self.closed_error())?
+            .map_err(|e| Error::io(&self.path, "msync", e))
+    }
+
+    /// Kafka's `closeHandler`/`forceUnmap`: unmaps now (after in-flight lookups), no trim.
+    pub(crate) fn unmap(&mut self) {
+        self.core.close(true);
+    }
+
+    /// Kafka's `close`: trim to the valid entries, then unmap. Unlike Kafka we unmap first and
+    /// trim after (no mapping is created just to be dropped), and we never leave a mapping past
+    /// the new end of file. Closing twice is a no-op.
+    pub(crate) fn close(&mut self) -> Result<()> {
+        if self.core.is_closed() {
+            return Ok(());
+        }
+        let valid = (self.entries() * E::SIZE) as u64;
+        self.core.close(true);
+        if self.length != valid {
+            let file = open_rw(&self.path)?;
+            file.set_len(valid)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            self.length = valid;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `deleteIfExists`: unmap, then delete; false when there was no file.
+    pub(crate) fn delete(&mut self) -> Result<bool> {
+        self.core.close(true);
+        delete_if_exists(&self.path)
+    }
+
+    /// Kafka's `renameTo`: renames the file; the new name is taken even when the rename fails,
+    /// as Kafka does.
+    pub(crate) fn rename(&mut self, to: &Path) -> Result<()> {
+        let result = fs::rename(&self.path, to).map_err(|e| Error::io(&self.path, "rename", e));
+        self.path = to.to_path_buf();
+        *self.core.meta().path.write() = to.to_path_buf();
+        result
+    }
+}
+
+/// `offset - base` if it fits Kafka's relative-offset range `0..=i32::MAX`.
+pub(crate) fn relative(base_offset: i64, offset: i64) -> Option<u32> {
+    let relative = offset.checked_sub(base_offset)?;
+    if (0..=i64::from(i32::MAX)).contains(&relative) {
+        u32::try_from(relative).ok()
+    } else {
+        None
+    }
+}
+
+pub(crate) fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "open", e))
+}
+
+pub(crate) fn delete_if_exists(path: &Path) -> Result<bool> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, "delete", e)),
+    }
+}
+
+fn map(path: &Path, file: &File, length: u64) -> Result<MmapMemory> {
+    let len = usize::try_from(length)
+        .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
+    MmapMemory::map(file, len).map_err(|e| Error::io(path, "mmap", e))
+}

@@ -1,0 +1,364 @@
+//! The generic index core shared by both index types: the entry count published to readers,
+//! the writer's slot bookkeeping, and Kafka's warm-section search. It knows nothing about files;
+//! it works over any [`Memory`], which is how the loom models drive exactly this code over a
+//! plain buffer.
+//!
+//! Publication: the writer stores an entry's words (relaxed atomics), then stores the new count
+//! with `Release`. A reader loads the count with `Acquire` before pinning the mapping, so every
+//! slot below the count it saw is fully written. Readers also clamp the count to the pinned
+//! mapping's capacity: a count loaded before a truncate-and-trim may exceed the smaller mapping
+//! installed since.
+
+use std::marker::PhantomData;
+use std::path::PathBuf;
+
+use crate::entry::Entry;
+use crate::map::{Memory, OwnedPin, SwapCell};
+use crate::sync::{Arc, AtomicUsize, Ordering};
+
+/// What readers share besides the mapping.
+pub(crate) struct Meta {
+    /// The published entry count.
+    pub(crate) entries: AtomicUsize,
+    /// The segment's base offset.
+    pub(crate) base_offset: i64,
+    /// The current file name, for error messages (rename updates it).
+    pub(crate) path: parking_lot::RwLock<PathBuf>,
+}
+
+/// Which bound a slot search returns (Kafka's `SearchResultType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// The largest slot whose field is at most the target.
+    LargestLower,
+    /// The smallest slot whose field is at least the target.
+    SmallestUpper,
+}
+
+/// Which field a slot search compares (Kafka's `IndexSearchType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// Offset (offset index) or timestamp (time index).
+    Key,
+    /// Position (offset index) or offset (time index).
+    Value,
+}
+
+/// Kafka's `indexSlotRangeFor`, step for step, over `entries` slots whose field is `field_at`.
+/// The probe sequence, the early return on equality and the warm-section split are Kafka's, so
+/// results agree with Kafka even on files whose entries are not sorted.
+#[inline]
+pub(crate) fn slot_for(
+    entries: usize,
+    warm_entries: usize,
+    target: i64,
+    bound: Bound,
+    field_at: impl Fn(usize) -> i64,
+) -> Option<usize> {
+    if entries == 0 {
+        return None;
+    }
+    let last = entries - 1;
+    let first_hot = last.saturating_sub(warm_entries);
+    if field_at(first_hot) < target {
+        return binary_search(first_hot, last, last, target, bound, &field_at);
+    }
+    if field_at(0) > target {
+        return match bound {
+            Bound::LargestLower => None,
+            Bound::SmallestUpper => Some(0),
+        };
+    }
+    binary_search(0, first_hot, last, target, bound, &field_at)
+}
+
+#[inline]
+fn binary_search(
+    begin: usize,
+    end: usize,
+    last: usize,
+    target: i64,
+    bound: Bound,
+    field_at: &impl Fn(usize) -> i64,
+) -> Option<usize> {
+    let (mut lo, mut hi) = (begin, end);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        let found = field_at(mid);
+        if found == target {
+            return Some(mid);
+        }
+        // Written as two selects so that the compiler emits conditional moves, not a branch
+        // that mispredicts half the time.
+        let above = found > target;
+        hi = if above { mid - 1 } else { hi };
+        lo = if above { lo } else { mid };
+    }
+    match bound {
+        Bound::LargestLower => Some(lo),
+        Bound::SmallestUpper => (lo != last).then_some(lo + 1),
+    }
+}
+
+/// A consistent view for one operation: a pinned mapping and an entry count that fits it.
+pub(crate) struct View<'a, E, M> {
+    mem: &'a M,
+    entries: usize,
+    base_offset: i64,
+    _entry: PhantomData<fn() -> E>,
+}
+
+impl<E: Entry, M: Memory> View<'_, E, M> {
+    /// The number of entries visible in this view.
+    #[inline]
+    pub(crate) fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// The entry in `slot`, if `slot < entries`.
+    #[inline]
+    pub(crate) fn entry(&self, slot: usize) -> Option<E> {
+        (slot < self.entries).then(|| E::load(self.mem, slot))
+    }
+
+    /// Kafka's slot search over this view.
+    #[inline]
+    pub(crate) fn slot_for(&self, target: i64, field: Field, bound: Bound) -> Option<usize> {
+        let (mem, base) = (self.mem, self.base_offset);
+        match field {
+            Field::Key => slot_for(self.entries, E::WARM_ENTRIES, target, bound, |s| {
+                E::load_key(mem, s, base)
+            }),
+            Field::Value => slot_for(self.entries, E::WARM_ENTRIES, target, bound, |s| {
+                E::load_value(mem, s, base)
+            }),
+        }
+    }
+
+    /// The decoded entry in the largest slot whose key is at most `target`.
+    #[inline]
+    pub(crate) fn floor(&self, target: i64) -> Option<E::Decoded> {
+        let slot = self.slot_for(target, Field::Key, Bound::LargestLower)?;
+        self.entry(slot).map(|e| e.decode(self.base_offset))
+    }
+}
+
+/// Builds a view of `mem` with `entries` clamped to its capacity.
+fn view<E: Entry, M: Memory>(mem: &M, entries: usize, base_offset: i64) -> View<'_, E, M> {
+    let capacity = mem.words() / E::WORDS;
+    View {
+        mem,
+        entries: entries.min(capacity),
+        base_offset,
+        _entry: PhantomData,
+    }
+}
+
+/// A cheap, cloneable, lock-free read handle on an index.
+pub(crate) struct Reader<E, M: Memory> {
+    cell: Arc<SwapCell<M, Meta>>,
+    _entry: PhantomData<fn() -> E>,
+}
+
+impl<E, M: Memory> Clone for Reader<E, M> {
+    fn clone(&self) -> Self {
+        Self {
+            cell: Arc::clone(&self.cell),
+            _entry: PhantomData,
+        }
+    }
+}
+
+impl<E: Entry, M: Memory> Reader<E, M> {
+    /// Runs `f` on a consistent view; `None` once the index is closed.
+    #[inline]
+    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Option<R> {
+        let meta = self.cell.extra();
+        // Acquire pairs with the writer's Release: slots below `entries` are written.
+        let entries = meta.entries.load(Ordering::Acquire);
+        let pin = self.cell.pin()?;
+        pin.with(|mem| f(&view(mem, entries, meta.base_offset)))
+    }
+
+    /// The published entry count, clamped to the current mapping; `None` once closed.
+    pub(crate) fn entries(&self) -> Option<usize> {
+        self.view(|v| v.entries)
+    }
+
+    /// The shared metadata.
+    pub(crate) fn meta(&self) -> &Meta {
+        self.cell.extra()
+    }
+}
+
+/// The single writer of an index: owns the slot count and a long-lived pin on the active
+/// mapping, so appends touch no shared counter except the published entry count.
+pub(crate) struct Core<E, M: Memory> {
+    cell: Arc<SwapCell<M, Meta>>,
+    pin: Option<OwnedPin<M, Meta>>,
+    entries: usize,
+    max_entries: usize,
+    _entry: PhantomData<fn() -> E>,
+}
+
+impl<E: Entry, M: Memory> Core<E, M> {
+    /// A core over `mem` that already holds `entries` entries.
+    pub(crate) fn new(mem: M, entries: usize, base_offset: i64, path: PathBuf) -> Self {
+        let max_entries = mem.words() / E::WORDS;
+        let entries = entries.min(max_entries);
+        let meta = Meta {
+            entries: AtomicUsize::new(entries),
+            base_offset,
+            path: parking_lot::RwLock::new(path),
+        };
+        let cell = Arc::new(SwapCell::new(mem, meta));
+        let pin = SwapCell::pin_owned(&cell);
+        Self {
+            cell,
+            pin,
+            entries,
+            max_entries,
+            _entry: PhantomData,
+        }
+    }
+
+    /// The number of entries.
+    pub(crate) fn entries(&self) -> usize {
+        self.entries
+    }
+
+    /// The number of slots of the current mapping.
+    pub(crate) fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    /// Whether the mapping has been closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.pin.is_none()
+    }
+
+    /// The shared metadata.
+    pub(crate) fn meta(&self) -> &Meta {
+        self.cell.extra()
+    }
+
+    /// A new read handle.
+    pub(crate) fn reader(&self) -> Reader<E, M> {
+        Reader {
+            cell: Arc::clone(&self.cell),
+            _entry: PhantomData,
+        }
+    }
+
+    /// Runs `f` on the writer's own view (no shared counter touched); `None` once closed.
+    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Option<R> {
+        let base = self.meta().base_offset;
+        self.pin
+            .as_ref()?
+            .with(|mem| f(&view(mem, self.entries, base)))
+    }
+
+    /// Runs `f` on the raw mapping; `None` once closed.
+    pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
+        self.pin.as_ref()?.with(f)
+    }
+
+    /// Writes `entry` into the next slot and publishes it. False if closed or no slot is free.
+    #[inline]
+    pub(crate) fn push(&mut self, entry: &E) -> bool {
+        if self.entries >= self.max_entries {
+            return false;
+        }
+        let slot = self.entries;
+        let Some(pin) = &self.pin else { return false };
+        if pin.with(|mem| entry.store(mem, slot)).is_none() {
+            return false;
+        }
+        self.entries = slot + 1;
+        // Release: a reader that sees the new count sees the words stored above.
+        self.meta().entries.store(self.entries, Ordering::Release);
+        true
+    }
+
+    /// Sets the entry count to `entries` (a truncation; never more than the capacity).
+    pub(crate) fn set_entries(&mut self, entries: usize) {
+        self.entries = entries.min(self.max_entries);
+        self.meta().entries.store(self.entries, Ordering::Release);
+    }
+
+    /// Replaces the mapping. With `wait`, returns once the old mapping is unmapped.
+    pub(crate) fn remap(&mut self, mem: M, wait: bool) -> bool {
+        let max_entries = mem.words() / E::WORDS;
+        // Our own pin would keep the old mapping alive forever if we waited with it held.
+        self.pin = None;
+        if self.cell.swap(Some(mem), wait).is_err() {
+            return false;
+        }
+        self.pin = SwapCell::pin_owned(&self.cell);
+        self.max_entries = max_entries;
+        if self.entries > max_entries {
+            self.set_entries(max_entries);
+        }
+        true
+    }
+
+    /// Closes the cell and unmaps the mapping; returns once it is unmapped when `wait`.
+    pub(crate) fn close(&mut self, wait: bool) {
+        self.pin = None;
+        // `swap(None, ..)` never hands anything back.
+        let _ = self.cell.swap(None, wait);
+    }
+}
+
+impl<E, M: Memory> Drop for Core<E, M> {
+    fn drop(&mut self) {
+        self.pin = None;
+        // Unmap now rather than when the last reader handle goes away.
+        let _ = self.cell.swap(None, false);
+    }
+}
+
+// The loom models: compiled only in `cfg(loom)` test builds (`cargo xtask loom`).
+#[cfg(all(test, loom))]
+mod tests;
+
+#[cfg(all(test, not(loom)))]
+mod search_tests {
+    use super::*;
+
+    fn kafka_llb(keys: &[i64], target: i64) -> Option<usize> {
+        slot_for(keys.len(), 2, target, Bound::LargestLower, |s| keys[s])
+    }
+
+    #[test]
+    fn largest_lower_bound_matches_a_floor_search() {
+        let keys: Vec<i64> = (0..40).map(|i| i * 10 + 5).collect();
+        for target in -5..420 {
+            let expected = keys.iter().rposition(|&k| k <= target);
+            assert_eq!(kafka_llb(&keys, target), expected, "target {target}");
+        }
+    }
+
+    #[test]
+    fn smallest_upper_bound_matches_kafka_including_its_first_entry_quirk() {
+        let keys = [0_i64, 10, 23, 37];
+        let sub = |t| slot_for(keys.len(), 1024, t, Bound::SmallestUpper, |s| keys[s]);
+        assert_eq!(sub(5), Some(1));
+        assert_eq!(sub(10), Some(1));
+        assert_eq!(sub(22), Some(2));
+        assert_eq!(sub(23), Some(2));
+        assert_eq!(sub(38), None);
+        assert_eq!(sub(-1), Some(0));
+        // Kafka's quirk (reference 3.2): an exact match on entry 0 through the cold path gives
+        // slot 1, or no slot when there is only one entry.
+        assert_eq!(sub(0), Some(1));
+        let one = [7_i64];
+        assert_eq!(slot_for(1, 1024, 7, Bound::SmallestUpper, |s| one[s]), None);
+    }
+
+    #[test]
+    fn empty_index_has_no_slot() {
+        assert_eq!(slot_for(0, 8, 3, Bound::LargestLower, |_| 0), None);
+        assert_eq!(slot_for(0, 8, 3, Bound::SmallestUpper, |_| 0), None);
+    }
+}

@@ -1,0 +1,81 @@
+//! Append versus lookup: a reader sees the old count or the new count, and every entry below
+//! the count it sees is fully written (release/acquire publication of the entry count).
+
+use std::path::PathBuf;
+
+use super::loom_memory::{LoomFile, LoomMemory};
+use crate::entry::{OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
+use crate::raw::Core;
+
+const BASE: i64 = 100;
+
+fn offset_entry(slot: usize) -> OffsetEntry {
+    let slot = u32::try_from(slot).unwrap();
+    OffsetEntry::new(slot * 10 + 7, slot * 1000 + 1)
+}
+
+#[test]
+fn loom_offset_append_vs_lookup() {
+    loom::model(|| {
+        let file = LoomFile::new(6);
+        let mut core =
+            Core::<OffsetEntry, _>::new(LoomMemory::map(&file, 6), 0, BASE, PathBuf::new());
+        let reader = core.reader();
+        let lookup = loom::thread::spawn(move || {
+            reader
+                .view(|v| {
+                    let n = v.entries();
+                    for slot in 0..n {
+                        assert_eq!(
+                            v.entry(slot),
+                            Some(offset_entry(slot)),
+                            "slot {slot} of {n}"
+                        );
+                    }
+                    // The lookup agrees with the count it saw.
+                    let found = v.floor(BASE + 1_000);
+                    let expected = n.checked_sub(1).map(|last| OffsetPosition {
+                        offset: BASE + i64::from(offset_entry(last).relative_offset.get()),
+                        position: offset_entry(last).position.get(),
+                    });
+                    assert_eq!(found, expected);
+                    n
+                })
+                .unwrap()
+        });
+        assert!(core.push(&offset_entry(0)));
+        assert!(core.push(&offset_entry(1)));
+        let seen = lookup.join().unwrap();
+        assert!(seen <= 2);
+    });
+}
+
+#[test]
+fn loom_time_append_vs_lookup() {
+    loom::model(|| {
+        let file = LoomFile::new(6);
+        let mut core =
+            Core::<TimeEntry, _>::new(LoomMemory::map(&file, 6), 0, BASE, PathBuf::new());
+        let reader = core.reader();
+        let lookup = loom::thread::spawn(move || {
+            reader
+                .view(|v| {
+                    let n = v.entries();
+                    let found = v.floor(50);
+                    match n {
+                        0 => assert_eq!(found, None),
+                        _ => assert_eq!(
+                            found,
+                            Some(TimestampOffset {
+                                timestamp: 40,
+                                offset: BASE + 4
+                            })
+                        ),
+                    }
+                })
+                .unwrap();
+        });
+        assert!(core.push(&TimeEntry::new(40, 4)));
+        lookup.join().unwrap();
+    });
+}

@@ -1,0 +1,66 @@
+//! [`LoomMemory`]: the plain-buffer stand-in for a mapping in the loom models.
+
+use crate::map::Memory;
+use crate::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
+
+/// The "file": words that outlive every mapping of them, as page-cache pages do.
+pub(super) struct LoomFile {
+    words: Vec<AtomicU32>,
+    /// Live mappings of this file.
+    pub(super) mapped: AtomicUsize,
+}
+
+impl LoomFile {
+    pub(super) fn new(words: usize) -> Arc<Self> {
+        Arc::new(Self {
+            words: (0..words).map(|_| AtomicU32::new(0)).collect(),
+            mapped: AtomicUsize::new(0),
+        })
+    }
+}
+
+/// A "mapping": the first `words` words of a [`LoomFile`].
+pub(super) struct LoomMemory {
+    file: Arc<LoomFile>,
+    words: usize,
+}
+
+impl LoomMemory {
+    pub(super) fn map(file: &Arc<LoomFile>, words: usize) -> Self {
+        file.mapped.fetch_add(1, Ordering::SeqCst);
+        Self {
+            file: Arc::clone(file),
+            words,
+        }
+    }
+}
+
+impl Drop for LoomMemory {
+    fn drop(&mut self) {
+        self.file.mapped.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Memory for LoomMemory {
+    fn words(&self) -> usize {
+        self.words
+    }
+
+    fn load(&self, word: usize) -> u32 {
+        if word >= self.words {
+            return 0;
+        }
+        self.file
+            .words
+            .get(word)
+            .map_or(0, |w| w.load(Ordering::Relaxed))
+    }
+
+    fn store(&self, word: usize, value: u32) {
+        if word < self.words
+            && let Some(w) = self.file.words.get(word)
+        {
+            w.store(value, Ordering::Relaxed);
+        }
+    }
+}
