@@ -1,0 +1,196 @@
+//! Control batches (ABORT/COMMIT markers and KRaft types) decode to a typed form, and empty
+//! batches (count 0, baseTimestamp -1) as compaction leaves them read as headers only.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "test code")]
+
+use seglog_record_format::{
+    BatchOptions, ControlRecordType, ControlValue, EndTransactionMarker, NewRecord, RecordBatch,
+    TimestampType, batches, build_batch, write_empty_batch,
+};
+
+fn txn_opts(base_offset: i64, control: bool) -> BatchOptions {
+    BatchOptions {
+        base_offset,
+        producer_id: 4242,
+        producer_epoch: 3,
+        base_sequence: if control { -1 } else { 0 },
+        transactional: true,
+        control,
+        ..BatchOptions::default()
+    }
+}
+
+#[test]
+fn commit_and_abort_markers_decode() {
+    let mut buf = Vec::new();
+    build_batch(
+        &txn_opts(0, false),
+        [NewRecord::new(0, 10, None, Some(b"data"))],
+        &mut buf,
+    )
+    .unwrap();
+    for (i, kind) in [ControlRecordType::Commit, ControlRecordType::Abort]
+        .into_iter()
+        .enumerate()
+    {
+        let key = kind.key_bytes();
+        let value = EndTransactionMarker {
+            version: 0,
+            coordinator_epoch: 17,
+        }
+        .value_bytes();
+        let r = [NewRecord::new(0, 20, Some(&key), Some(&value))];
+        build_batch(&txn_opts(1 + i64::try_from(i).unwrap(), true), r, &mut buf).unwrap();
+    }
+    let framed: Vec<_> = batches(&buf).map(Result::unwrap).collect();
+    assert_eq!(framed.len(), 3);
+    for (f, kind) in framed[1..]
+        .iter()
+        .zip([ControlRecordType::Commit, ControlRecordType::Abort])
+    {
+        let b = f.v2().unwrap();
+        b.validate().unwrap();
+        assert!(b.is_control() && b.is_transactional());
+        assert_eq!(b.producer_id(), 4242);
+        let rec = b.records().unwrap().next().unwrap().unwrap();
+        let c = rec.control().unwrap();
+        assert_eq!((c.version, c.kind), (0, kind));
+        assert_eq!(
+            c.value,
+            ControlValue::EndTransaction(EndTransactionMarker {
+                version: 0,
+                coordinator_epoch: 17
+            })
+        );
+    }
+}
+
+#[test]
+fn kraft_control_types_are_named() {
+    let types = [
+        (2, ControlRecordType::LeaderChange),
+        (3, ControlRecordType::SnapshotHeader),
+        (4, ControlRecordType::SnapshotFooter),
+        (5, ControlRecordType::KraftVersion),
+        (6, ControlRecordType::KraftVoters),
+        (-1, ControlRecordType::Unknown(-1)),
+        (7, ControlRecordType::Unknown(7)),
+    ];
+    let keys: Vec<[u8; 4]> = types
+        .iter()
+        .map(|(id, _)| ControlRecordType::from_id(*id).key_bytes())
+        .collect();
+    let records: Vec<_> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            NewRecord::new(
+                i32::try_from(i).unwrap(),
+                5,
+                Some(&k[..]),
+                Some(&b"\x00\x00payload"[..]),
+            )
+        })
+        .collect();
+    let opts = BatchOptions {
+        control: true,
+        ..BatchOptions::default()
+    };
+    let mut buf = Vec::new();
+    build_batch(&opts, records, &mut buf).unwrap();
+    let b = RecordBatch::parse(&buf).unwrap();
+    for (r, (id, kind)) in b.records().unwrap().zip(types) {
+        let c = r.unwrap().control().unwrap();
+        assert_eq!(c.kind, kind);
+        assert_eq!(c.kind.id(), id);
+        assert_eq!(c.value, ControlValue::Raw(Some(&b"\x00\x00payload"[..])));
+    }
+}
+
+#[test]
+fn empty_batches_read_as_headers_only() {
+    let mut buf = Vec::new();
+    let opts = BatchOptions {
+        timestamp_type: TimestampType::CreateTime,
+        ..txn_opts(100, false)
+    };
+    write_empty_batch(&opts, 4, 1_700_000_000_000, &mut buf).unwrap();
+    build_batch(
+        &BatchOptions::new(105, Default::default()),
+        [NewRecord::new(0, 1, None, None)],
+        &mut buf,
+    )
+    .unwrap();
+    let framed: Vec<_> = batches(&buf).map(Result::unwrap).collect();
+    assert_eq!(framed.len(), 2);
+    assert_eq!(framed[0].size_in_bytes(), 61);
+    let b = framed[0].v2().unwrap();
+    b.validate().unwrap();
+    assert_eq!(
+        (b.records_count(), b.base_timestamp(), b.max_timestamp()),
+        (0, -1, 1_700_000_000_000)
+    );
+    assert_eq!(
+        (b.base_offset(), b.last_offset(), b.next_offset()),
+        (100, 104, 105)
+    );
+    assert_eq!((b.base_sequence(), b.last_sequence()), (0, 4));
+    assert_eq!(b.records().unwrap().count(), 0);
+    let mut scratch = Vec::new();
+    assert_eq!(b.records_with(&mut scratch).unwrap().count(), 0);
+}
+
+#[test]
+fn log_append_time_and_delete_horizon_bits() {
+    let opts = BatchOptions {
+        timestamp_type: TimestampType::LogAppendTime,
+        log_append_time: 5_000,
+        delete_horizon_ms: Some(9_000),
+        ..BatchOptions::default()
+    };
+    let mut buf = Vec::new();
+    build_batch(
+        &opts,
+        [
+            NewRecord::new(0, 100, None, None),
+            NewRecord::new(1, 300, None, None),
+        ],
+        &mut buf,
+    )
+    .unwrap();
+    let b = RecordBatch::parse(&buf).unwrap();
+    assert_eq!(b.attributes().0, 0x48);
+    assert_eq!(
+        (b.base_timestamp(), b.delete_horizon_ms(), b.max_timestamp()),
+        (9_000, Some(9_000), 5_000)
+    );
+    let recs: Vec<_> = b.records().unwrap().map(Result::unwrap).collect();
+    assert!(recs.iter().all(|r| r.timestamp() == 5_000));
+    assert_eq!(
+        recs[1].timestamp_delta(),
+        300 - 9_000,
+        "deltas are relative to the horizon"
+    );
+
+    let opts = BatchOptions {
+        delete_horizon_ms: Some(9_000),
+        ..BatchOptions::default()
+    };
+    let mut buf = Vec::new();
+    build_batch(
+        &opts,
+        [
+            NewRecord::new(0, 100, None, None),
+            NewRecord::new(1, 300, None, None),
+        ],
+        &mut buf,
+    )
+    .unwrap();
+    let ts: Vec<_> = RecordBatch::parse(&buf)
+        .unwrap()
+        .to_records()
+        .unwrap()
+        .iter()
+        .map(|r| r.timestamp)
+        .collect();
+    assert_eq!(ts, vec![100, 300]);
+}
