@@ -115,7 +115,7 @@ fn empty_batches_read_as_headers_only() {
     };
     write_empty_batch(&opts, 4, 1_700_000_000_000, &mut buf).unwrap();
     build_batch(
-        &BatchOptions::new(105, Default::default()),
+        &BatchOptions::new(105, seglog_record_format::Compression::None),
         [NewRecord::new(0, 1, None, None)],
         &mut buf,
     )
