@@ -15,7 +15,13 @@ use kafka_protocol::records::{
 use seglog_record_format::{BatchOptions, Compression, Header, NewRecord, batches, build_batch};
 
 /// offset delta, timestamp, key, value, headers.
-type TestRecord = (i32, i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<(String, Option<Vec<u8>>)>);
+type TestRecord = (
+    i32,
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(String, Option<Vec<u8>>)>,
+);
 
 /// The shape of one test batch.
 struct Case {
@@ -24,7 +30,6 @@ struct Case {
     producer: Option<(i64, i16, i32)>,
     transactional: bool,
     records: Vec<TestRecord>,
-    )>,
 }
 
 fn kp_codec(c: Compression) -> KpCompression {
