@@ -593,9 +593,9 @@ fn fixture_uncompressed_v2_batches_reencode_byte_identical() {
 }
 
 /// kafka-python frames snappy as xerial snappy-java does (16-byte header, then 32 KiB input
-/// chunks each behind a big-endian int32 length), and its raw snappy blocks come from cramjam,
-/// which wraps the same Rust `snap` compressor this crate uses. So the whole batch must match
-/// byte for byte; a difference means the xerial framing, the chunking or the header differs.
+/// chunks each behind a big-endian int32 length), and its raw snappy blocks come from cramjam
+/// 2.14.0, which embeds the Rust `snap` 1.1.1 compressor (this crate uses `snap` 1.1.x). So the
+/// batch must match byte for byte; a difference means the framing, chunking or header differs.
 /// (If a regenerated fixture comes from a cramjam with another `snap`, this may need a look.)
 #[test]
 fn fixture_snappy_v2_batch_reencodes_byte_identical() {
