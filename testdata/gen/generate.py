@@ -113,6 +113,26 @@ def restamp_v2_crc(buf):
     struct.pack_into(">I", buf, 17, crc)
 
 
+def check_lz4_frame(frame, magic):
+    """Pins what kafka-python writes, so a library update that changes it is noticed: for magic
+    1 and 2, python-lz4's frame with a content size (FLG 0x68) and a correct header checksum; for
+    magic 0, FLG 0x60 and Kafka 0.8's "broken" checksum, which also covers the 4 magic bytes."""
+    import xxhash
+
+    assert frame[:4] == b"\x04\x22\x4d\x18", "LZ4 frame magic"
+    flg, bd = frame[4], frame[5]
+    assert bd == 0x40, "LZ4 BD: 64 KiB blocks"
+    descriptor_end = 6 + (8 if flg & 0x08 else 0)
+    stored = frame[descriptor_end]
+    correct = (xxhash.xxh32(bytes(frame[4:descriptor_end])).intdigest() >> 8) & 0xFF
+    broken = (xxhash.xxh32(bytes(frame[0:descriptor_end])).intdigest() >> 8) & 0xFF
+    if magic == 0:
+        assert flg == 0x60 and stored == broken and stored != correct, "v0 LZ4 header"
+    else:
+        assert flg == 0x68 and stored == correct, "v1/v2 LZ4 header"
+    assert frame[-4:] == b"\x00\x00\x00\x00", "LZ4 end mark"
+
+
 def increment_sequence(base, delta):
     """Kafka's DefaultRecordBatch.incrementSequence: wraps past Int.MAX to 0."""
     if base > INT32_MAX - delta:
@@ -197,6 +217,8 @@ def build_v2(
         "kafka-python wrote codec %d instead of %s (it falls back to none when compression "
         "does not help)" % (attributes & 0x07, codec)
     )
+    if codec == "lz4":
+        check_lz4_frame(buf[61:], 2)
     # baseOffset (bytes 0..8) and partitionLeaderEpoch (12..16) are assigned by the broker and
     # are outside the CRC, exactly as the broker overwrites them on append.
     struct.pack_into(">q", buf, 0, base_offset)
@@ -360,6 +382,11 @@ def legacy_compressed(magic, codec, first_offset, inner, log_append_time=None):
         inner_offset = i if magic == 1 else first_offset + i
         assert builder.append(inner_offset, timestamp=ts, key=key, value=value) is not None
     buf = bytearray(builder.build())
+    if codec == "lz4":
+        key_at = 18 if magic == 0 else 26
+        assert struct.unpack_from(">i", buf, key_at)[0] == -1, "wrapper key is null"
+        value_len = struct.unpack_from(">i", buf, key_at + 4)[0]
+        check_lz4_frame(buf[key_at + 8:key_at + 8 + value_len], magic)
     last_offset = first_offset + len(inner) - 1
     struct.pack_into(">q", buf, 0, last_offset)
     ts_type = "NoTimestampType"
