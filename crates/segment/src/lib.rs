@@ -7,11 +7,23 @@
 //! It builds on `seglog-record-format` (batch framing and validation) and `seglog-mmap-index` (the two
 //! sparse indexes). It knows nothing about retention, compaction or the segment list: that is `seglog-log`.
 //!
-//! All file I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
+//! All `.log` I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
+//! The index files are memory-mapped by `seglog-mmap-index` on the real file system; they are derived
+//! data that recovery rebuilds from the `.log`.
 #![forbid(unsafe_code)]
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
 
+mod error;
 pub mod io;
+pub mod naming;
+mod scan;
+mod segment;
+
+pub use error::{Error, Result};
+pub use segment::{
+    FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition, LogSegment, MAX_SEGMENT_SIZE,
+    RecoveryReport, RecoveryStop, RollParams, SegmentConfig, StopReason, TimestampAndOffset,
+};

@@ -1,0 +1,93 @@
+//! The segment crate's error type.
+
+use std::io;
+use std::path::PathBuf;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in a segment.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An I/O call failed on a segment file.
+    #[error("{op} failed on {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was being done (`"open"`, `"write"`, `"read"`, `"fsync"`, ...).
+        op: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// An index operation failed.
+    #[error(transparent)]
+    Index(#[from] seglog_mmap_index::Error),
+    /// The bytes of the `.log` are corrupt at a file position.
+    #[error("{}: at byte {position}: {source}", path.display())]
+    Corrupt {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The byte position in the file where the bad batch or field starts.
+        position: u64,
+        /// What record-format found.
+        #[source]
+        source: seglog_record_format::Error,
+    },
+    /// Kafka's `LogSegmentOffsetOverflowException`: an offset that cannot be stored relative to the
+    /// segment's base offset (below it, or more than `i32::MAX` past it).
+    #[error("Detected offset overflow at offset {offset} in segment {}", path.display())]
+    OffsetOverflow {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The offset that does not fit.
+        offset: i64,
+    },
+    /// The segment would grow past Kafka's 2 GiB limit (`Int.MAX` bytes).
+    #[error(
+        "The size of segment {} ({size}) is larger than the maximum allowed segment size of {}",
+        path.display(),
+        i32::MAX
+    )]
+    SegmentTooLarge {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The size it has or would have.
+        size: u64,
+    },
+    /// Bytes given to `append` that are not a whole number of batches.
+    #[error("append to {} refused: {reason}", path.display())]
+    InvalidRecords {
+        /// The `.log` file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A read with a negative maximum size (Kafka's `IllegalArgumentException`).
+    #[error("Invalid max size {max_size} for log read from segment {}", path.display())]
+    InvalidMaxSize {
+        /// The `.log` file.
+        path: PathBuf,
+        /// The size asked for.
+        max_size: i64,
+    },
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, op: &'static str, source: io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            op,
+            source,
+        }
+    }
+
+    /// The `.log` byte position of a corruption error, if this is one.
+    pub fn corrupt_position(&self) -> Option<u64> {
+        match self {
+            Self::Corrupt { position, .. } => Some(*position),
+            _ => None,
+        }
+    }
+}

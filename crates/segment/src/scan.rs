@@ -1,0 +1,264 @@
+//! Walking the batches of a `.log` file with Kafka's stop rules (`FileLogInputStream.nextBatch`),
+//! through the I/O seam.
+//!
+//! Two walks, for two costs:
+//! - [`scan_batches`] reads the file in large chunks and hands over each complete batch, for work
+//!   that needs every byte (recovery's CRC check, record iteration);
+//! - [`scan_headers`] reads small windows and hands over only each batch's position, size and
+//!   header fields, for work that skips from header to header (offset translation, timestamp
+//!   search, finding the largest timestamp).
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use seglog_record_format::{
+    self as rf, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_TIMESTAMP,
+};
+
+use crate::error::{Error, Result};
+use crate::io::File;
+
+/// How a walk ended when the callback did not stop it.
+#[derive(Debug)]
+pub(crate) enum ScanEnd {
+    /// The end of the range, or a partial trailing batch starting at `position`.
+    Clean {
+        /// Where valid framing ended.
+        position: u64,
+    },
+    /// A batch with a size below 14 at `position`.
+    Corrupt {
+        /// Where the bad batch starts.
+        position: u64,
+        /// What framing found.
+        error: rf::Error,
+    },
+}
+
+/// The outcome of a walk.
+#[derive(Debug)]
+pub(crate) enum Scan<T> {
+    /// The callback stopped the walk with this value.
+    Stopped(T),
+    /// The walk reached its end.
+    Ended(ScanEnd),
+}
+
+/// Reads `buf.len()` bytes at `position`, or fewer at the end of the file.
+pub(crate) fn read_up_to<F: File>(
+    file: &F,
+    path: &Path,
+    buf: &mut [u8],
+    position: u64,
+) -> Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let rest = buf.get_mut(filled..).unwrap_or_default();
+        match file.read_at(rest, position + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, "read", e)),
+        }
+    }
+    Ok(filled)
+}
+
+fn be_i32(bytes: &[u8], at: usize) -> Option<i32> {
+    bytes
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map(i32::from_be_bytes)
+}
+
+fn be_i64(bytes: &[u8], at: usize) -> Option<i64> {
+    bytes
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .map(i64::from_be_bytes)
+}
+
+/// Applies the framing rules to the 17-byte prefix at `position`: the batch's total size, or the
+/// reason the walk ends there.
+fn frame(head: &[u8], position: u64, end: u64) -> Result<u64, Option<ScanEnd>> {
+    let size = be_i32(head, 8).ok_or(None)?;
+    if size < MIN_RECORD_OVERHEAD {
+        let error =
+            rf::batches(head)
+                .next()
+                .and_then(Result::err)
+                .unwrap_or(rf::Error::InvalidInput {
+                    reason: "batch size below 14",
+                });
+        return Err(Some(ScanEnd::Corrupt {
+            position,
+            error: error.offset_by(position),
+        }));
+    }
+    let total = LOG_OVERHEAD as u64 + u64::from(size.unsigned_abs());
+    if total > end - position {
+        return Err(Some(ScanEnd::Clean { position }));
+    }
+    Ok(total)
+}
+
+/// Walks complete batches in `[start, end)`, reading chunks of at least `chunk` bytes.
+/// The callback gets each batch's file position and bytes.
+pub(crate) fn scan_batches<F: File, T>(
+    file: &F,
+    path: &Path,
+    start: u64,
+    end: u64,
+    chunk: usize,
+    mut f: impl FnMut(u64, FramedBatch<'_>) -> Result<ControlFlow<T>>,
+) -> Result<Scan<T>> {
+    let mut buf = Vec::new();
+    let mut position = start;
+    let mut want = chunk.max(HEADER_SIZE_UP_TO_MAGIC + 1);
+    loop {
+        if end < HEADER_SIZE_UP_TO_MAGIC as u64 || position >= end - HEADER_SIZE_UP_TO_MAGIC as u64
+        {
+            return Ok(Scan::Ended(ScanEnd::Clean { position }));
+        }
+        let len = usize::try_from(end - position)
+            .unwrap_or(usize::MAX)
+            .min(want);
+        buf.resize(len, 0);
+        let n = read_up_to(file, path, &mut buf, position)?;
+        let window = buf.get(..n).unwrap_or_default();
+        let mut batches = rf::batches(window);
+        for batch in &mut batches {
+            match batch {
+                Ok(b) => {
+                    if let ControlFlow::Break(value) = f(position + b.position() as u64, b)? {
+                        return Ok(Scan::Stopped(value));
+                    }
+                }
+                Err(error) => {
+                    let at = position + error.position().unwrap_or(0);
+                    return Ok(Scan::Ended(ScanEnd::Corrupt {
+                        position: at,
+                        error: error.offset_by(position),
+                    }));
+                }
+            }
+        }
+        let consumed = batches.position();
+        position += consumed as u64;
+        // The window ended: either the range is done, or the next batch did not fit in it.
+        let head = window.get(consumed..).unwrap_or_default();
+        if head.len() < HEADER_SIZE_UP_TO_MAGIC || n < len {
+            if n < len {
+                // The file is shorter than the range: what is left is a partial tail.
+                return Ok(Scan::Ended(ScanEnd::Clean { position }));
+            }
+            want = chunk.max(HEADER_SIZE_UP_TO_MAGIC + 1);
+            continue;
+        }
+        match frame(head, position, end) {
+            Ok(total) => want = want.max(usize::try_from(total).unwrap_or(usize::MAX)),
+            Err(Some(stop)) => return Ok(Scan::Ended(stop)),
+            Err(None) => return Ok(Scan::Ended(ScanEnd::Clean { position })),
+        }
+    }
+}
+
+/// What [`scan_headers`] reads of each batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BatchHeader {
+    /// The batch's position in the file.
+    pub position: u64,
+    /// Its size, log overhead included.
+    pub size: u64,
+    /// The magic byte.
+    pub magic: i8,
+    /// The base offset (v2) or the entry's offset (legacy: the last offset of a wrapper).
+    pub offset_field: i64,
+    /// Kafka's `lastOffset()`.
+    pub last_offset: i64,
+    /// Kafka's `maxTimestamp()`: the header field of v2, the wrapper's timestamp of v1, -1 for v0.
+    pub max_timestamp: i64,
+}
+
+/// The header prefix [`scan_headers`] needs: all 61 bytes of a v2 header.
+const HEADER_PREFIX: usize = 61;
+
+/// Walks batch headers in `[start, end)`, reading windows of `window` bytes; a batch's body is
+/// never read.
+pub(crate) fn scan_headers<F: File, T>(
+    file: &F,
+    path: &Path,
+    start: u64,
+    end: u64,
+    window: usize,
+    mut f: impl FnMut(BatchHeader) -> Result<ControlFlow<T>>,
+) -> Result<Scan<T>> {
+    let mut buf = vec![0; window.max(HEADER_PREFIX)];
+    let mut buf_start = start;
+    let mut buf_len = 0_usize;
+    let mut position = start;
+    loop {
+        if end < HEADER_SIZE_UP_TO_MAGIC as u64 || position >= end - HEADER_SIZE_UP_TO_MAGIC as u64
+        {
+            return Ok(Scan::Ended(ScanEnd::Clean { position }));
+        }
+        let in_window =
+            position >= buf_start && position + HEADER_PREFIX as u64 <= buf_start + buf_len as u64;
+        if !in_window {
+            buf_start = position;
+            let len = usize::try_from(end - position)
+                .unwrap_or(usize::MAX)
+                .min(buf.len());
+            buf_len = read_up_to(file, path, buf.get_mut(..len).unwrap_or_default(), position)?;
+        }
+        let from = usize::try_from(position - buf_start).unwrap_or(usize::MAX);
+        let head = buf.get(from..buf_len).unwrap_or_default();
+        if head.len() < HEADER_SIZE_UP_TO_MAGIC {
+            return Ok(Scan::Ended(ScanEnd::Clean { position }));
+        }
+        let size = match frame(head, position, end) {
+            Ok(size) => size,
+            Err(Some(stop)) => return Ok(Scan::Ended(stop)),
+            Err(None) => return Ok(Scan::Ended(ScanEnd::Clean { position })),
+        };
+        let header = parse_header(head, position, size, path)?;
+        if let ControlFlow::Break(value) = f(header)? {
+            return Ok(Scan::Stopped(value));
+        }
+        position += size;
+    }
+}
+
+fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<BatchHeader> {
+    let corrupt = |reason: &'static str| Error::Corrupt {
+        path: path.to_path_buf(),
+        position,
+        source: rf::Error::InvalidInput { reason },
+    };
+    let offset_field = be_i64(head, 0).ok_or_else(|| corrupt("truncated batch header"))?;
+    let magic = head.get(16).copied().unwrap_or(0).cast_signed();
+    let (last_offset, max_timestamp) = match magic {
+        2.. => {
+            if size < HEADER_PREFIX as u64 {
+                return Err(corrupt("record batch smaller than its 61-byte header"));
+            }
+            let delta = be_i32(head, LAST_OFFSET_DELTA_OFFSET)
+                .ok_or_else(|| corrupt("truncated header"))?;
+            let max_ts =
+                be_i64(head, MAX_TIMESTAMP_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
+            (offset_field.wrapping_add(i64::from(delta)), max_ts)
+        }
+        // offset 8 | size 4 | crc 4 | magic 1 | attributes 1 | timestamp 8
+        1 if size >= 26 => (offset_field, be_i64(head, 18).unwrap_or(NO_TIMESTAMP)),
+        _ => (offset_field, NO_TIMESTAMP),
+    };
+    Ok(BatchHeader {
+        position,
+        size,
+        magic,
+        offset_field,
+        last_offset,
+        max_timestamp,
+    })
+}

@@ -1,0 +1,949 @@
+//! [`LogSegment`]: one segment's `.log` with its lazy `.index` and `.timeindex`, as Kafka's
+//! `LogSegment` (storage module, 4.x), with the per-batch index rule of KAFKA-806 and the
+//! batch-base-offset reads of KAFKA-17803.
+//!
+//! Concurrency: one appender and any number of readers share a segment through `&self`. The
+//! writer's state sits behind a mutex that only writers and the first index access take; readers
+//! use the published size (release/acquire), positioned reads of the `.log`, and the indexes'
+//! lock-free read handles.
+
+use std::ops::ControlFlow;
+use std::os::fd::BorrowedFd;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use seglog_mmap_index::{
+    LazyOffsetIndex, LazyTimeIndex, OffsetIndexReader, TimeIndexReader, TimestampOffset,
+};
+use seglog_record_format::{self as rf, NO_TIMESTAMP};
+
+use crate::error::{Error, Result};
+use crate::io::{File, FileSystem, OpenMode, RealFs};
+use crate::naming;
+use crate::scan::{BatchHeader, Scan, ScanEnd, read_up_to, scan_headers};
+
+mod recover;
+
+pub use recover::{RecoveryReport, RecoveryStop, StopReason};
+
+/// The largest size a segment may have (Kafka's `Int.MAX`).
+pub const MAX_SEGMENT_SIZE: u64 = i32::MAX as u64;
+
+/// `TimestampOffset.UNKNOWN`: no max timestamp known yet.
+const UNKNOWN: TimestampOffset = TimestampOffset {
+    timestamp: -1,
+    offset: -1,
+};
+
+/// The window used when walking batch headers.
+pub(crate) const HEADER_WINDOW: usize = 4096;
+
+/// The per-segment settings, from the log's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SegmentConfig {
+    /// `index.interval.bytes`: bytes between offset index entries.
+    pub index_interval_bytes: u32,
+    /// `segment.index.bytes`: the preallocated size of each index file.
+    pub max_index_size: u32,
+    /// `preallocate`: create the `.log` at `initial_file_size` bytes.
+    pub preallocate: bool,
+    /// The length of a new `.log` when preallocating (`segment.bytes`).
+    pub initial_file_size: u64,
+    /// The roll jitter drawn for this segment (Kafka draws it once per segment).
+    pub roll_jitter_ms: i64,
+}
+
+impl Default for SegmentConfig {
+    fn default() -> Self {
+        Self {
+            index_interval_bytes: 4096,
+            max_index_size: 10 * 1024 * 1024,
+            preallocate: false,
+            initial_file_size: 0,
+            roll_jitter_ms: 0,
+        }
+    }
+}
+
+/// Kafka's `LogOffsetPosition`: where a batch is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogOffsetPosition {
+    /// The batch's base offset (KAFKA-17803; for legacy entries, the entry's offset).
+    pub offset: i64,
+    /// The batch's byte position in the `.log`.
+    pub position: u64,
+    /// The batch's size in bytes.
+    pub size: u64,
+}
+
+/// Kafka's `LogOffsetMetadata` for the start of a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogOffsetMetadata {
+    /// The base offset of the batch the read starts with.
+    pub message_offset: i64,
+    /// The segment's base offset.
+    pub segment_base_offset: i64,
+    /// The read's start position in the segment.
+    pub relative_position: u64,
+}
+
+/// A byte range of the `.log`, to be read into memory or copied to a file or socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileRegion {
+    /// The first byte.
+    pub position: u64,
+    /// How many bytes.
+    pub length: u64,
+}
+
+/// The result of [`LogSegment::read`] (Kafka's `FetchDataInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchData {
+    /// Where the read starts.
+    pub offset_metadata: LogOffsetMetadata,
+    /// The bytes to send. It starts at a batch boundary and may end inside a batch.
+    pub region: FileRegion,
+    /// Whether the first batch did not fit in the size asked for.
+    pub first_entry_incomplete: bool,
+}
+
+/// A record found by timestamp (Kafka's `TimestampAndOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampAndOffset {
+    /// The record's timestamp.
+    pub timestamp: i64,
+    /// The record's offset.
+    pub offset: i64,
+    /// The batch's partition leader epoch, if it has one.
+    pub leader_epoch: Option<i32>,
+}
+
+/// The inputs of [`LogSegment::should_roll`] (Kafka's `RollParams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RollParams {
+    /// The effective `segment.ms` (`LogConfig.maxSegmentMs`).
+    pub max_segment_ms: i64,
+    /// `segment.bytes`.
+    pub max_segment_bytes: u64,
+    /// The largest timestamp of the incoming batches.
+    pub max_timestamp_in_messages: i64,
+    /// The largest offset of the incoming batches.
+    pub max_offset_in_messages: i64,
+    /// The incoming bytes.
+    pub messages_size: u64,
+    /// The current time.
+    pub now_ms: i64,
+}
+
+/// The writer's state.
+#[derive(Debug)]
+struct Writer {
+    offset_index: LazyOffsetIndex,
+    time_index: LazyTimeIndex,
+    bytes_since_last_index_entry: u64,
+    /// `UNKNOWN` until loaded from the time index.
+    max_timestamp_and_offset: TimestampOffset,
+    rolling_based_timestamp: Option<i64>,
+    created_ms: i64,
+}
+
+/// One log segment. See the module documentation.
+#[derive(Debug)]
+pub struct LogSegment<F: FileSystem = RealFs> {
+    fs: F,
+    base_offset: i64,
+    config: SegmentConfig,
+    log: F::File,
+    /// The `.log`'s current path (it changes with the suffix).
+    log_path: RwLock<PathBuf>,
+    /// The logical size of the `.log` (the file may be longer when preallocated).
+    size: AtomicU64,
+    offset_reader: OnceLock<OffsetIndexReader>,
+    time_reader: OnceLock<TimeIndexReader>,
+    writer: Mutex<Writer>,
+}
+
+impl<F: FileSystem> LogSegment<F> {
+    /// Kafka's `LogSegment.open`: opens (or creates, when `file_already_exists` is false) the
+    /// `.log` named by `base_offset` and `suffix` in `dir`. The indexes are opened lazily.
+    pub fn open(
+        fs: F,
+        dir: &Path,
+        base_offset: i64,
+        config: SegmentConfig,
+        file_already_exists: bool,
+        suffix: &str,
+        now_ms: i64,
+    ) -> Result<Self> {
+        let log_path = naming::log_file(dir, base_offset, suffix);
+        let mode = if file_already_exists {
+            OpenMode::Existing
+        } else {
+            OpenMode::CreateOrOpen
+        };
+        let log = fs
+            .open(&log_path, mode)
+            .map_err(|e| Error::io(&log_path, "open", e))?;
+        let mut size = log.len().map_err(|e| Error::io(&log_path, "stat", e))?;
+        if size > MAX_SEGMENT_SIZE {
+            return Err(Error::SegmentTooLarge {
+                path: log_path,
+                size,
+            });
+        }
+        if !file_already_exists && size == 0 && config.preallocate && config.initial_file_size > 0 {
+            log.set_len(config.initial_file_size)
+                .map_err(|e| Error::io(&log_path, "preallocate", e))?;
+            size = 0;
+        }
+        let offset_index = LazyOffsetIndex::new(
+            naming::offset_index_file(dir, base_offset, suffix),
+            base_offset,
+            config.max_index_size,
+        );
+        let time_index = LazyTimeIndex::new(
+            naming::time_index_file(dir, base_offset, suffix),
+            base_offset,
+            config.max_index_size,
+        );
+        Ok(Self {
+            fs,
+            base_offset,
+            config,
+            log,
+            log_path: RwLock::new(log_path),
+            size: AtomicU64::new(size),
+            offset_reader: OnceLock::new(),
+            time_reader: OnceLock::new(),
+            writer: Mutex::new(Writer {
+                offset_index,
+                time_index,
+                bytes_since_last_index_entry: 0,
+                max_timestamp_and_offset: UNKNOWN,
+                rolling_based_timestamp: None,
+                created_ms: now_ms,
+            }),
+        })
+    }
+
+    /// The segment's base offset.
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    /// The segment's settings.
+    pub fn config(&self) -> SegmentConfig {
+        self.config
+    }
+
+    /// The logical size of the `.log` in bytes.
+    pub fn size(&self) -> u64 {
+        self.size.load(Ordering::Acquire)
+    }
+
+    /// The `.log` file's current path.
+    pub fn log_path(&self) -> PathBuf {
+        self.log_path.read().clone()
+    }
+
+    /// The `.index` file's current path (the file may not exist yet).
+    pub fn offset_index_path(&self) -> PathBuf {
+        self.writer.lock().offset_index.path().to_path_buf()
+    }
+
+    /// The `.timeindex` file's current path (the file may not exist yet).
+    pub fn time_index_path(&self) -> PathBuf {
+        self.writer.lock().time_index.path().to_path_buf()
+    }
+
+    /// Whether the offset index has been opened (and so created and mapped).
+    pub fn indexes_loaded(&self) -> (bool, bool) {
+        let w = self.writer.lock();
+        (w.offset_index.is_loaded(), w.time_index.is_loaded())
+    }
+
+    /// Kafka's `canConvertToRelativeOffset`: `offset - base` fits in `[0, i32::MAX]`.
+    pub fn can_convert_to_relative_offset(&self, offset: i64) -> bool {
+        offset
+            .checked_sub(self.base_offset)
+            .is_some_and(|rel| (0..=i64::from(i32::MAX)).contains(&rel))
+    }
+
+    /// A lock-free reader of the offset index (opening the index on first use).
+    pub(crate) fn offset_reader(&self) -> Result<&OffsetIndexReader> {
+        if let Some(r) = self.offset_reader.get() {
+            return Ok(r);
+        }
+        let w = self.writer.lock();
+        let reader = w.offset_index.get()?.reader();
+        Ok(self.offset_reader.get_or_init(|| reader))
+    }
+
+    /// A lock-free reader of the time index (opening the index on first use).
+    pub(crate) fn time_reader(&self) -> Result<&TimeIndexReader> {
+        if let Some(r) = self.time_reader.get() {
+            return Ok(r);
+        }
+        let w = self.writer.lock();
+        let reader = w.time_index.get()?.reader();
+        Ok(self.time_reader.get_or_init(|| reader))
+    }
+
+    /// The `.log` path, read-locked (only a rename takes the write lock).
+    fn path(&self) -> RwLockReadGuard<'_, PathBuf> {
+        self.log_path.read()
+    }
+
+    /// Appends already-offset-assigned batches whose largest offset is `largest_offset`
+    /// (Kafka's `append`, with the per-batch index rule of KAFKA-806): for each batch, if more
+    /// than `index.interval.bytes` were written since the last index entry (checked before the
+    /// batch's own bytes count), the batch gets an offset index entry (its last offset, its start
+    /// position) and a time index entry (the running max timestamp and the last offset of the
+    /// batch holding it).
+    pub fn append(&self, largest_offset: i64, records: &[u8]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.writer.lock();
+        let batches = frame_whole(&self.path(), records)?;
+        let physical_position = self.size.load(Ordering::Relaxed);
+        if !self.can_convert_to_relative_offset(largest_offset) {
+            return Err(Error::OffsetOverflow {
+                path: self.path().clone(),
+                offset: largest_offset,
+            });
+        }
+        let new_size = physical_position + records.len() as u64;
+        if new_size > MAX_SEGMENT_SIZE {
+            return Err(Error::SegmentTooLarge {
+                path: self.path().clone(),
+                size: new_size,
+            });
+        }
+        if physical_position == 0 {
+            w.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
+        }
+        self.log
+            .write_all_at(records, physical_position)
+            .map_err(|e| Error::io(&*self.path(), "write", e))?;
+        Self::load_max_timestamp(&mut w)?;
+        let mut position = physical_position;
+        for batch in &batches {
+            index_batch(&mut w, self.config.index_interval_bytes, batch, position)?;
+            position += batch.size;
+        }
+        self.size.store(new_size, Ordering::Release);
+        Ok(())
+    }
+
+    /// Loads the max timestamp so far from the time index if it is still unknown
+    /// (Kafka's lazy `maxTimestampSoFar()`).
+    fn load_max_timestamp(w: &mut Writer) -> Result<()> {
+        if w.max_timestamp_and_offset == UNKNOWN {
+            w.max_timestamp_and_offset = w.time_index.get()?.last_entry();
+        }
+        Ok(())
+    }
+
+    /// The largest timestamp appended so far, or -1 (Kafka's `maxTimestampSoFar`).
+    pub fn max_timestamp_so_far(&self) -> Result<i64> {
+        let mut w = self.writer.lock();
+        Self::load_max_timestamp(&mut w)?;
+        Ok(w.max_timestamp_and_offset.timestamp)
+    }
+
+    /// The last offset of the batch holding the largest timestamp (Kafka's
+    /// `shallowOffsetOfMaxTimestampSoFar`).
+    pub fn shallow_offset_of_max_timestamp_so_far(&self) -> Result<i64> {
+        let mut w = self.writer.lock();
+        Self::load_max_timestamp(&mut w)?;
+        Ok(w.max_timestamp_and_offset.offset)
+    }
+
+    /// The largest record timestamp, if the segment has any (Kafka's `largestRecordTimestamp`).
+    pub fn largest_record_timestamp(&self) -> Result<Option<i64>> {
+        let ts = self.max_timestamp_so_far()?;
+        Ok((ts >= 0).then_some(ts))
+    }
+
+    /// The largest record timestamp, or the `.log`'s modification time when there is none
+    /// (Kafka's `largestTimestamp`, used by time retention and `offsetsForTimes`).
+    pub fn largest_timestamp(&self) -> Result<i64> {
+        match self.largest_record_timestamp()? {
+            Some(ts) => Ok(ts),
+            None => self.last_modified_ms(),
+        }
+    }
+
+    /// The `.log`'s modification time.
+    pub fn last_modified_ms(&self) -> Result<i64> {
+        let path = self.path();
+        self.fs
+            .modified_ms(&path)
+            .map_err(|e| Error::io(&*path, "stat", e))
+    }
+
+    /// Sets the modification time of the `.log` and of the index files that exist.
+    pub fn set_last_modified_ms(&self, ms: i64) -> Result<()> {
+        let w = self.writer.lock();
+        self.fs
+            .set_modified_ms(&self.path(), ms)
+            .map_err(|e| Error::io(&*self.path(), "set mtime", e))?;
+        for path in [w.offset_index.path(), w.time_index.path()] {
+            if path.exists() {
+                set_real_mtime(path, ms).map_err(|e| Error::io(path, "set mtime", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Kafka's `translateOffset`: the first batch at or after the index's floor position (and
+    /// `starting_position`) whose last offset is at least `offset`; `None` when there is none.
+    pub fn translate_offset(
+        &self,
+        offset: i64,
+        starting_position: u64,
+    ) -> Result<Option<LogOffsetPosition>> {
+        let floor = u64::from(self.offset_reader()?.lookup(offset)?.position);
+        self.search_for_offset(offset, floor.max(starting_position))
+    }
+
+    fn search_for_offset(&self, offset: i64, from: u64) -> Result<Option<LogOffsetPosition>> {
+        let path = self.path();
+        let scan = scan_headers(&self.log, &path, from, self.size(), HEADER_WINDOW, |h| {
+            // Comparing the base offset first avoids nothing here (the header is read anyway),
+            // but keeps Kafka's order: a batch whose base is past the target contains nothing
+            // below it, and it is still the answer (offsets may have gaps).
+            if h.last_offset >= offset {
+                let offset = if h.magic > 1 {
+                    h.offset_field
+                } else {
+                    h.last_offset
+                };
+                return Ok(ControlFlow::Break(LogOffsetPosition {
+                    offset,
+                    position: h.position,
+                    size: h.size,
+                }));
+            }
+            Ok(ControlFlow::Continue(()))
+        })?;
+        match scan {
+            Scan::Stopped(found) => Ok(Some(found)),
+            Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
+            Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
+                path: path.clone(),
+                position,
+                source: error,
+            }),
+        }
+    }
+
+    /// Kafka's `read(startOffset, maxSize, maxPosition, minOneMessage)`: a region that starts at the
+    /// batch holding `start_offset` and is at most `max_size` bytes (at least one whole batch when
+    /// `min_one_message`), ending no later than `max_position`. `None` when the offset is past
+    /// this segment's data.
+    pub fn read(
+        &self,
+        start_offset: i64,
+        max_size: i64,
+        max_position: Option<u64>,
+        min_one_message: bool,
+    ) -> Result<Option<FetchData>> {
+        if max_size < 0 {
+            return Err(Error::InvalidMaxSize {
+                path: self.path().clone(),
+                max_size,
+            });
+        }
+        let Some(start) = self.translate_offset(start_offset, 0)? else {
+            return Ok(None);
+        };
+        let offset_metadata = LogOffsetMetadata {
+            message_offset: start.offset,
+            segment_base_offset: self.base_offset,
+            relative_position: start.position,
+        };
+        let max_size = max_size.unsigned_abs();
+        let adjusted_max_size = if min_one_message {
+            max_size.max(start.size)
+        } else {
+            max_size
+        };
+        let empty = FileRegion {
+            position: start.position,
+            length: 0,
+        };
+        let Some(max_position) = max_position else {
+            return Ok(Some(FetchData {
+                offset_metadata,
+                region: empty,
+                first_entry_incomplete: false,
+            }));
+        };
+        if adjusted_max_size == 0 {
+            return Ok(Some(FetchData {
+                offset_metadata,
+                region: empty,
+                first_entry_incomplete: false,
+            }));
+        }
+        let fetch_size = max_position
+            .saturating_sub(start.position)
+            .min(adjusted_max_size);
+        Ok(Some(FetchData {
+            offset_metadata,
+            region: FileRegion {
+                position: start.position,
+                length: fetch_size,
+            },
+            first_entry_incomplete: adjusted_max_size < start.size,
+        }))
+    }
+
+    /// Kafka's `read(startOffset, maxSize)`: up to the end of the segment, no minimum.
+    pub fn read_simple(&self, start_offset: i64, max_size: i64) -> Result<Option<FetchData>> {
+        self.read(start_offset, max_size, Some(self.size()), false)
+    }
+
+    /// Reads a region's bytes into `out` (replacing its contents); stops early at the end of the
+    /// file, so `out` may be shorter than the region after a concurrent truncation.
+    pub fn read_region(&self, region: FileRegion, out: &mut Vec<u8>) -> Result<()> {
+        self.read_region_at(&self.path(), region, out)
+    }
+
+    fn read_region_at(&self, path: &Path, region: FileRegion, out: &mut Vec<u8>) -> Result<()> {
+        let len = usize::try_from(region.length).unwrap_or(usize::MAX);
+        out.resize(len, 0);
+        let n = read_up_to(&self.log, path, out, region.position)?;
+        out.truncate(n);
+        Ok(())
+    }
+
+    /// Copies a region to a file or socket without passing it through user space where the
+    /// platform allows (`copy_file_range`, `sendfile`). Returns the bytes copied.
+    pub fn copy_region_to(&self, region: FileRegion, out: BorrowedFd<'_>) -> Result<u64> {
+        self.log
+            .copy_range_to(region.position, region.length, out)
+            .map_err(|e| Error::io(&*self.path(), "copy", e))
+    }
+
+    /// Kafka's `readNextOffset`: the offset after the last batch, or the base offset when empty.
+    pub fn read_next_offset(&self) -> Result<i64> {
+        let start = u64::from(self.offset_reader()?.lookup(i64::MAX)?.position);
+        let path = self.path();
+        let mut next = self.base_offset;
+        let scan = scan_headers(&self.log, &path, start, self.size(), HEADER_WINDOW, |h| {
+            next = h.last_offset.wrapping_add(1);
+            Ok(ControlFlow::<()>::Continue(()))
+        })?;
+        if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
+            return Err(Error::Corrupt {
+                path: path.clone(),
+                position,
+                source: error,
+            });
+        }
+        Ok(next)
+    }
+
+    /// Kafka's `findOffsetByTimestamp`: the first record whose timestamp is at least `timestamp`
+    /// and whose offset is at least `starting_offset`, found through the time index, then the
+    /// offset index, then a scan that decompresses batches whose max timestamp qualifies.
+    pub fn find_offset_by_timestamp(
+        &self,
+        timestamp: i64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let ts_entry = self.time_reader()?.lookup(timestamp)?;
+        let start = u64::from(
+            self.offset_reader()?
+                .lookup(ts_entry.offset.max(starting_offset))?
+                .position,
+        );
+        self.search_for_timestamp(timestamp, start, starting_offset)
+    }
+
+    fn search_for_timestamp(
+        &self,
+        target: i64,
+        from: u64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let path = self.path();
+        let mut buf = Vec::new();
+        let mut scratch = Vec::new();
+        let scan = scan_headers(&self.log, &path, from, self.size(), HEADER_WINDOW, |h| {
+            if h.max_timestamp < target || h.last_offset < starting_offset {
+                return Ok(ControlFlow::Continue(()));
+            }
+            let found =
+                self.first_record_at_or_after(&h, &mut buf, &mut scratch, target, starting_offset)?;
+            Ok(found.map_or(ControlFlow::Continue(()), ControlFlow::Break))
+        })?;
+        match scan {
+            Scan::Stopped(found) => Ok(Some(found)),
+            Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
+            Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
+                path: path.clone(),
+                position,
+                source: error,
+            }),
+        }
+    }
+
+    /// Reads the whole batch of `h` and returns its first record with `timestamp >= target` and
+    /// `offset >= starting_offset`.
+    fn first_record_at_or_after(
+        &self,
+        h: &BatchHeader,
+        buf: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        target: i64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let path = self.path();
+        self.read_region(
+            FileRegion {
+                position: h.position,
+                length: h.size,
+            },
+            buf,
+        )?;
+        let corrupt = |source: rf::Error| Error::Corrupt {
+            path: path.clone(),
+            position: h.position,
+            source,
+        };
+        let framed = rf::batches(buf).next().transpose().map_err(corrupt)?;
+        let Some(framed) = framed else {
+            return Ok(None);
+        };
+        match framed.decode().map_err(corrupt)? {
+            rf::Batch::V2(batch) => {
+                let epoch = batch.partition_leader_epoch();
+                let leader_epoch = (epoch >= 0).then_some(epoch);
+                for record in batch.records_with(scratch).map_err(corrupt)? {
+                    let record = record.map_err(corrupt)?;
+                    if record.timestamp() >= target && record.offset() >= starting_offset {
+                        return Ok(Some(TimestampAndOffset {
+                            timestamp: record.timestamp(),
+                            offset: record.offset(),
+                            leader_epoch,
+                        }));
+                    }
+                }
+                Ok(None)
+            }
+            rf::Batch::Legacy(batch) => {
+                for record in batch.to_records().map_err(corrupt)? {
+                    if record.timestamp >= target && record.offset >= starting_offset {
+                        return Ok(Some(TimestampAndOffset {
+                            timestamp: record.timestamp,
+                            offset: record.offset,
+                            leader_epoch: None,
+                        }));
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Kafka's `FileRecords.largestTimestampAfter`: the largest batch max timestamp from
+    /// `position` on, with the last offset of its batch.
+    fn largest_timestamp_after(&self, position: u64) -> Result<TimestampOffset> {
+        let path = self.path();
+        let mut best = TimestampOffset {
+            timestamp: NO_TIMESTAMP,
+            offset: -1,
+        };
+        let scan = scan_headers(
+            &self.log,
+            &path,
+            position,
+            self.size(),
+            HEADER_WINDOW,
+            |h| {
+                if h.max_timestamp > best.timestamp {
+                    best = TimestampOffset {
+                        timestamp: h.max_timestamp,
+                        offset: h.last_offset,
+                    };
+                }
+                Ok(ControlFlow::<()>::Continue(()))
+            },
+        )?;
+        if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
+            return Err(Error::Corrupt {
+                path: path.clone(),
+                position,
+                source: error,
+            });
+        }
+        Ok(best)
+    }
+
+    /// The max timestamp of the first batch, or `i64::MAX` when there is none with a timestamp
+    /// (Kafka's `getFirstBatchTimestamp`, used by `max.compaction.lag.ms`).
+    pub fn first_batch_timestamp(&self) -> Result<i64> {
+        let first = self.first_batch_header()?;
+        Ok(first
+            .map(|h| h.max_timestamp)
+            .filter(|ts| *ts >= 0)
+            .unwrap_or(i64::MAX))
+    }
+
+    fn first_batch_header(&self) -> Result<Option<BatchHeader>> {
+        let path = self.path();
+        let scan = scan_headers(&self.log, &path, 0, self.size(), HEADER_WINDOW, |h| {
+            Ok(ControlFlow::Break(h))
+        })?;
+        Ok(match scan {
+            Scan::Stopped(h) => Some(h),
+            Scan::Ended(_) => None,
+        })
+    }
+
+    /// Kafka's `timeWaitedForRoll`: with a known first-batch timestamp, how far `message_ts` is
+    /// past it; otherwise how long ago the segment was created.
+    pub fn time_waited_for_roll(&self, now_ms: i64, message_ts: i64) -> Result<i64> {
+        let mut w = self.writer.lock();
+        if w.rolling_based_timestamp.is_none() && self.size() > 0 {
+            drop(w);
+            let first = self.first_batch_header()?.map(|h| h.max_timestamp);
+            w = self.writer.lock();
+            if w.rolling_based_timestamp.is_none() {
+                w.rolling_based_timestamp = first;
+            }
+        }
+        Ok(match w.rolling_based_timestamp {
+            Some(ts) if ts >= 0 => message_ts.saturating_sub(ts),
+            _ => now_ms.saturating_sub(w.created_ms),
+        })
+    }
+
+    /// Kafka's `shouldRoll`: size, time with jitter (never for an empty segment), a full index, or
+    /// an incoming offset that cannot be stored relative to this segment.
+    pub fn should_roll(&self, params: RollParams) -> Result<bool> {
+        let waited = self.time_waited_for_roll(params.now_ms, params.max_timestamp_in_messages)?;
+        let reached_roll_ms = waited
+            > params
+                .max_segment_ms
+                .saturating_sub(self.config.roll_jitter_ms);
+        let size = self.size();
+        if size
+            > params
+                .max_segment_bytes
+                .saturating_sub(params.messages_size)
+            || (size > 0 && reached_roll_ms)
+        {
+            return Ok(true);
+        }
+        let w = self.writer.lock();
+        Ok(w.offset_index.get()?.is_full()
+            || w.time_index.get()?.is_full()
+            || !self.can_convert_to_relative_offset(params.max_offset_in_messages))
+    }
+
+    /// Kafka's `onBecomeInactiveSegment`, called on roll: writes the final time index entry (the
+    /// segment's max timestamp, skipping the full check), trims both indexes and the `.log`.
+    pub fn on_become_inactive(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        Self::load_max_timestamp(&mut w)?;
+        let last = w.max_timestamp_and_offset;
+        w.time_index
+            .get_mut()?
+            .maybe_append(last.timestamp, last.offset, true)?;
+        w.offset_index.get_mut()?.trim_to_valid_size()?;
+        w.time_index.get_mut()?.trim_to_valid_size()?;
+        self.trim_log(&self.path())
+    }
+
+    /// Cuts a preallocated `.log` down to its logical size.
+    fn trim_log(&self, path: &Path) -> Result<()> {
+        let size = self.size();
+        let len = self.log.len().map_err(|e| Error::io(path, "stat", e))?;
+        if len > size {
+            self.log
+                .set_len(size)
+                .map_err(|e| Error::io(path, "trim", e))?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `flush`: fdatasync of the `.log` and msync of the indexes that are open.
+    pub fn flush(&self) -> Result<()> {
+        let w = self.writer.lock();
+        self.log
+            .sync_data()
+            .map_err(|e| Error::io(&*self.path(), "fsync", e))?;
+        if let Some(index) = w.offset_index.get_if_loaded() {
+            index.flush()?;
+        }
+        if let Some(index) = w.time_index.get_if_loaded() {
+            index.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `close`: the final time index entry, then close (trim and unmap) the indexes that
+    /// are open, then fsync and trim the `.log`. Errors propagate (KAFKA-19221), so a failed trim
+    /// makes the shutdown unclean.
+    pub fn close(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        if w.max_timestamp_and_offset != UNKNOWN && w.time_index.is_loaded() {
+            let last = w.max_timestamp_and_offset;
+            w.time_index
+                .get_mut()?
+                .maybe_append(last.timestamp, last.offset, true)?;
+        }
+        if w.offset_index.is_loaded() {
+            w.offset_index.get_mut()?.close()?;
+        }
+        if w.time_index.is_loaded() {
+            w.time_index.get_mut()?.close()?;
+        }
+        self.log
+            .sync_data()
+            .map_err(|e| Error::io(&*self.path(), "fsync", e))?;
+        self.trim_log(&self.path())
+    }
+
+    /// Kafka's `deleteIfExists`: deletes the `.log` and both indexes; missing files are fine.
+    /// Indexes that were never opened are deleted without being opened.
+    pub fn delete(&self) -> Result<()> {
+        let mut w = self.writer.lock();
+        match self.fs.remove_file(&self.path()) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&*self.path(), "delete", e)),
+        }
+        w.offset_index.delete()?;
+        w.time_index.delete()?;
+        Ok(())
+    }
+
+    /// Kafka's `changeFileSuffixes`: renames the `.log` and both indexes from `old` to `new`
+    /// suffix (`""`, `.deleted`, `.cleaned`, `.swap`), without opening lazy indexes.
+    pub fn change_file_suffixes(&self, old: &str, new: &str) -> Result<()> {
+        let mut w = self.writer.lock();
+        let mut log_path = self.log_path.write();
+        let to = replace_suffix(&log_path, old, new);
+        self.fs
+            .rename(&log_path, &to)
+            .map_err(|e| Error::io(&*log_path, "rename", e))?;
+        *log_path = to;
+        drop(log_path);
+        let to = replace_suffix(w.offset_index.path(), old, new);
+        w.offset_index.rename(&to)?;
+        let to = replace_suffix(w.time_index.path(), old, new);
+        w.time_index.rename(&to)?;
+        Ok(())
+    }
+
+    /// Resizes both indexes (Kafka's `resizeIndexes`, used on the active segment after loading).
+    pub fn resize_indexes(&self, size: u32) -> Result<()> {
+        let mut w = self.writer.lock();
+        w.offset_index.get_mut()?.resize(size)?;
+        w.time_index.get_mut()?.resize(size)?;
+        Ok(())
+    }
+
+    /// The number of entries in the offset and time indexes (opening them).
+    pub fn index_entries(&self) -> Result<(usize, usize)> {
+        let w = self.writer.lock();
+        Ok((
+            w.offset_index.get()?.entries(),
+            w.time_index.get()?.entries(),
+        ))
+    }
+
+    /// Kafka's `hasOverflow`: the next offset cannot be stored relative to the base.
+    pub fn has_overflow(&self) -> Result<bool> {
+        let next = self.read_next_offset()?;
+        Ok(next > self.base_offset && !self.can_convert_to_relative_offset(next - 1))
+    }
+}
+
+/// What the index rule needs of a batch.
+#[derive(Debug, Clone, Copy)]
+struct BatchFacts {
+    last_offset: i64,
+    max_timestamp: i64,
+    size: u64,
+}
+
+/// The index rule for one batch at `position`, shared by append and recovery so that both build
+/// byte-identical indexes: track the running max timestamp; if more than `interval` bytes were
+/// written since the last entry (strictly more, counted before this batch), add an offset entry
+/// (the batch's last offset, its start position) and a time entry (the running max timestamp and
+/// the last offset of the batch that holds it).
+fn index_batch(w: &mut Writer, interval: u32, batch: &BatchFacts, position: u64) -> Result<()> {
+    if batch.max_timestamp > w.max_timestamp_and_offset.timestamp {
+        w.max_timestamp_and_offset = TimestampOffset {
+            timestamp: batch.max_timestamp,
+            offset: batch.last_offset,
+        };
+    }
+    if w.bytes_since_last_index_entry > u64::from(interval) {
+        // Segments are below 2 GiB, so a batch position always fits.
+        let position = u32::try_from(position).unwrap_or(u32::MAX);
+        w.offset_index
+            .get_mut()?
+            .append(batch.last_offset, position)?;
+        let max = w.max_timestamp_and_offset;
+        w.time_index
+            .get_mut()?
+            .maybe_append(max.timestamp, max.offset, false)?;
+        w.bytes_since_last_index_entry = 0;
+    }
+    w.bytes_since_last_index_entry += batch.size;
+    Ok(())
+}
+
+/// Frames `records` completely, or refuses them: `append` takes whole batches only.
+fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
+    let invalid = |reason: String| Error::InvalidRecords {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut facts = Vec::new();
+    let mut batches = rf::batches(records);
+    for batch in &mut batches {
+        let batch = batch.map_err(|e| invalid(e.to_string()))?;
+        let decoded = batch.decode().map_err(|e| invalid(e.to_string()))?;
+        facts.push(BatchFacts {
+            last_offset: decoded.last_offset(),
+            max_timestamp: decoded.max_timestamp(),
+            size: batch.size_in_bytes() as u64,
+        });
+    }
+    if batches.position() != records.len() {
+        return Err(invalid(format!(
+            "{} trailing bytes after the last whole batch",
+            records.len() - batches.position()
+        )));
+    }
+    Ok(facts)
+}
+
+fn replace_suffix(path: &Path, old: &str, new: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let stem = name.strip_suffix(old).unwrap_or(name);
+    path.with_file_name(format!("{stem}{new}"))
+}
+
+fn set_real_mtime(path: &Path, ms: i64) -> std::io::Result<()> {
+    let time =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    std::fs::File::options()
+        .write(true)
+        .open(path)?
+        .set_modified(time)
+}

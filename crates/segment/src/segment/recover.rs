@@ -1,0 +1,205 @@
+//! Recovery and truncation of a segment (Kafka's `LogSegment.recover` and `truncateTo`).
+
+use std::ops::ControlFlow;
+
+use seglog_mmap_index::TimestampOffset;
+use seglog_record_format as rf;
+
+use super::{BatchFacts, LogSegment, UNKNOWN, index_batch};
+use crate::error::{Error, Result};
+use crate::io::{File, FileSystem};
+use crate::scan::{Scan, ScanEnd, scan_batches};
+
+/// Recovery reads the `.log` in chunks of this size.
+const RECOVERY_CHUNK: usize = 4 * 1024 * 1024;
+
+/// What [`LogSegment::recover`] did.
+#[derive(Debug)]
+pub struct RecoveryReport {
+    /// The bytes kept: every batch before them framed and validated.
+    pub valid_bytes: u64,
+    /// The bytes cut from the end of the `.log`.
+    pub bytes_truncated: u64,
+    /// The number of valid batches.
+    pub batches: u64,
+    /// The number of offset and time index entries rebuilt.
+    pub index_entries: (usize, usize),
+    /// Why recovery stopped before the end of the file, if it did.
+    pub stop: Option<RecoveryStop>,
+}
+
+/// Where and why recovery stopped early.
+#[derive(Debug)]
+pub struct RecoveryStop {
+    /// The byte position of the first byte not kept.
+    pub position: u64,
+    /// Why.
+    pub reason: StopReason,
+}
+
+/// Why recovery stopped before the end of the file.
+#[derive(Debug)]
+pub enum StopReason {
+    /// A batch failed framing or validation: a size below 14, a v2 batch below 61 bytes, a CRC
+    /// mismatch (Kafka's `CorruptRecordException`).
+    Invalid(rf::Error),
+    /// The file ends inside a batch, or with fewer than 18 bytes after the last batch: a torn
+    /// write. Kafka stops silently here; the bytes are cut all the same.
+    TornTail,
+}
+
+impl<F: FileSystem> LogSegment<F> {
+    /// Kafka's `recover`: resets both indexes, walks the batches validating size and CRC, rebuilds
+    /// the indexes with the same rule as `append`, truncates the `.log` at the first invalid byte,
+    /// writes the final time index entry and trims both indexes.
+    ///
+    /// An offset that cannot be stored relative to the base is an error (Kafka's caller then
+    /// splits the segment); so is an index append that Kafka would refuse (offsets going
+    /// backwards), after which the caller truncates the whole segment.
+    pub fn recover(&self) -> Result<RecoveryReport> {
+        let path = self.log_path.read().clone();
+        let mut w = self.writer.lock();
+        w.offset_index.get_mut()?.reset()?;
+        w.time_index.get_mut()?.reset()?;
+        w.max_timestamp_and_offset = w.time_index.get_mut()?.last_entry();
+        w.bytes_since_last_index_entry = 0;
+        let interval = self.config.index_interval_bytes;
+        let mut valid_bytes = 0_u64;
+        let mut batches = 0_u64;
+        let size = self.size();
+        let scan = scan_batches(
+            &self.log,
+            &path,
+            0,
+            size,
+            RECOVERY_CHUNK,
+            |position, batch| {
+                let decoded = match batch.decode().and_then(|d| d.validate().map(|()| d)) {
+                    Ok(d) => d,
+                    Err(e) => {
+                        return Ok(ControlFlow::Break(RecoveryStop {
+                            position,
+                            reason: StopReason::Invalid(
+                                e.offset_by(position - batch.position() as u64),
+                            ),
+                        }));
+                    }
+                };
+                let last_offset = decoded.last_offset();
+                if !self.can_convert_to_relative_offset(last_offset) {
+                    return Err(Error::OffsetOverflow {
+                        path: path.clone(),
+                        offset: last_offset,
+                    });
+                }
+                let facts = BatchFacts {
+                    last_offset,
+                    max_timestamp: decoded.max_timestamp(),
+                    size: batch.size_in_bytes() as u64,
+                };
+                index_batch(&mut w, interval, &facts, position)?;
+                valid_bytes = position + facts.size;
+                batches += 1;
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
+        let stop = match scan {
+            Scan::Stopped(stop) => Some(stop),
+            Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
+                position,
+                reason: StopReason::Invalid(error),
+            }),
+            Scan::Ended(ScanEnd::Clean { position }) if position < size => Some(RecoveryStop {
+                position,
+                reason: StopReason::TornTail,
+            }),
+            Scan::Ended(ScanEnd::Clean { .. }) => None,
+        };
+        let bytes_truncated = size - valid_bytes;
+        if bytes_truncated > 0 {
+            self.log
+                .set_len(valid_bytes)
+                .map_err(|e| Error::io(&path, "truncate", e))?;
+            self.size
+                .store(valid_bytes, std::sync::atomic::Ordering::Release);
+        }
+        w.offset_index.get_mut()?.trim_to_valid_size()?;
+        let max = w.max_timestamp_and_offset;
+        w.time_index
+            .get_mut()?
+            .maybe_append(max.timestamp, max.offset, true)?;
+        w.time_index.get_mut()?.trim_to_valid_size()?;
+        // Kafka's recover leaves the in-memory counter alone; on a freshly opened segment it is 0.
+        w.bytes_since_last_index_entry = 0;
+        let index_entries = (
+            w.offset_index.get_mut()?.entries(),
+            w.time_index.get_mut()?.entries(),
+        );
+        Ok(RecoveryReport {
+            valid_bytes,
+            bytes_truncated,
+            batches,
+            index_entries,
+            stop,
+        })
+    }
+
+    /// Kafka's `truncateTo`: removes every batch from the one holding `offset` on (so truncation is
+    /// batch-granular, and an offset in a gap removes the next batch), truncates both indexes and
+    /// resizes them back to full size so the segment can take appends again. Returns the bytes cut.
+    pub fn truncate_to(&self, offset: i64, now_ms: i64) -> Result<u64> {
+        let mapping = self.translate_offset(offset, 0)?;
+        let path = self.log_path.read().clone();
+        let mut w = self.writer.lock();
+        let max_index_size = self.config.max_index_size;
+        w.offset_index.get_mut()?.truncate_to(offset)?;
+        w.time_index.get_mut()?.truncate_to(offset)?;
+        w.offset_index.get_mut()?.resize(max_index_size)?;
+        w.time_index.get_mut()?.resize(max_index_size)?;
+        let original = self.size();
+        let bytes_truncated = match mapping {
+            Some(m) if m.position < original => {
+                self.log
+                    .set_len(m.position)
+                    .map_err(|e| Error::io(&path, "truncate", e))?;
+                self.size
+                    .store(m.position, std::sync::atomic::Ordering::Release);
+                original - m.position
+            }
+            _ => 0,
+        };
+        if self.size() == 0 {
+            w.created_ms = now_ms;
+            w.rolling_based_timestamp = None;
+        }
+        w.bytes_since_last_index_entry = 0;
+        if w.max_timestamp_and_offset == UNKNOWN {
+            w.max_timestamp_and_offset = w.time_index.get_mut()?.last_entry();
+        }
+        if w.max_timestamp_and_offset.timestamp >= 0 {
+            let last_entry = w.time_index.get_mut()?.last_entry();
+            let position = w
+                .offset_index
+                .get_mut()?
+                .lookup(last_entry.offset)?
+                .position;
+            drop(w);
+            let after = self.largest_timestamp_after(u64::from(position))?;
+            let largest = if last_entry.timestamp > after.timestamp {
+                last_entry
+            } else {
+                after
+            };
+            let mut w = self.writer.lock();
+            w.max_timestamp_and_offset = if largest.timestamp >= 0 {
+                largest
+            } else {
+                TimestampOffset {
+                    timestamp: -1,
+                    offset: self.base_offset,
+                }
+            };
+        }
+        Ok(bytes_truncated)
+    }
+}
