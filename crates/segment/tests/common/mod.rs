@@ -1,5 +1,11 @@
 //! Helpers shared by the segment integration tests: batch builders and segment constructors.
-#![allow(dead_code, reason = "each test file uses a different subset")]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_wrap,
+    reason = "helpers: each test file uses a different subset, on small fixed values"
+)]
 
 use std::path::Path;
 
@@ -9,7 +15,7 @@ use seglog_segment::{LogSegment, SegmentConfig};
 
 /// One v2 batch at `base_offset` with one record per timestamp in `timestamps` (offset deltas
 /// 0, 1, ...), values `v<offset>` padded to `value_len` bytes.
-pub fn batch_with(
+pub(crate) fn batch_with(
     base_offset: i64,
     timestamps: &[i64],
     value_len: usize,
@@ -46,18 +52,18 @@ pub fn batch_with(
 
 /// One uncompressed record at `offset` with timestamp `offset * 10`, as Kafka's LogSegmentTest
 /// helper writes them.
-pub fn single(offset: i64) -> Vec<u8> {
+pub(crate) fn single(offset: i64) -> Vec<u8> {
     batch_with(offset, &[offset * 10], 4, Compression::None)
 }
 
 /// A batch of records `first..=last` with timestamps `offset * 10`.
-pub fn range(first: i64, last: i64) -> Vec<u8> {
+pub(crate) fn range(first: i64, last: i64) -> Vec<u8> {
     let ts: Vec<i64> = (first..=last).map(|o| o * 10).collect();
     batch_with(first, &ts, 4, Compression::None)
 }
 
 /// A new segment on the real file system, as Kafka's `createSegment(offset, indexIntervalBytes)`.
-pub fn create(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
+pub(crate) fn create(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
     let config = SegmentConfig {
         index_interval_bytes,
         max_index_size: 30 * 12 * 8,
@@ -67,7 +73,7 @@ pub fn create(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSeg
 }
 
 /// Reopens an existing segment.
-pub fn reopen(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
+pub(crate) fn reopen(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
     let config = SegmentConfig {
         index_interval_bytes,
         max_index_size: 30 * 12 * 8,
@@ -77,7 +83,7 @@ pub fn reopen(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSeg
 }
 
 /// The last offset of a buffer of batches.
-pub fn last_offset(batches: &[u8]) -> i64 {
+pub(crate) fn last_offset(batches: &[u8]) -> i64 {
     seglog_record_format::batches(batches)
         .map(|b| b.unwrap().last_offset().unwrap())
         .max()
@@ -85,7 +91,7 @@ pub fn last_offset(batches: &[u8]) -> i64 {
 }
 
 /// Every (offset, value) a region holds.
-pub fn records_of(bytes: &[u8]) -> Vec<(i64, Vec<u8>)> {
+pub(crate) fn records_of(bytes: &[u8]) -> Vec<(i64, Vec<u8>)> {
     let mut out = Vec::new();
     for batch in seglog_record_format::batches(bytes) {
         let batch = batch.unwrap();
