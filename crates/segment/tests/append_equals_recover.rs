@@ -1,0 +1,121 @@
+//! An appended segment and the same segment recovered from its `.log` end with byte-identical
+//! `.index` and `.timeindex` files (the per-batch index rule of KAFKA-806 is shared by both), for
+//! multi-batch appends, every codec and out-of-order timestamps.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "tests"
+)]
+
+mod common;
+
+use seglog_record_format::Compression;
+use seglog_segment::io::RealFs;
+use seglog_segment::{LogSegment, SegmentConfig};
+
+const CODECS: [Compression; 5] = [
+    Compression::None,
+    Compression::Gzip,
+    Compression::Snappy,
+    Compression::Lz4,
+    Compression::Zstd,
+];
+
+fn write_segment(dir: &std::path::Path, interval: u32, seed: u64) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+    let config = SegmentConfig {
+        index_interval_bytes: interval,
+        ..SegmentConfig::default()
+    };
+    let seg = LogSegment::open(RealFs, dir, 100, config, false, "", 0).unwrap();
+    let mut rng = seed;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut offset = 100_i64;
+    for _ in 0..200 {
+        // One append holds one to four batches, as a follower fetch does.
+        let mut chunk = Vec::new();
+        for _ in 0..=(next() % 4) {
+            let count = 1 + (next() % 20) as usize;
+            let ts: Vec<i64> = (0..count)
+                .map(|_| 1_000_000 + (next() % 50_000) as i64)
+                .collect();
+            let codec = CODECS[(next() % 5) as usize];
+            chunk.extend(common::batch_with(
+                offset,
+                &ts,
+                10 + (next() % 300) as usize,
+                codec,
+            ));
+            offset += count as i64 + (next() % 3) as i64; // gaps, as compaction leaves them
+        }
+        seg.append(common::last_offset(&chunk), &chunk).unwrap();
+    }
+    seg.on_become_inactive().unwrap();
+    let files = (
+        std::fs::read(seg.log_path()).unwrap(),
+        std::fs::read(seg.offset_index_path()).unwrap(),
+        std::fs::read(seg.time_index_path()).unwrap(),
+    );
+    seg.close().unwrap();
+    files
+}
+
+#[test]
+fn appended_and_recovered_indexes_are_byte_identical() {
+    for (interval, seed) in [(0, 1), (1, 2), (700, 3), (4096, 4), (100_000, 5)] {
+        let appended = tempfile::tempdir().unwrap();
+        let (log, index, time_index) = write_segment(appended.path(), interval, seed);
+        assert!(
+            interval > 50_000 || !index.is_empty(),
+            "interval {interval} made no entries"
+        );
+
+        let recovered = tempfile::tempdir().unwrap();
+        std::fs::write(recovered.path().join("00000000000000000100.log"), &log).unwrap();
+        let config = SegmentConfig {
+            index_interval_bytes: interval,
+            ..SegmentConfig::default()
+        };
+        let seg = LogSegment::open(RealFs, recovered.path(), 100, config, true, "", 0).unwrap();
+        let report = seg.recover().unwrap();
+        assert_eq!(report.bytes_truncated, 0);
+        assert_eq!(
+            std::fs::read(seg.offset_index_path()).unwrap(),
+            index,
+            "interval {interval}"
+        );
+        assert_eq!(
+            std::fs::read(seg.time_index_path()).unwrap(),
+            time_index,
+            "interval {interval}"
+        );
+    }
+}
+
+#[test]
+fn interval_zero_indexes_every_batch_but_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = SegmentConfig {
+        index_interval_bytes: 0,
+        ..SegmentConfig::default()
+    };
+    let seg = LogSegment::open(RealFs, dir.path(), 0, config, false, "", 0).unwrap();
+    // Three batches in one append: Kafka before KAFKA-806 added one entry per append.
+    let mut chunk = common::range(0, 1);
+    chunk.extend(common::range(2, 3));
+    chunk.extend(common::range(4, 5));
+    seg.append(5, &chunk).unwrap();
+    seg.append(7, &common::range(6, 7)).unwrap();
+    assert_eq!(seg.index_entries().unwrap(), (3, 3));
+    // Each entry points at the start of the batch whose last offset it names.
+    let first_size = common::range(0, 1).len() as u64;
+    let at = seg.translate_offset(3, 0).unwrap().unwrap();
+    assert_eq!((at.offset, at.position), (2, first_size));
+}
