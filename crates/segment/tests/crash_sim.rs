@@ -9,6 +9,8 @@
 
 mod common;
 
+use std::os::fd::AsFd;
+
 use seglog_segment::io::{FileSystem, SimFs, Tear};
 use seglog_segment::{LogSegment, SegmentConfig};
 
@@ -124,7 +126,6 @@ fn regions_copy_to_files_without_a_buffer() {
     let fetch = seg.read_simple(0, 1 << 20).unwrap().unwrap();
     let out_path = dir.path().join("out");
     let out = std::fs::File::create(&out_path).unwrap();
-    use std::os::fd::AsFd;
     assert_eq!(
         seg.copy_region_to(fetch.region, out.as_fd()).unwrap(),
         data.len() as u64

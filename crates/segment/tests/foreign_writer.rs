@@ -28,7 +28,7 @@ fn build_log() -> (Vec<u8>, Vec<Expected>) {
     let mut names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.starts_with("v2_") && n.ends_with(".bin"))
+        .filter(|n| n.starts_with("v2_") && Path::new(n).extension().is_some_and(|e| e == "bin"))
         .collect();
     names.sort();
     assert!(names.len() >= 10, "fixtures missing: {names:?}");
@@ -66,7 +66,11 @@ fn build_log() -> (Vec<u8>, Vec<Expected>) {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    use std::fmt::Write as _;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 #[test]
