@@ -51,7 +51,9 @@ pub enum StopReason {
 impl<F: FileSystem> LogSegment<F> {
     /// Kafka's `recover`: resets both indexes, walks the batches validating size and CRC, rebuilds
     /// the indexes with the same rule as `append`, truncates the `.log` at the first invalid byte,
-    /// writes the final time index entry and trims both indexes.
+    /// writes the final time index entry and trims both indexes. As in Kafka, a trimmed index
+    /// is full: call [`LogSegment::resize_indexes`] before appending again (the loader does
+    /// this for the active segment).
     ///
     /// An offset that cannot be stored relative to the base is an error (Kafka's caller then
     /// splits the segment); so is an index append that Kafka would refuse (offsets going

@@ -1,0 +1,152 @@
+//! Segment benches: append against a plain `write_all` loop (the physical limit), random
+//! `translate_offset` on a 1 GiB segment, and recovery of a 1 GiB segment.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "bench"
+)]
+
+use std::hint::black_box;
+use std::io::Write;
+use std::time::Duration;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_segment::io::RealFs;
+use seglog_segment::{LogSegment, SegmentConfig};
+
+/// 16 records of 1 KiB: a 16 KiB batch.
+fn batch(base_offset: i64, builder: &mut BatchBuilder, out: &mut Vec<u8>) {
+    let value = vec![b'x'; 1024];
+    let key = b"key-0000";
+    let records = (0..16).map(|i| {
+        NewRecord::new(
+            i,
+            1_700_000_000_000 + base_offset + i64::from(i),
+            Some(&key[..]),
+            Some(&value[..]),
+        )
+    });
+    builder
+        .build(
+            &BatchOptions::new(base_offset, Compression::None),
+            records,
+            out,
+        )
+        .unwrap();
+}
+
+/// `count` batches back to back, with their offsets.
+fn batches(count: usize) -> Vec<(i64, Vec<u8>)> {
+    let mut builder = BatchBuilder::new();
+    (0..count)
+        .map(|i| {
+            let base = i as i64 * 16;
+            let mut out = Vec::new();
+            batch(base, &mut builder, &mut out);
+            (base + 15, out)
+        })
+        .collect()
+}
+
+fn config() -> SegmentConfig {
+    SegmentConfig {
+        index_interval_bytes: 4096,
+        max_index_size: 10 * 1024 * 1024,
+        ..SegmentConfig::default()
+    }
+}
+
+fn append(c: &mut Criterion) {
+    let data = batches(2048); // about 34 MiB per iteration
+    let total: u64 = data.iter().map(|(_, b)| b.len() as u64).sum();
+    let dir = tempfile::tempdir().unwrap();
+    let mut group = c.benchmark_group("segment_append_16k_batches");
+    group.throughput(Throughput::Bytes(total));
+    group.sample_size(20);
+    group.bench_function("write_all_baseline", |b| {
+        b.iter_batched(
+            || {
+                let path = dir.path().join("baseline");
+                let _ = std::fs::remove_file(&path);
+                std::fs::File::create(&path).unwrap()
+            },
+            |mut file| {
+                for (_, bytes) in &data {
+                    file.write_all(bytes).unwrap();
+                }
+                file
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("log_segment_append", |b| {
+        b.iter_batched(
+            || {
+                for ext in ["log", "index", "timeindex"] {
+                    let _ = std::fs::remove_file(
+                        dir.path().join(format!("00000000000000000000.{ext}")),
+                    );
+                }
+                let seg = LogSegment::open(RealFs, dir.path(), 0, config(), false, "", 0).unwrap();
+                seg.index_entries().unwrap(); // open the indexes outside the timed part
+                seg
+            },
+            |seg| {
+                for (last, bytes) in &data {
+                    seg.append(*last, bytes).unwrap();
+                }
+                seg
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+}
+
+/// A 1 GiB segment of 16 KiB batches with the default index interval.
+fn big_segment(dir: &std::path::Path) -> (LogSegment, i64) {
+    let seg = LogSegment::open(RealFs, dir, 0, config(), false, "", 0).unwrap();
+    let mut builder = BatchBuilder::new();
+    let mut buf = Vec::new();
+    let mut base = 0_i64;
+    while seg.size() < (1 << 30) - 64 * 1024 {
+        buf.clear();
+        batch(base, &mut builder, &mut buf);
+        seg.append(base + 15, &buf).unwrap();
+        base += 16;
+    }
+    (seg, base)
+}
+
+fn translate_and_recover(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let (seg, next_offset) = big_segment(dir.path());
+    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut group = c.benchmark_group("segment_1gib");
+    group.bench_function("translate_offset_random", |b| {
+        b.iter(|| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let target = (rng % next_offset.cast_unsigned()).cast_signed();
+            black_box(seg.translate_offset(target, 0).unwrap())
+        });
+    });
+    group.throughput(Throughput::Bytes(seg.size()));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(15));
+    group.bench_function("recover", |b| {
+        b.iter(|| {
+            let report = seg.recover().unwrap();
+            assert_eq!(report.bytes_truncated, 0);
+            report
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, append, translate_and_recover);
+criterion_main!(benches);
