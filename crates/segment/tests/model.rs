@@ -49,10 +49,13 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The oracle: every batch as (first record offset, last offset, [(offset, timestamp)]).
+/// One batch of the oracle: first record offset, last offset, and (offset, timestamp) pairs.
+type ModelBatch = (i64, i64, Vec<(i64, i64)>);
+
+/// The oracle: every batch in order.
 #[derive(Debug, Default)]
 struct Model {
-    batches: Vec<(i64, i64, Vec<(i64, i64)>)>,
+    batches: Vec<ModelBatch>,
 }
 
 impl Model {
