@@ -39,11 +39,7 @@ fn sixteen_or_seventeen_trailing_bytes_end_cleanly() {
         buf.truncate(end);
         buf.extend(std::iter::repeat_n(0xAB, extra));
         let mut it = batches(&buf);
-        assert_eq!(
-            it.by_ref().map(Result::unwrap).count(),
-            2,
-            "extra {extra}"
-        );
+        assert_eq!(it.by_ref().map(Result::unwrap).count(), 2, "extra {extra}");
         assert_eq!(it.position(), end);
     }
 }

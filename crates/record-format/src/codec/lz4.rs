@@ -275,7 +275,9 @@ mod tests {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let input: Vec<u8> = (0..100_000)
             .map(|_| {
-                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
                 x.to_be_bytes()[0]
             })
             .collect();
