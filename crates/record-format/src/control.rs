@@ -107,7 +107,8 @@ pub enum ControlValue<'a> {
     Raw(Option<&'a [u8]>),
 }
 
-/// Decodes a control record from its key and value.
+/// Decodes a control record from its key and value (error positions are 0: the caller knows
+/// where the record lies; [`RecordView::control`] reports the record's position).
 pub fn parse_control<'a>(key: Option<&[u8]>, value: Option<&'a [u8]>) -> Result<ControlRecord<'a>> {
     parse_control_at(key, value, Position::Buffer(0))
 }
@@ -180,7 +181,7 @@ fn len_i64(n: usize) -> i64 {
 impl<'a> RecordView<'a> {
     /// Decodes this record as a control record (meaningful in a control batch).
     pub fn control(&self) -> Result<ControlRecord<'a>> {
-        parse_control_at(self.key(), self.value(), Position::Buffer(0))
+        parse_control_at(self.key(), self.value(), self.position())
     }
 }
 

@@ -256,6 +256,69 @@ pub fn find_batch_with_offset(
     Ok(None)
 }
 
+/// A record found by timestamp (Kafka's `TimestampAndOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampAndOffset {
+    /// The record's timestamp.
+    pub timestamp: i64,
+    /// The record's offset.
+    pub offset: i64,
+    /// The batch's partition leader epoch, `None` when it has none (-1, or a legacy entry).
+    pub leader_epoch: Option<i32>,
+}
+
+/// Finds the first record at or after byte `start` with timestamp >= `target` and offset >=
+/// `starting_offset`, as Kafka's `FileRecords.searchForTimestamp`: batches whose maxTimestamp is
+/// below the target are skipped without decoding their records. `scratch` holds decompressed
+/// records of compressed batches.
+pub fn search_for_timestamp(
+    buf: &[u8],
+    start: usize,
+    target: i64,
+    starting_offset: i64,
+    scratch: &mut Vec<u8>,
+) -> Result<Option<TimestampAndOffset>> {
+    for framed in batches_from(buf, start) {
+        let batch = framed?.decode()?;
+        if batch.max_timestamp() < target {
+            continue;
+        }
+        let found = match batch {
+            Batch::V2(b) => {
+                let epoch = b.partition_leader_epoch();
+                let mut hit = None;
+                for r in b.records_with(scratch)? {
+                    let r = r?;
+                    if r.timestamp() >= target && r.offset() >= starting_offset {
+                        hit = Some((r.timestamp(), r.offset(), (epoch != -1).then_some(epoch)));
+                        break;
+                    }
+                }
+                hit
+            }
+            Batch::Legacy(l) => {
+                let mut hit = None;
+                for r in l.records_with(scratch)? {
+                    let r = r?;
+                    if r.timestamp() >= target && r.offset() >= starting_offset {
+                        hit = Some((r.timestamp(), r.offset(), None));
+                        break;
+                    }
+                }
+                hit
+            }
+        };
+        if let Some((timestamp, offset, leader_epoch)) = found {
+            return Ok(Some(TimestampAndOffset {
+                timestamp,
+                offset,
+                leader_epoch,
+            }));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

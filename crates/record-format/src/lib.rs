@@ -67,7 +67,8 @@ pub use control::{
 };
 pub use error::{Checksum, CorruptKind, Error, Field, Position, Result};
 pub use framing::{
-    Batch, BatchKind, Batches, FramedBatch, batches, batches_from, find_batch_with_offset,
+    Batch, BatchKind, Batches, FramedBatch, TimestampAndOffset, batches, batches_from,
+    find_batch_with_offset, search_for_timestamp,
 };
 pub use header::{
     ATTR_COMPRESSION_MASK, ATTR_CONTROL, ATTR_DELETE_HORIZON, ATTR_TIMESTAMP_TYPE,

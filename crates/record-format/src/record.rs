@@ -90,9 +90,14 @@ pub struct RecordView<'a> {
     key: Option<&'a [u8]>,
     value: Option<&'a [u8]>,
     headers: &'a [u8],
+    position: Position,
 }
 
 impl<'a> RecordView<'a> {
+    /// Where the record starts: in the parsed buffer, or inside its batch's decompressed records.
+    pub fn position(&self) -> Position {
+        self.position
+    }
     /// Absolute offset: `baseOffset + offsetDelta`.
     pub fn offset(&self) -> i64 {
         self.offset
@@ -404,6 +409,7 @@ impl<'a> Records<'a> {
             key,
             value,
             headers: buf.get(headers_start..p).unwrap_or_default(),
+            position: self.ctx.origin.at(start),
         })
     }
 

@@ -143,7 +143,7 @@ fn encode(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(192))]
+    #![proptest_config(ProptestConfig { cases: 192, failure_persistence: None, ..ProptestConfig::default() })]
 
     #[test]
     fn one_batch_round_trips(opts in options(), recs in prop::collection::vec(rec(), 1..20)) {

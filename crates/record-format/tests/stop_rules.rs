@@ -5,7 +5,7 @@
 
 use seglog_record_format::{
     BatchOptions, Compression, CorruptKind, Error, Field, NewRecord, Position, batches,
-    batches_from, build_batch, find_batch_with_offset,
+    batches_from, build_batch,
 };
 
 fn two_batches() -> (Vec<u8>, usize) {
@@ -102,38 +102,4 @@ fn a_zero_filled_tail_is_corruption() {
         err.offset_by(1_000_000).position(),
         Some(1_000_000 + end as u64)
     );
-}
-
-#[test]
-fn finds_the_batch_holding_an_offset() {
-    let (buf, first) = two_batches();
-    assert_eq!(
-        find_batch_with_offset(&buf, 0, 0)
-            .unwrap()
-            .unwrap()
-            .position(),
-        0
-    );
-    assert_eq!(
-        find_batch_with_offset(&buf, 0, 1)
-            .unwrap()
-            .unwrap()
-            .position(),
-        0
-    );
-    assert_eq!(
-        find_batch_with_offset(&buf, 0, 2)
-            .unwrap()
-            .unwrap()
-            .position(),
-        first
-    );
-    assert_eq!(
-        find_batch_with_offset(&buf, first, 0)
-            .unwrap()
-            .unwrap()
-            .position(),
-        first
-    );
-    assert!(find_batch_with_offset(&buf, 0, 4).unwrap().is_none());
 }
