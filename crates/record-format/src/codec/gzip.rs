@@ -7,16 +7,58 @@ use super::{CodecError, read_bounded};
 use crate::Compression;
 use crate::error::{Error, Position, Result};
 
+/// The 10-byte member header: magic, deflate, no flags, mtime 0, no extra flags, OS unknown
+/// (255, as the JDK writes since 16).
+const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+
+/// A fresh raw-deflate compressor at the default level (zlib's 6, the JDK's default).
+pub(crate) fn new_deflate() -> flate2::Compress {
+    flate2::Compress::new(Level::default(), false)
+}
+
 /// Appends `input` as one gzip member at the default level to `out`.
 pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    let mut enc = flate2::write::GzEncoder::new(out, Level::default());
-    std::io::Write::write_all(&mut enc, input).map_err(|_| Error::InvalidInput {
-        reason: "gzip write failed",
-    })?;
-    enc.finish().map_err(|_| Error::InvalidInput {
-        reason: "gzip finish failed",
-    })?;
+    compress_with(&mut new_deflate(), input, out)
+}
+
+/// Appends one gzip member to `out`, reusing `deflate`'s state (reset first).
+pub(crate) fn compress_with(
+    deflate: &mut flate2::Compress,
+    input: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    deflate.reset();
+    out.extend_from_slice(&HEADER);
+    let fail = || Error::InvalidInput {
+        reason: "gzip compression failed",
+    };
+    let mut consumed = 0usize;
+    loop {
+        // Deflate's worst case is a few bytes per 16 KiB block over the input size.
+        out.reserve((input.len() - consumed) + (input.len() >> 12) + 64);
+        let rest = input.get(consumed..).unwrap_or_default();
+        let before = deflate.total_in();
+        let status = deflate
+            .compress_vec(rest, out, flate2::FlushCompress::Finish)
+            .map_err(|_| fail())?;
+        consumed += usize::try_from(deflate.total_in() - before).map_err(|_| fail())?;
+        if status == flate2::Status::StreamEnd {
+            break;
+        }
+    }
+    write_trailer(out, crc32fast::hash(input), input.len());
     Ok(())
+}
+
+#[expect(
+    clippy::little_endian_bytes,
+    reason = "the gzip trailer (RFC 1952) is little-endian"
+)]
+fn write_trailer(out: &mut Vec<u8>, crc: u32, len: usize) {
+    out.extend_from_slice(&crc.to_le_bytes());
+    // ISIZE is the input size modulo 2^32 (truncation intended).
+    let isize = u32::try_from(len & 0xffff_ffff).unwrap_or(u32::MAX);
+    out.extend_from_slice(&isize.to_le_bytes());
 }
 
 /// Appends the decompression of `input` to `out`, producing at most `limit` bytes.

@@ -45,6 +45,7 @@ impl CodecError {
 /// Reusable compressor state (hash tables, contexts), so building batches does not allocate per batch.
 #[derive(Default)]
 pub struct Compressor {
+    deflate: Option<flate2::Compress>,
     lz4_table: Option<lz4_flex::block::CompressTable>,
     snappy: Option<snap::raw::Encoder>,
     zstd: Option<::zstd::bulk::Compressor<'static>>,
@@ -70,7 +71,11 @@ impl Compressor {
                 out.extend_from_slice(input);
                 Ok(())
             }
-            Compression::Gzip => gzip::compress(input, out),
+            Compression::Gzip => gzip::compress_with(
+                self.deflate.get_or_insert_with(gzip::new_deflate),
+                input,
+                out,
+            ),
             Compression::Snappy => snappy::compress_with(
                 self.snappy.get_or_insert_with(snap::raw::Encoder::new),
                 input,
