@@ -1,2 +1,142 @@
-//! placeholder
-fn main() {}
+//! Lookup benches over a full default-size offset index (10 MiB, 1,310,720 entries, resident in
+//! the page cache): random targets, targets inside the warm section, and the in-memory baseline
+//! (`partition_point` over the same entries in a `Vec`), all in the same run.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::many_single_char_names,
+    reason = "bench"
+)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use seglog_mmap_index::{OffsetIndex, TimeIndex};
+
+const BASE: i64 = 1_000_000;
+const MAX_INDEX_SIZE: u32 = 10 * 1024 * 1024;
+const TARGETS: usize = 1 << 16;
+
+fn xorshift(seed: &mut u64) -> u64 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    *seed
+}
+
+fn bench_lookup(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index =
+        OffsetIndex::open(dir.path().join("bench.index"), BASE, MAX_INDEX_SIZE).unwrap();
+    let mut entries = Vec::with_capacity(index.max_entries());
+    let mut seed = 0x2545_f491_4f6c_dd1d;
+    let (mut offset, mut position) = (BASE, 0_u32);
+    while !index.is_full() {
+        offset += 1 + i64::try_from(xorshift(&mut seed) % 8).unwrap();
+        position += 4096;
+        index.append(offset, position).unwrap();
+        entries.push((offset, position));
+    }
+    assert_eq!(entries.len(), 1_310_720);
+    let last = offset;
+    let random: Vec<i64> = (0..TARGETS)
+        .map(|_| {
+            BASE + i64::try_from(xorshift(&mut seed) % u64::try_from(last - BASE + 1).unwrap())
+                .unwrap()
+        })
+        .collect();
+    // The warm section: the last 1024 entries (8 KiB).
+    let warm_from = entries[entries.len() - 1024].0;
+    let warm: Vec<i64> = (0..TARGETS)
+        .map(|_| {
+            warm_from
+                + i64::try_from(xorshift(&mut seed) % u64::try_from(last - warm_from + 1).unwrap())
+                    .unwrap()
+        })
+        .collect();
+    let reader = index.reader();
+    // Fault every page in, so the numbers are page-cache-resident lookups.
+    for &t in &random {
+        black_box(reader.lookup(t).unwrap());
+    }
+
+    let mut g = c.benchmark_group("offset_index_lookup");
+    let mut i = 0;
+    g.bench_function("random_mapped_reader", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(reader.lookup(black_box(random[i])).unwrap())
+        });
+    });
+    g.bench_function("random_mapped_writer", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(index.lookup(black_box(random[i])).unwrap())
+        });
+    });
+    g.bench_function("random_vec_partition_point_baseline", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            let t = black_box(random[i]);
+            let n = entries.partition_point(|&(o, _)| o <= t);
+            black_box(n.checked_sub(1).map_or((BASE, 0), |s| entries[s]))
+        });
+    });
+    g.bench_function("warm_mapped_reader", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(reader.lookup(black_box(warm[i])).unwrap())
+        });
+    });
+    g.bench_function("warm_mapped_writer", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(index.lookup(black_box(warm[i])).unwrap())
+        });
+    });
+    g.bench_function("warm_vec_partition_point_baseline", |b| {
+        let tail = &entries[entries.len() - 1025..];
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            let t = black_box(warm[i]);
+            let n = tail.partition_point(|&(o, _)| o <= t);
+            black_box(n.checked_sub(1).map_or((BASE, 0), |s| tail[s]))
+        });
+    });
+    g.finish();
+    bench_time_lookup(c, dir.path(), &mut seed);
+}
+
+fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {
+    let mut i = 0;
+    let mut time_index =
+        TimeIndex::open(dir.join("bench.timeindex"), BASE, MAX_INDEX_SIZE).unwrap();
+    let mut ts = 1_700_000_000_000_i64;
+    let mut off = BASE;
+    while !time_index.is_full() {
+        ts += 1 + i64::try_from(xorshift(seed) % 16).unwrap();
+        off += 1;
+        time_index.maybe_append(ts, off, false).unwrap();
+    }
+    let first = 1_700_000_000_000_i64;
+    let ts_targets: Vec<i64> = (0..TARGETS)
+        .map(|_| {
+            first + i64::try_from(xorshift(seed) % u64::try_from(ts - first + 1).unwrap()).unwrap()
+        })
+        .collect();
+    let treader = time_index.reader();
+    for &t in &ts_targets {
+        black_box(treader.lookup(t).unwrap());
+    }
+    let mut g = c.benchmark_group("time_index_lookup");
+    g.bench_function("random_mapped_reader", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(treader.lookup(black_box(ts_targets[i])).unwrap())
+        });
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_lookup);
+criterion_main!(benches);

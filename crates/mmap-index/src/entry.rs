@@ -10,7 +10,7 @@ use zerocopy::byteorder::big_endian::{I64, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
-use crate::map::Memory;
+use crate::map::{Word, load, store};
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -88,13 +88,18 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
     const WARM_ENTRIES: usize = 8192 / Self::SIZE;
 
     /// Reads the entry in `slot`; words past the end of the memory read as zero.
-    fn load<M: Memory>(mem: &M, slot: usize) -> Self;
+    fn load<W: Word>(cells: &[W], slot: usize) -> Self;
     /// Writes the entry into `slot`.
-    fn store<M: Memory>(&self, mem: &M, slot: usize);
+    fn store<W: Word>(&self, cells: &[W], slot: usize);
     /// The search key of `slot` (absolute offset, or timestamp), reading only the words needed.
-    fn load_key<M: Memory>(mem: &M, slot: usize, base_offset: i64) -> i64;
+    fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
     /// The search value of `slot` (position, or absolute offset), reading only the words needed.
-    fn load_value<M: Memory>(mem: &M, slot: usize, base_offset: i64) -> i64;
+    fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
+    /// The search key of `slot` in the form `lookup` compares: the relative offset (offset
+    /// index) or the timestamp (time index). Monotone in the key of `load_key`.
+    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64;
+    /// A lookup target converted to the form of `load_lookup_key`.
+    fn lookup_target(target: i64, base_offset: i64) -> i64;
     /// The decoded form.
     fn decode(&self, base_offset: i64) -> Self::Decoded;
     /// The absolute offset the entry names.
@@ -113,30 +118,41 @@ impl Entry for OffsetEntry {
     const SIZE: usize = size_of::<Self>();
 
     #[inline]
-    fn load<M: Memory>(mem: &M, slot: usize) -> Self {
+    fn load<W: Word>(cells: &[W], slot: usize) -> Self {
         let word = slot * 2;
-        let words = [mem.load(word), mem.load(word + 1)];
+        let words = [load(cells, word), load(cells, word + 1)];
         zerocopy::transmute!(words)
     }
 
     #[inline]
-    fn store<M: Memory>(&self, mem: &M, slot: usize) {
+    fn store<W: Word>(&self, cells: &[W], slot: usize) {
         let words: [u32; 2] = zerocopy::transmute!(*self);
         for (i, w) in words.into_iter().enumerate() {
-            mem.store(slot * 2 + i, w);
+            store(cells, slot * 2 + i, w);
         }
     }
 
     #[inline]
-    fn load_key<M: Memory>(mem: &M, slot: usize, base_offset: i64) -> i64 {
-        let relative: U32 = zerocopy::transmute!(mem.load(slot * 2));
+    fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64 {
+        let relative: U32 = zerocopy::transmute!(load(cells, slot * 2));
         absolute(base_offset, relative)
     }
 
     #[inline]
-    fn load_value<M: Memory>(mem: &M, slot: usize, _base_offset: i64) -> i64 {
-        let position: U32 = zerocopy::transmute!(mem.load(slot * 2 + 1));
+    fn load_value<W: Word>(cells: &[W], slot: usize, _base_offset: i64) -> i64 {
+        let position: U32 = zerocopy::transmute!(load(cells, slot * 2 + 1));
         i64::from(position.get())
+    }
+
+    #[inline]
+    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64 {
+        let relative: U32 = zerocopy::transmute!(load(cells, slot * 2));
+        i64::from(relative.get().cast_signed())
+    }
+
+    #[inline]
+    fn lookup_target(target: i64, base_offset: i64) -> i64 {
+        target.saturating_sub(base_offset)
     }
 
     fn relative(&self) -> U32 {
@@ -161,31 +177,45 @@ impl Entry for TimeEntry {
     const SIZE: usize = size_of::<Self>();
 
     #[inline]
-    fn load<M: Memory>(mem: &M, slot: usize) -> Self {
+    fn load<W: Word>(cells: &[W], slot: usize) -> Self {
         let word = slot * 3;
-        let words = [mem.load(word), mem.load(word + 1), mem.load(word + 2)];
+        let words = [
+            load(cells, word),
+            load(cells, word + 1),
+            load(cells, word + 2),
+        ];
         zerocopy::transmute!(words)
     }
 
     #[inline]
-    fn store<M: Memory>(&self, mem: &M, slot: usize) {
+    fn store<W: Word>(&self, cells: &[W], slot: usize) {
         let words: [u32; 3] = zerocopy::transmute!(*self);
         for (i, w) in words.into_iter().enumerate() {
-            mem.store(slot * 3 + i, w);
+            store(cells, slot * 3 + i, w);
         }
     }
 
     #[inline]
-    fn load_key<M: Memory>(mem: &M, slot: usize, _base_offset: i64) -> i64 {
-        let words = [mem.load(slot * 3), mem.load(slot * 3 + 1)];
+    fn load_key<W: Word>(cells: &[W], slot: usize, _base_offset: i64) -> i64 {
+        let words = [load(cells, slot * 3), load(cells, slot * 3 + 1)];
         let timestamp: I64 = zerocopy::transmute!(words);
         timestamp.get()
     }
 
     #[inline]
-    fn load_value<M: Memory>(mem: &M, slot: usize, base_offset: i64) -> i64 {
-        let relative: U32 = zerocopy::transmute!(mem.load(slot * 3 + 2));
+    fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64 {
+        let relative: U32 = zerocopy::transmute!(load(cells, slot * 3 + 2));
         absolute(base_offset, relative)
+    }
+
+    #[inline]
+    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64 {
+        Self::load_key(cells, slot, 0)
+    }
+
+    #[inline]
+    fn lookup_target(target: i64, _base_offset: i64) -> i64 {
+        target
     }
 
     fn relative(&self) -> U32 {

@@ -37,14 +37,51 @@ pub(crate) fn live_mappings() -> usize {
     LIVE_MAPPINGS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// One 32-bit word of shared memory, accessed atomically (relaxed).
+pub(crate) trait Word: Send + Sync {
+    /// Loads the word.
+    fn load(&self) -> u32;
+    /// Stores the word.
+    fn store(&self, value: u32);
+}
+
+impl Word for std::sync::atomic::AtomicU32 {
+    #[inline]
+    fn load(&self) -> u32 {
+        self.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    #[inline]
+    fn store(&self, value: u32) {
+        self.store(value, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Loads word `index` of `cells`; a word past the end reads as zero.
+#[inline]
+pub(crate) fn load<W: Word>(cells: &[W], index: usize) -> u32 {
+    cells.get(index).map_or(0, Word::load)
+}
+
+/// Stores word `index` of `cells`; a word past the end is ignored (callers check capacity).
+#[inline]
+pub(crate) fn store<W: Word>(cells: &[W], index: usize, value: u32) {
+    if let Some(w) = cells.get(index) {
+        w.store(value);
+    }
+}
+
 /// Word-addressed shared memory that holds index entries.
 pub(crate) trait Memory: Send + Sync + 'static {
+    /// The word type.
+    type Word: Word;
+    /// The memory as words.
+    fn cells(&self) -> &[Self::Word];
     /// The number of whole 32-bit words.
-    fn words(&self) -> usize;
-    /// Loads a word (relaxed); a word past the end reads as zero.
-    fn load(&self, word: usize) -> u32;
-    /// Stores a word (relaxed); a word past the end is ignored (callers check capacity first).
-    fn store(&self, word: usize, value: u32);
+    #[inline]
+    fn words(&self) -> usize {
+        self.cells().len()
+    }
 }
 
 /// A shared, writable memory map of an index file (`MAP_SHARED`, offset 0).
@@ -85,7 +122,7 @@ impl MmapMemory {
 
     /// The mapped words as atomics.
     #[inline]
-    fn cells(&self) -> &[std::sync::atomic::AtomicU32] {
+    fn atomics(&self) -> &[std::sync::atomic::AtomicU32] {
         let Some(map) = &self.map else {
             return &[];
         };
@@ -102,7 +139,7 @@ impl MmapMemory {
         // - The bytes are initialized (a shared file mapping always is) and any bit pattern is
         //   a valid `AtomicU32`.
         // - Nothing mutates the memory except through these atomics: within the process every
-        //   access goes through `cells`, and docs/unsafe.md's contract forbids other processes
+        //   access goes through `atomics`, and docs/unsafe.md's contract forbids other processes
         //   from writing the file and anyone from shrinking it under a live mapping.
         // - `words * 4` fits in `isize`: the kernel gave us a mapping of that many bytes.
         unsafe {
@@ -125,23 +162,11 @@ impl MmapMemory {
 }
 
 impl Memory for MmapMemory {
-    #[inline]
-    fn words(&self) -> usize {
-        self.words
-    }
+    type Word = std::sync::atomic::AtomicU32;
 
     #[inline]
-    fn load(&self, word: usize) -> u32 {
-        self.cells()
-            .get(word)
-            .map_or(0, |w| w.load(std::sync::atomic::Ordering::Relaxed))
-    }
-
-    #[inline]
-    fn store(&self, word: usize, value: u32) {
-        if let Some(w) = self.cells().get(word) {
-            w.store(value, std::sync::atomic::Ordering::Relaxed);
-        }
+    fn cells(&self) -> &[std::sync::atomic::AtomicU32] {
+        self.atomics()
     }
 }
 

@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use crate::entry::Entry;
 use crate::map::{Memory, OwnedPin, SwapCell};
 use crate::sync::{Arc, AtomicUsize, Ordering};
+use std::hint::select_unpredictable;
 
 /// What readers share besides the mapping.
 pub(crate) struct Meta {
@@ -88,11 +89,10 @@ fn binary_search(
         if found == target {
             return Some(mid);
         }
-        // Written as two selects so that the compiler emits conditional moves, not a branch
-        // that mispredicts half the time.
+        // Selects, not branches: the direction is a coin flip for the branch predictor.
         let above = found > target;
-        hi = if above { mid - 1 } else { hi };
-        lo = if above { lo } else { mid };
+        hi = select_unpredictable(above, mid - 1, hi);
+        lo = select_unpredictable(above, lo, mid);
     }
     match bound {
         Bound::LargestLower => Some(lo),
@@ -100,9 +100,44 @@ fn binary_search(
     }
 }
 
+/// The lookup search: Kafka's warm-section split (probe the first warm entry, then entry 0),
+/// then a branchless floor search inside the chosen range. Whenever keys strictly increase (every
+/// index Kafka or this crate writes) the slot is exactly Kafka's `largestLowerBoundSlotFor`, and
+/// the warm/cold page-touch pattern is Kafka's; only on a corrupt, unsorted file may the slot
+/// differ from the one Kafka's probe order happens to return.
+#[inline]
+pub(crate) fn floor_slot(
+    entries: usize,
+    warm_entries: usize,
+    target: i64,
+    key_at: impl Fn(usize) -> i64,
+) -> Option<usize> {
+    if entries == 0 {
+        return None;
+    }
+    let last = entries - 1;
+    let first_hot = last.saturating_sub(warm_entries);
+    let (begin, end) = if key_at(first_hot) < target {
+        (first_hot, last)
+    } else if key_at(0) > target {
+        return None;
+    } else {
+        (0, first_hot)
+    };
+    // Invariant: key_at(base) <= target; the answer is in base..base + size.
+    let (mut base, mut size) = (begin, end - begin + 1);
+    while size > 1 {
+        let half = size / 2;
+        let mid = base + half;
+        base = select_unpredictable(key_at(mid) <= target, mid, base);
+        size -= half;
+    }
+    Some(base)
+}
+
 /// A consistent view for one operation: a pinned mapping and an entry count that fits it.
-pub(crate) struct View<'a, E, M> {
-    mem: &'a M,
+pub(crate) struct View<'a, E, M: Memory> {
+    cells: &'a [M::Word],
     entries: usize,
     base_offset: i64,
     _entry: PhantomData<fn() -> E>,
@@ -118,36 +153,41 @@ impl<E: Entry, M: Memory> View<'_, E, M> {
     /// The entry in `slot`, if `slot < entries`.
     #[inline]
     pub(crate) fn entry(&self, slot: usize) -> Option<E> {
-        (slot < self.entries).then(|| E::load(self.mem, slot))
+        (slot < self.entries).then(|| E::load(self.cells, slot))
     }
 
     /// Kafka's slot search over this view.
     #[inline]
     pub(crate) fn slot_for(&self, target: i64, field: Field, bound: Bound) -> Option<usize> {
-        let (mem, base) = (self.mem, self.base_offset);
+        let (cells, base) = (self.cells, self.base_offset);
         match field {
             Field::Key => slot_for(self.entries, E::WARM_ENTRIES, target, bound, |s| {
-                E::load_key(mem, s, base)
+                E::load_key(cells, s, base)
             }),
             Field::Value => slot_for(self.entries, E::WARM_ENTRIES, target, bound, |s| {
-                E::load_value(mem, s, base)
+                E::load_value(cells, s, base)
             }),
         }
     }
 
-    /// The decoded entry in the largest slot whose key is at most `target`.
+    /// The decoded entry in the largest slot whose key is at most `target` (see `floor_slot`).
     #[inline]
     pub(crate) fn floor(&self, target: i64) -> Option<E::Decoded> {
-        let slot = self.slot_for(target, Field::Key, Bound::LargestLower)?;
+        let cells = self.cells;
+        let target = E::lookup_target(target, self.base_offset);
+        let slot = floor_slot(self.entries, E::WARM_ENTRIES, target, |s| {
+            E::load_lookup_key(cells, s)
+        })?;
         self.entry(slot).map(|e| e.decode(self.base_offset))
     }
 }
 
 /// Builds a view of `mem` with `entries` clamped to its capacity.
 fn view<E: Entry, M: Memory>(mem: &M, entries: usize, base_offset: i64) -> View<'_, E, M> {
-    let capacity = mem.words() / E::WORDS;
+    let cells = mem.cells();
+    let capacity = cells.len() / E::WORDS;
     View {
-        mem,
+        cells,
         entries: entries.min(capacity),
         base_offset,
         _entry: PhantomData,
@@ -271,7 +311,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
         }
         let slot = self.entries;
         let Some(pin) = &self.pin else { return false };
-        if pin.with(|mem| entry.store(mem, slot)).is_none() {
+        if pin.with(|mem| entry.store(mem.cells(), slot)).is_none() {
             return false;
         }
         self.entries = slot + 1;
@@ -354,6 +394,23 @@ mod search_tests {
         assert_eq!(sub(0), Some(1));
         let one = [7_i64];
         assert_eq!(slot_for(1, 1024, 7, Bound::SmallestUpper, |s| one[s]), None);
+    }
+
+    #[test]
+    fn floor_slot_matches_kafkas_search_on_increasing_keys() {
+        for n in [0_usize, 1, 2, 3, 7, 8, 9, 40, 129] {
+            let keys: Vec<i64> = (0..n).map(|i| i64::try_from(i).unwrap() * 5 + 3).collect();
+            for warm in [0, 1, 2, 4, 1024] {
+                for target in -2..i64::try_from(n).unwrap() * 5 + 8 {
+                    let kafka = slot_for(n, warm, target, Bound::LargestLower, |s| keys[s]);
+                    assert_eq!(
+                        floor_slot(n, warm, target, |s| keys[s]),
+                        kafka,
+                        "n {n} warm {warm} t {target}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

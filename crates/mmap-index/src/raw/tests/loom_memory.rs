@@ -1,6 +1,6 @@
 //! [`LoomMemory`]: the plain-buffer stand-in for a mapping in the loom models.
 
-use crate::map::Memory;
+use crate::map::{Memory, Word};
 use crate::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
 
 /// The "file": words that outlive every mapping of them, as page-cache pages do.
@@ -41,26 +41,20 @@ impl Drop for LoomMemory {
     }
 }
 
+impl Word for AtomicU32 {
+    fn load(&self) -> u32 {
+        self.load(Ordering::Relaxed)
+    }
+
+    fn store(&self, value: u32) {
+        self.store(value, Ordering::Relaxed);
+    }
+}
+
 impl Memory for LoomMemory {
-    fn words(&self) -> usize {
-        self.words
-    }
+    type Word = AtomicU32;
 
-    fn load(&self, word: usize) -> u32 {
-        if word >= self.words {
-            return 0;
-        }
-        self.file
-            .words
-            .get(word)
-            .map_or(0, |w| w.load(Ordering::Relaxed))
-    }
-
-    fn store(&self, word: usize, value: u32) {
-        if word < self.words
-            && let Some(w) = self.file.words.get(word)
-        {
-            w.store(value, Ordering::Relaxed);
-        }
+    fn cells(&self) -> &[AtomicU32] {
+        self.file.words.get(..self.words).unwrap_or_default()
     }
 }
