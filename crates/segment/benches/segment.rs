@@ -135,6 +135,21 @@ fn translate_and_recover(c: &mut Criterion) {
             black_box(seg.translate_offset(target, 0).unwrap())
         });
     });
+    // The floor under translate: one positioned read of a 61-byte batch header at a random batch.
+    let log = std::fs::File::open(seg.log_path()).unwrap();
+    let batch_size = 16 * 1024 + 1024;
+    let batches_count = seg.size() / batch_size;
+    group.bench_function("pread_61_bytes_baseline", |b| {
+        let mut buf = [0_u8; 61];
+        b.iter(|| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let at = (rng % batches_count) * batch_size;
+            std::os::unix::fs::FileExt::read_at(&log, &mut buf, at).unwrap();
+            black_box(buf[8])
+        });
+    });
     group.throughput(Throughput::Bytes(seg.size()));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(15));

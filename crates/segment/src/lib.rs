@@ -19,7 +19,7 @@
 mod error;
 pub mod io;
 pub mod naming;
-mod scan;
+pub mod scan;
 mod segment;
 
 pub use error::{Error, Result};

@@ -1,4 +1,4 @@
-//! Walking the batches of a `.log` file with Kafka's stop rules (`FileLogInputStream.nextBatch`),
+//! Walking the batches of a `.log` file (or any file of concatenated batches) with Kafka's stop rules (`FileLogInputStream.nextBatch`),
 //! through the I/O seam.
 //!
 //! Two walks, for two costs:
@@ -21,7 +21,7 @@ use crate::io::File;
 
 /// How a walk ended when the callback did not stop it.
 #[derive(Debug)]
-pub(crate) enum ScanEnd {
+pub enum ScanEnd {
     /// The end of the range, or a partial trailing batch starting at `position`.
     Clean {
         /// Where valid framing ended.
@@ -38,7 +38,7 @@ pub(crate) enum ScanEnd {
 
 /// The outcome of a walk.
 #[derive(Debug)]
-pub(crate) enum Scan<T> {
+pub enum Scan<T> {
     /// The callback stopped the walk with this value.
     Stopped(T),
     /// The walk reached its end.
@@ -46,12 +46,7 @@ pub(crate) enum Scan<T> {
 }
 
 /// Reads `buf.len()` bytes at `position`, or fewer at the end of the file.
-pub(crate) fn read_up_to<F: File>(
-    file: &F,
-    path: &Path,
-    buf: &mut [u8],
-    position: u64,
-) -> Result<usize> {
+pub fn read_up_to<F: File>(file: &F, path: &Path, buf: &mut [u8], position: u64) -> Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let rest = buf.get_mut(filled..).unwrap_or_default();
@@ -105,7 +100,7 @@ fn frame(head: &[u8], position: u64, end: u64) -> Result<u64, Option<ScanEnd>> {
 
 /// Walks complete batches in `[start, end)`, reading chunks of at least `chunk` bytes.
 /// The callback gets each batch's file position and bytes.
-pub(crate) fn scan_batches<F: File, T>(
+pub fn scan_batches<F: File, T>(
     file: &F,
     path: &Path,
     start: u64,
@@ -166,7 +161,7 @@ pub(crate) fn scan_batches<F: File, T>(
 
 /// What [`scan_headers`] reads of each batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct BatchHeader {
+pub struct BatchHeader {
     /// The batch's position in the file.
     pub position: u64,
     /// Its size, log overhead included.
@@ -186,7 +181,7 @@ const HEADER_PREFIX: usize = 61;
 
 /// Walks batch headers in `[start, end)`, reading windows of `window` bytes; a batch's body is
 /// never read.
-pub(crate) fn scan_headers<F: File, T>(
+pub fn scan_headers<F: File, T>(
     file: &F,
     path: &Path,
     start: u64,
@@ -194,10 +189,14 @@ pub(crate) fn scan_headers<F: File, T>(
     window: usize,
     mut f: impl FnMut(BatchHeader) -> Result<ControlFlow<T>>,
 ) -> Result<Scan<T>> {
-    let mut buf = vec![0; window.max(HEADER_PREFIX)];
+    // A stack buffer: this walk runs on every offset translation and must not allocate.
+    let mut buf = [0_u8; MAX_HEADER_WINDOW];
+    let window = window.clamp(HEADER_PREFIX, MAX_HEADER_WINDOW);
     let mut buf_start = start;
     let mut buf_len = 0_usize;
     let mut position = start;
+    // Large batches leave one header per window: then read only a header's worth each time.
+    let mut read_len = HEADER_PREFIX;
     loop {
         if end < HEADER_SIZE_UP_TO_MAGIC as u64 || position >= end - HEADER_SIZE_UP_TO_MAGIC as u64
         {
@@ -209,7 +208,7 @@ pub(crate) fn scan_headers<F: File, T>(
             buf_start = position;
             let len = usize::try_from(end - position)
                 .unwrap_or(usize::MAX)
-                .min(buf.len());
+                .min(read_len);
             buf_len = read_up_to(file, path, buf.get_mut(..len).unwrap_or_default(), position)?;
         }
         let from = usize::try_from(position - buf_start).unwrap_or(usize::MAX);
@@ -226,9 +225,49 @@ pub(crate) fn scan_headers<F: File, T>(
         if let ControlFlow::Break(value) = f(header)? {
             return Ok(Scan::Stopped(value));
         }
+        read_len = if size >= (window / 2) as u64 {
+            HEADER_PREFIX
+        } else {
+            window
+        };
         position += size;
     }
 }
+
+/// The header of the batch at `position`, read with one small positioned read: `None` when no
+/// whole batch starts there (the end of the range, or a partial batch), an error when framing
+/// finds corruption.
+pub fn read_header<F: File>(
+    file: &F,
+    path: &Path,
+    position: u64,
+    end: u64,
+) -> Result<Option<BatchHeader>> {
+    if end < HEADER_SIZE_UP_TO_MAGIC as u64 || position >= end - HEADER_SIZE_UP_TO_MAGIC as u64 {
+        return Ok(None);
+    }
+    let mut buf = [0_u8; HEADER_PREFIX];
+    let len = usize::try_from(end - position)
+        .unwrap_or(usize::MAX)
+        .min(HEADER_PREFIX);
+    let n = read_up_to(file, path, buf.get_mut(..len).unwrap_or_default(), position)?;
+    let head = buf.get(..n).unwrap_or_default();
+    if head.len() < HEADER_SIZE_UP_TO_MAGIC {
+        return Ok(None);
+    }
+    match frame(head, position, end) {
+        Ok(size) => parse_header(head, position, size, path).map(Some),
+        Err(Some(ScanEnd::Corrupt { position, error })) => Err(Error::Corrupt {
+            path: path.to_path_buf(),
+            position,
+            source: error,
+        }),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The largest window [`scan_headers`] reads at once.
+pub const MAX_HEADER_WINDOW: usize = 4096;
 
 fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<BatchHeader> {
     let corrupt = |reason: &'static str| Error::Corrupt {

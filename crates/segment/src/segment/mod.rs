@@ -22,7 +22,7 @@ use seglog_record_format::{self as rf, NO_TIMESTAMP};
 use crate::error::{Error, Result};
 use crate::io::{File, FileSystem, OpenMode, RealFs};
 use crate::naming;
-use crate::scan::{BatchHeader, Scan, ScanEnd, read_up_to, scan_headers};
+use crate::scan::{BatchHeader, Scan, ScanEnd, read_header, read_up_to, scan_headers};
 
 mod recover;
 
@@ -406,8 +406,32 @@ impl<F: FileSystem> LogSegment<F> {
         offset: i64,
         starting_position: u64,
     ) -> Result<Option<LogOffsetPosition>> {
-        let floor = u64::from(self.offset_reader()?.lookup(offset)?.position);
-        self.search_for_offset(offset, floor.max(starting_position))
+        let reader = self.offset_reader()?;
+        let floor = reader.lookup(offset)?;
+        if floor.offset < offset && starting_position <= u64::from(floor.position) {
+            // The next index entry names the batch ending at the next indexed offset. If that
+            // batch starts at or below `offset`, it holds `offset`, and every batch between the
+            // two entries ends below its base: it is the answer, found with one header read
+            // instead of a walk from the floor entry.
+            if let Some(next) = reader.fetch_upper_bound_offset(floor, 1)?
+                && let Some(h) = self.header_at(u64::from(next.position))?
+                && h.magic > 1
+                && h.offset_field <= offset
+                && h.last_offset == next.offset
+            {
+                return Ok(Some(LogOffsetPosition {
+                    offset: h.offset_field,
+                    position: h.position,
+                    size: h.size,
+                }));
+            }
+        }
+        self.search_for_offset(offset, u64::from(floor.position).max(starting_position))
+    }
+
+    /// The header of the batch at `position`, if a whole batch starts there.
+    fn header_at(&self, position: u64) -> Result<Option<BatchHeader>> {
+        read_header(&self.log, &self.path(), position, self.size())
     }
 
     fn search_for_offset(&self, offset: i64, from: u64) -> Result<Option<LogOffsetPosition>> {
@@ -697,14 +721,7 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     fn first_batch_header(&self) -> Result<Option<BatchHeader>> {
-        let path = self.path();
-        let scan = scan_headers(&self.log, &path, 0, self.size(), HEADER_WINDOW, |h| {
-            Ok(ControlFlow::Break(h))
-        })?;
-        Ok(match scan {
-            Scan::Stopped(h) => Some(h),
-            Scan::Ended(_) => None,
-        })
+        self.header_at(0)
     }
 
     /// Kafka's `timeWaitedForRoll`: with a known first-batch timestamp, how far `message_ts` is
