@@ -5,8 +5,11 @@
 //! value = int16 version | int32 coordinatorEpoch     (ABORT / COMMIT: EndTransactionMarker)
 //! ```
 //!
-//! KRaft types (LEADER_CHANGE, SNAPSHOT_HEADER/FOOTER, KRAFT_VERSION, KRAFT_VOTERS) keep their
-//! value bytes as they are; Kafka's own `ControlRecordType.parse` and
+//! KRaft values are Kafka "flexible" messages (compact arrays, tagged fields), each starting
+//! with an int16 version: LEADER_CHANGE (`LeaderChangeMessage`: leader id, voters, granting
+//! voters), SNAPSHOT_HEADER (`SnapshotHeaderRecord`: last contained log timestamp),
+//! SNAPSHOT_FOOTER, KRAFT_VERSION (`KRaftVersionRecord`) are decoded; KRAFT_VOTERS keeps its
+//! bytes after the version. Kafka's `ControlRecordType.parse` and
 //! `EndTransactionMarker.deserializeValue` rules decide what is corrupt.
 
 use crate::error::{CorruptKind, Error, Field, Position, Result};
@@ -100,11 +103,83 @@ pub struct ControlRecord<'a> {
 
 /// A control record's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ControlValue<'a> {
     /// ABORT / COMMIT.
     EndTransaction(EndTransactionMarker),
-    /// Any other type: the raw value bytes (`None` for a null value).
+    /// LEADER_CHANGE (`LeaderChangeMessage`).
+    LeaderChange(LeaderChange<'a>),
+    /// SNAPSHOT_HEADER (`SnapshotHeaderRecord`).
+    SnapshotHeader {
+        /// Record version.
+        version: i16,
+        /// Append time of the last record the snapshot contains.
+        last_contained_log_timestamp: i64,
+    },
+    /// SNAPSHOT_FOOTER (`SnapshotFooterRecord`).
+    SnapshotFooter {
+        /// Record version.
+        version: i16,
+    },
+    /// KRAFT_VERSION (`KRaftVersionRecord`).
+    KraftVersion {
+        /// Record version.
+        version: i16,
+        /// The KRaft protocol version.
+        kraft_version: i16,
+    },
+    /// KRAFT_VOTERS (`VotersRecord`): its version and the value bytes after it.
+    KraftVoters {
+        /// Record version.
+        version: i16,
+        /// The rest of the value (voter ids, directory ids, endpoints, features).
+        rest: &'a [u8],
+    },
+    /// An unknown type: the raw value bytes (`None` for a null value).
     Raw(Option<&'a [u8]>),
+}
+
+/// A KRaft leader change (`LeaderChangeMessage`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LeaderChange<'a> {
+    /// Record version.
+    pub version: i16,
+    /// The newly elected leader.
+    pub leader_id: i32,
+    /// The voters of the quorum for this epoch.
+    pub voters: VoterIds<'a>,
+    /// The voters who voted for the leader.
+    pub granting_voters: VoterIds<'a>,
+}
+
+/// A validated compact array of `Voter { VoterId }` structs, read without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct VoterIds<'a> {
+    buf: &'a [u8],
+    count: u32,
+}
+
+impl<'a> VoterIds<'a> {
+    /// Number of voters.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+    /// No voters.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+    /// The voter ids in order.
+    pub fn iter(&self) -> impl Iterator<Item = i32> + 'a {
+        let mut f = Flex {
+            buf: self.buf,
+            pos: 0,
+        };
+        (0..self.count).map_while(move |_| {
+            let id = f.i32()?;
+            f.tagged_fields()?;
+            Some(id)
+        })
+    }
 }
 
 /// Decodes a control record from its key and value (error positions are 0: the caller knows
@@ -137,7 +212,16 @@ fn parse_control_at<'a>(
         ControlRecordType::Abort | ControlRecordType::Commit => {
             ControlValue::EndTransaction(parse_end_txn(value.unwrap_or_default(), at)?)
         }
-        _ => ControlValue::Raw(value),
+        ControlRecordType::Unknown(_) => ControlValue::Raw(value),
+        kraft => parse_kraft(kraft, value.unwrap_or_default()).ok_or_else(|| {
+            Error::corrupt(
+                at,
+                Field::ControlValue,
+                CorruptKind::Invalid {
+                    reason: "malformed KRaft control record value",
+                },
+            )
+        })?,
     };
     Ok(ControlRecord {
         version,
@@ -164,6 +248,117 @@ fn parse_end_txn(value: &[u8], at: Position) -> Result<EndTransactionMarker> {
         version,
         coordinator_epoch,
     })
+}
+
+/// A cursor over a flexible-version Kafka message.
+struct Flex<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Flex<'a> {
+    fn i16(&mut self) -> Option<i16> {
+        let v = be16(self.buf, self.pos)?;
+        self.pos += 2;
+        Some(v)
+    }
+    fn i32(&mut self) -> Option<i32> {
+        let v = be32(self.buf, self.pos)?;
+        self.pos += 4;
+        Some(v)
+    }
+    fn i64(&mut self) -> Option<i64> {
+        let v = i64::from_be_bytes(self.buf.get(self.pos..self.pos + 8)?.try_into().ok()?);
+        self.pos += 8;
+        Some(v)
+    }
+    /// Unsigned LEB128, at most 5 bytes (Kafka's `readUnsignedVarint`).
+    fn uvarint(&mut self) -> Option<u32> {
+        let mut v = 0u32;
+        for i in 0..5 {
+            let b = *self.buf.get(self.pos)?;
+            self.pos += 1;
+            v |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    /// Skips a tagged-fields section.
+    fn tagged_fields(&mut self) -> Option<()> {
+        for _ in 0..self.uvarint()? {
+            self.uvarint()?;
+            let size = usize::try_from(self.uvarint()?).ok()?;
+            self.buf.get(self.pos..self.pos.checked_add(size)?)?;
+            self.pos += size;
+        }
+        Some(())
+    }
+    /// A compact array of `Voter { VoterId int32 }` structs, validated by walking it.
+    fn voters(&mut self) -> Option<VoterIds<'a>> {
+        let count = self.uvarint()?.checked_sub(1)?;
+        let start = self.pos;
+        for _ in 0..count {
+            self.i32()?;
+            self.tagged_fields()?;
+        }
+        Some(VoterIds {
+            buf: self.buf.get(start..self.pos)?,
+            count,
+        })
+    }
+    fn rest(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+}
+
+/// Decodes a KRaft control value; `None` when it is malformed.
+fn parse_kraft(kind: ControlRecordType, value: &[u8]) -> Option<ControlValue<'_>> {
+    let mut f = Flex { buf: value, pos: 0 };
+    let version = f.i16()?;
+    let v = match kind {
+        ControlRecordType::LeaderChange => {
+            let leader_id = f.i32()?;
+            let voters = f.voters()?;
+            let granting_voters = f.voters()?;
+            f.tagged_fields()?;
+            ControlValue::LeaderChange(LeaderChange {
+                version,
+                leader_id,
+                voters,
+                granting_voters,
+            })
+        }
+        ControlRecordType::SnapshotHeader => {
+            let last_contained_log_timestamp = f.i64()?;
+            f.tagged_fields()?;
+            ControlValue::SnapshotHeader {
+                version,
+                last_contained_log_timestamp,
+            }
+        }
+        ControlRecordType::SnapshotFooter => {
+            f.tagged_fields()?;
+            ControlValue::SnapshotFooter { version }
+        }
+        ControlRecordType::KraftVersion => {
+            let kraft_version = f.i16()?;
+            f.tagged_fields()?;
+            ControlValue::KraftVersion {
+                version,
+                kraft_version,
+            }
+        }
+        ControlRecordType::KraftVoters => ControlValue::KraftVoters {
+            version,
+            rest: f.rest(),
+        },
+        ControlRecordType::Abort | ControlRecordType::Commit | ControlRecordType::Unknown(_) => {
+            return None;
+        }
+    };
+    Some(v)
 }
 
 fn be16(b: &[u8], at: usize) -> Option<i16> {
@@ -209,17 +404,86 @@ mod tests {
     }
 
     #[test]
-    fn kraft_and_unknown_types_keep_raw_values() {
-        for (id, kind) in [
-            (2, ControlRecordType::LeaderChange),
-            (6, ControlRecordType::KraftVoters),
-            (99, ControlRecordType::Unknown(99)),
-        ] {
-            let key = ControlRecordType::from_id(id).key_bytes();
-            let c = parse_control(Some(&key), Some(b"xyz")).unwrap();
-            assert_eq!(c.kind, kind);
-            assert_eq!(c.value, ControlValue::Raw(Some(b"xyz")));
-        }
+    fn kraft_values_decode() {
+        let key = |t: ControlRecordType| t.key_bytes();
+        // LeaderChangeMessage v0: version 0, leader 3, voters [1, 2, 3], granting [3], no tags.
+        let lc = [
+            0, 0, 0, 0, 0, 3, 4, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 2, 0, 0, 0, 3, 0, 0,
+        ];
+        let c = parse_control(Some(&key(ControlRecordType::LeaderChange)), Some(&lc)).unwrap();
+        let ControlValue::LeaderChange(l) = c.value else {
+            panic!("{c:?}")
+        };
+        assert_eq!((l.version, l.leader_id), (0, 3));
+        assert_eq!(l.voters.iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(l.granting_voters.iter().collect::<Vec<_>>(), vec![3]);
+        assert_eq!((l.voters.len(), l.granting_voters.is_empty()), (3, false));
+        let sh = [0, 0, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0];
+        let c = parse_control(Some(&key(ControlRecordType::SnapshotHeader)), Some(&sh)).unwrap();
+        assert_eq!(
+            c.value,
+            ControlValue::SnapshotHeader {
+                version: 0,
+                last_contained_log_timestamp: 0x1234
+            }
+        );
+        let c = parse_control(
+            Some(&key(ControlRecordType::SnapshotFooter)),
+            Some(&[0, 0, 0]),
+        )
+        .unwrap();
+        assert_eq!(c.value, ControlValue::SnapshotFooter { version: 0 });
+        let kv = [0, 0, 0, 1, 1, 0, 2, b'a', b'b'];
+        let c = parse_control(Some(&key(ControlRecordType::KraftVersion)), Some(&kv)).unwrap();
+        assert_eq!(
+            c.value,
+            ControlValue::KraftVersion {
+                version: 0,
+                kraft_version: 1
+            },
+            "tagged field skipped"
+        );
+        let c = parse_control(
+            Some(&key(ControlRecordType::KraftVoters)),
+            Some(&[0, 0, 9, 9]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.value,
+            ControlValue::KraftVoters {
+                version: 0,
+                rest: &[9, 9]
+            }
+        );
+        let c = parse_control(
+            Some(&ControlRecordType::Unknown(99).key_bytes()),
+            Some(b"xyz"),
+        )
+        .unwrap();
+        assert_eq!(
+            (c.kind, c.value),
+            (
+                ControlRecordType::Unknown(99),
+                ControlValue::Raw(Some(b"xyz"))
+            )
+        );
+    }
+
+    #[test]
+    fn malformed_kraft_values_are_corrupt() {
+        let key = ControlRecordType::LeaderChange.key_bytes();
+        // A voter count of 2^28 with no bytes behind it fails when the bytes run out.
+        let lc = [0, 0, 0, 0, 0, 3, 0x80, 0x80, 0x80, 0x80, 0x01];
+        let e = parse_control(Some(&key), Some(&lc)).unwrap_err();
+        assert_eq!(e.field(), Some(Field::ControlValue));
+        assert!(
+            parse_control(
+                Some(&ControlRecordType::SnapshotHeader.key_bytes()),
+                Some(&[0, 0, 1])
+            )
+            .is_err()
+        );
+        assert!(parse_control(Some(&ControlRecordType::KraftVersion.key_bytes()), None).is_err());
     }
 
     #[test]

@@ -63,7 +63,8 @@ pub use codec::{
     Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, gzip, lz4, snappy, zstd,
 };
 pub use control::{
-    ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, parse_control,
+    ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, LeaderChange, VoterIds,
+    parse_control,
 };
 pub use error::{Checksum, CorruptKind, Error, Field, Position, Result};
 pub use framing::{

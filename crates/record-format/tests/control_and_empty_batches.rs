@@ -65,30 +65,30 @@ fn commit_and_abort_markers_decode() {
 }
 
 #[test]
-fn kraft_control_types_are_named() {
-    let types = [
-        (2, ControlRecordType::LeaderChange),
-        (3, ControlRecordType::SnapshotHeader),
-        (4, ControlRecordType::SnapshotFooter),
-        (5, ControlRecordType::KraftVersion),
-        (6, ControlRecordType::KraftVoters),
-        (-1, ControlRecordType::Unknown(-1)),
-        (7, ControlRecordType::Unknown(7)),
+fn kraft_control_records_decode_to_typed_values() {
+    // Values as Kafka's flexible message encoding writes them at version 0 (no tagged fields).
+    let leader_change: &[u8] = &[
+        0, 0, 0, 0, 0, 1, 3, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 1, 0, 0,
     ];
-    let keys: Vec<[u8; 4]> = types
+    let cases: [(i16, &[u8]); 7] = [
+        (2, leader_change),
+        (3, &[0, 0, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0x00, 0]),
+        (4, &[0, 0, 0]),
+        (5, &[0, 0, 0, 1, 0]),
+        (6, &[0, 0, 0xAA, 0xBB]),
+        (-1, b"anything"),
+        (7, b"anything"),
+    ];
+    let keys: Vec<[u8; 4]> = cases
         .iter()
         .map(|(id, _)| ControlRecordType::from_id(*id).key_bytes())
         .collect();
     let records: Vec<_> = keys
         .iter()
+        .zip(&cases)
         .enumerate()
-        .map(|(i, k)| {
-            NewRecord::new(
-                i32::try_from(i).unwrap(),
-                5,
-                Some(&k[..]),
-                Some(&b"\x00\x00payload"[..]),
-            )
+        .map(|(i, (k, (_, v)))| {
+            NewRecord::new(i32::try_from(i).unwrap(), 5, Some(&k[..]), Some(*v))
         })
         .collect();
     let opts = BatchOptions {
@@ -98,12 +98,75 @@ fn kraft_control_types_are_named() {
     let mut buf = Vec::new();
     build_batch(&opts, records, &mut buf).unwrap();
     let b = RecordBatch::parse(&buf).unwrap();
-    for (r, (id, kind)) in b.records().unwrap().zip(types) {
-        let c = r.unwrap().control().unwrap();
-        assert_eq!(c.kind, kind);
-        assert_eq!(c.kind.id(), id);
-        assert_eq!(c.value, ControlValue::Raw(Some(&b"\x00\x00payload"[..])));
-    }
+    let got: Vec<_> = b
+        .records()
+        .unwrap()
+        .map(|r| r.unwrap().control().unwrap())
+        .collect();
+    let ids: Vec<i16> = got.iter().map(|c| c.kind.id()).collect();
+    assert_eq!(ids, cases.iter().map(|c| c.0).collect::<Vec<_>>());
+    let ControlValue::LeaderChange(lc) = got[0].value else {
+        panic!("{:?}", got[0])
+    };
+    assert_eq!(
+        (lc.leader_id, lc.voters.iter().collect::<Vec<_>>()),
+        (1, vec![1, 2])
+    );
+    assert_eq!(lc.granting_voters.iter().collect::<Vec<_>>(), vec![1]);
+    assert_eq!(got[1].kind, ControlRecordType::SnapshotHeader);
+    assert_eq!(
+        got[1].value,
+        ControlValue::SnapshotHeader {
+            version: 0,
+            last_contained_log_timestamp: 1_700_000_000_000
+        }
+    );
+    assert_eq!(got[2].value, ControlValue::SnapshotFooter { version: 0 });
+    assert_eq!(
+        got[3].value,
+        ControlValue::KraftVersion {
+            version: 0,
+            kraft_version: 1
+        }
+    );
+    assert_eq!(
+        got[4].value,
+        ControlValue::KraftVoters {
+            version: 0,
+            rest: &[0xAA, 0xBB]
+        }
+    );
+    assert_eq!(got[5].kind, ControlRecordType::Unknown(-1));
+    assert_eq!(got[6].value, ControlValue::Raw(Some(&b"anything"[..])));
+}
+
+#[test]
+fn a_malformed_kraft_value_is_corruption_at_the_record() {
+    let key = ControlRecordType::SnapshotHeader.key_bytes();
+    let opts = BatchOptions {
+        control: true,
+        ..BatchOptions::default()
+    };
+    let mut buf = Vec::new();
+    build_batch(
+        &opts,
+        [NewRecord::new(0, 5, Some(&key), Some(&[0, 0, 1]))],
+        &mut buf,
+    )
+    .unwrap();
+    let rec = RecordBatch::parse(&buf)
+        .unwrap()
+        .records()
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let err = rec.control().unwrap_err();
+    assert_eq!(
+        err.position(),
+        Some(61),
+        "the record's position in the buffer"
+    );
 }
 
 #[test]
