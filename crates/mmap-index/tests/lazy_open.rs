@@ -1,14 +1,26 @@
 //! Lazy open (Kafka's `LazyIndex`, KAFKA-7283 / KAFKA-9373): constructing 10,000 lazy index pairs
 //! creates no file and no mapping; rename, delete and close work without opening; first use
-//! creates and maps. One test per process section, because `live_mappings` is process-wide.
+//! creates and maps. The tests take a common lock, because `live_mappings` is process-wide.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use std::sync::{Mutex, MutexGuard};
 
 use seglog_mmap_index::{
     LazyOffsetIndex, LazyTimeIndex, OffsetIndex, OffsetPosition, live_mappings,
 };
 
+/// Serializes the tests of this file (each integration test file is its own process).
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn lazy_indexes_touch_nothing_until_used() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     // 10,000 existing pairs on disk, as after a clean shutdown.
     for i in 0..10_000_i64 {
@@ -57,6 +69,7 @@ fn lazy_indexes_touch_nothing_until_used() {
 
 #[test]
 fn rename_delete_and_close_do_not_open() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000000.index");
     let mut never = LazyOffsetIndex::new(&path, 0, 800);
@@ -82,6 +95,7 @@ fn rename_delete_and_close_do_not_open() {
 
 #[test]
 fn first_use_creates_and_preallocates() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000042.index");
     let mut lazy = LazyOffsetIndex::new(&path, 42, 8 * 100);
@@ -102,6 +116,7 @@ fn first_use_creates_and_preallocates() {
 
 #[test]
 fn concurrent_first_use_opens_once() {
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let lazy = std::sync::Arc::new(LazyTimeIndex::new(dir.path().join("c.timeindex"), 0, 1200));
     let threads: Vec<_> = (0..4)

@@ -57,3 +57,31 @@ fn truncate_to_uses_offsets_not_timestamps() {
         "append works after truncation"
     );
 }
+
+#[test]
+fn equal_offsets_follow_kafkas_probe_order() {
+    // Offsets may repeat in a time index. Kafka's search returns the first slot it probes whose
+    // offset equals the target, so truncate_to(50) over offsets 40, 50, 50, 60 keeps two entries,
+    // one of them at offset 50 (Kafka's answer; "remove offsets >= 50" would keep one).
+    let dir = tempfile::tempdir().unwrap();
+    let mut idx = TimeIndex::open(dir.path().join("q.timeindex"), 0, 30 * 12).unwrap();
+    for (t, o) in [(10, 40), (20, 50), (30, 50), (40, 60)] {
+        assert!(idx.maybe_append(t, o, false).unwrap());
+    }
+    idx.truncate_to(50).unwrap();
+    assert_eq!(idx.entries(), 2);
+    assert_eq!(
+        idx.last_entry(),
+        TimestampOffset {
+            timestamp: 20,
+            offset: 50
+        }
+    );
+    // Offsets 50, 50, 60 (first probe on slot 0 is not below the target): cold path, slot 0.
+    let mut idx = TimeIndex::open(dir.path().join("r.timeindex"), 0, 30 * 12).unwrap();
+    for (t, o) in [(10, 50), (20, 50), (30, 60)] {
+        assert!(idx.maybe_append(t, o, false).unwrap());
+    }
+    idx.truncate_to(50).unwrap();
+    assert_eq!(idx.entries(), 0);
+}
