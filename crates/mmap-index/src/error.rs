@@ -156,7 +156,10 @@ pub enum Error {
         offset: i64,
     },
     /// `entry(n)` was asked for a slot at or past the number of entries.
-    #[error("Attempt to fetch the {slot}th entry from {kind} {}, which has size {entries}", file.display())]
+    #[error(
+        "Attempt to fetch the {slot}th entry from {kind} {}, which has size {entries}",
+        file.display()
+    )]
     EntryOutOfRange {
         /// The index file.
         file: PathBuf,

@@ -25,6 +25,10 @@
 //!   that covers bytes not yet written.
 //! - No mapping is unmapped while a lookup reads it, and the appender never waits for readers
 //!   (see `docs/unsafe.md` for the two-slot pin protocol and its loom models).
+//! - Lookups use Kafka's warm-section split (the last 8 KiB first) and return exactly Kafka's
+//!   slot whenever keys strictly increase, as they do in every file Kafka or this crate writes.
+//!   Truncation and `fetch_upper_bound_offset`, whose fields may repeat, follow Kafka's probe
+//!   order step for step.
 //! - A corrupt file never makes this crate panic; out-of-range words read as zero.
 //! - This is the only crate of the workspace with `unsafe`, all of it in `src/map.rs`.
 
