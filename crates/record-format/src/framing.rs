@@ -13,7 +13,7 @@
 //! ([`FramedBatch::validate`]) and decoding ([`FramedBatch::decode`]) are separate calls.
 
 use crate::batch::RecordBatch;
-use crate::error::{CorruptKind, Error, Field, Position, Result};
+use crate::error::{Checksum, CorruptKind, Error, Field, Position, Result};
 use crate::header::{HEADER_SIZE_UP_TO_MAGIC, LOG_OVERHEAD, MIN_RECORD_OVERHEAD};
 use crate::legacy::LegacyBatch;
 use crate::record::{Record, to_u64};
@@ -167,8 +167,32 @@ impl<'a> FramedBatch<'a> {
     }
 
     /// Kafka's `ensureValid`: minimum size and CRC (CRC-32C for v2, CRC-32 for legacy).
+    ///
+    /// For a legacy entry only the CRC is checked (as `LegacyRecord.ensureValid`), so a damaged
+    /// key or value length shows as a checksum mismatch, not as a structural error.
     pub fn validate(&self) -> Result<()> {
-        self.decode()?.validate()
+        match self.kind() {
+            BatchKind::V2 => self.v2()?.validate(),
+            BatchKind::Legacy => {
+                // Framing guarantees size >= 14, so the CRC and the magic are present.
+                let stored = u32::from_be_bytes(
+                    self.bytes
+                        .get(12..16)
+                        .and_then(|b| b.try_into().ok())
+                        .unwrap_or_default(),
+                );
+                let actual = crc32fast::hash(self.bytes.get(16..).unwrap_or_default());
+                if stored == actual {
+                    return Ok(());
+                }
+                Err(Error::ChecksumMismatch {
+                    position: Position::Buffer(to_u64(self.position)),
+                    algorithm: Checksum::Crc32,
+                    expected: stored,
+                    actual,
+                })
+            }
+        }
     }
 
     /// Kafka's `isValid`.

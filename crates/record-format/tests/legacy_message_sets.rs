@@ -230,3 +230,13 @@ fn legacy_and_v2_batches_frame_in_one_buffer() {
         .collect();
     assert_eq!(offsets, vec![1, 2]);
 }
+
+#[test]
+fn a_damaged_key_length_is_a_checksum_mismatch_when_validating() {
+    let mut buf = Vec::new();
+    write_legacy_message(&mut buf, 0, 1, 0, Some(1), Some(b"key"), Some(b"value"));
+    buf[26..30].copy_from_slice(&1000i32.to_be_bytes());
+    let f = batches(&buf).next().unwrap().unwrap();
+    assert!(matches!(f.validate(), Err(Error::ChecksumMismatch { .. })));
+    assert_eq!(f.decode().unwrap_err().field(), Some(Field::Key));
+}
