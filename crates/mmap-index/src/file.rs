@@ -262,6 +262,15 @@ impl<E: Entry> IndexFile<E> {
         delete_if_exists(&self.path)
     }
 
+    /// Kafka's `updateParentDir`: the file now lives in `dir` (its directory was renamed);
+    /// nothing is touched on disk.
+    pub(crate) fn update_parent_dir(&mut self, dir: &Path) {
+        if let Some(name) = self.path.file_name() {
+            self.path = dir.join(name);
+            self.core.meta().path.write().clone_from(&self.path);
+        }
+    }
+
     /// Kafka's `renameTo`: renames the file; the new name is taken even when the rename fails,
     /// as Kafka does.
     pub(crate) fn rename(&mut self, to: &Path) -> Result<()> {

@@ -27,6 +27,10 @@ pub trait LazyOpen: sealed::Sealed + Sized {
     fn delete_index(&mut self) -> Result<bool>;
     /// Renames it.
     fn rename_index(&mut self, to: &Path) -> Result<()>;
+    /// Its current file name.
+    fn index_path(&self) -> &Path;
+    /// Records a new parent directory.
+    fn index_update_parent_dir(&mut self, dir: &Path);
 }
 
 impl LazyOpen for OffsetIndex {
@@ -42,6 +46,12 @@ impl LazyOpen for OffsetIndex {
     fn rename_index(&mut self, to: &Path) -> Result<()> {
         self.rename(to)
     }
+    fn index_path(&self) -> &Path {
+        self.path()
+    }
+    fn index_update_parent_dir(&mut self, dir: &Path) {
+        self.update_parent_dir(dir);
+    }
 }
 
 impl LazyOpen for TimeIndex {
@@ -56,6 +66,12 @@ impl LazyOpen for TimeIndex {
     }
     fn rename_index(&mut self, to: &Path) -> Result<()> {
         self.rename(to)
+    }
+    fn index_path(&self) -> &Path {
+        self.path()
+    }
+    fn index_update_parent_dir(&mut self, dir: &Path) {
+        self.update_parent_dir(dir);
     }
 }
 
@@ -150,9 +166,9 @@ impl<I: LazyOpen> LazyIndex<I> {
         self.index.get().is_some()
     }
 
-    /// The file's current name.
+    /// The file's current name (the opened index's, if it was renamed through it).
     pub fn path(&self) -> &Path {
-        &self.path
+        self.index.get().map_or(&self.path, LazyOpen::index_path)
     }
 
     /// The segment's base offset.
@@ -160,10 +176,13 @@ impl<I: LazyOpen> LazyIndex<I> {
         self.base_offset
     }
 
-    /// Moves the file into `dir`, keeping its name; see [`LazyIndex::rename`].
+    /// Records that the file now lives in `dir` (its directory was renamed); no I/O.
     pub fn update_parent_dir(&mut self, dir: impl AsRef<Path>) {
         if let Some(name) = self.path.file_name() {
             self.path = dir.as_ref().join(name);
+        }
+        if let Some(index) = self.index.get_mut() {
+            index.index_update_parent_dir(dir.as_ref());
         }
     }
 

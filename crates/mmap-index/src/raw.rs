@@ -353,8 +353,10 @@ impl<E: Entry, M: Memory> Core<E, M> {
 impl<E, M: Memory> Drop for Core<E, M> {
     fn drop(&mut self) {
         self.pin = None;
-        // Unmap now rather than when the last reader handle goes away.
-        let _ = self.cell.swap(None, false);
+        // Unmap now rather than when the last reader handle goes away, and wait for lookups
+        // already inside (bounded: no caller code runs under a pin), so that a file is never
+        // shrunk by its next owner under a mapping of ours.
+        let _ = self.cell.swap(None, true);
     }
 }
 

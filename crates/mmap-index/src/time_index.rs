@@ -304,6 +304,11 @@ impl TimeIndex {
         self.file.rename(to.as_ref())
     }
 
+    /// Records that the file now lives in `dir` (its directory was renamed); no I/O.
+    pub fn update_parent_dir(&mut self, dir: impl AsRef<Path>) {
+        self.file.update_parent_dir(dir.as_ref());
+    }
+
     /// A cheap, cloneable, `Send + Sync` read handle whose lookups take no lock.
     pub fn reader(&self) -> TimeIndexReader {
         TimeIndexReader {

@@ -129,3 +129,31 @@ fn concurrent_first_use_opens_once() {
         assert_eq!(t.join().unwrap(), 100);
     }
 }
+
+#[test]
+fn update_parent_dir_follows_a_directory_rename() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (
+        dir.path().join("topic-0"),
+        dir.path().join("topic-0.abc-delete"),
+    );
+    std::fs::create_dir(&old).unwrap();
+    let mut lazy = LazyTimeIndex::new(old.join("00000000000000000000.timeindex"), 0, 1200);
+    let mut opened = LazyOffsetIndex::new(old.join("00000000000000000000.index"), 0, 800);
+    opened.get_mut().unwrap().append(1, 1).unwrap();
+    std::fs::rename(&old, &new).unwrap();
+    lazy.update_parent_dir(&new);
+    opened.update_parent_dir(&new);
+    assert_eq!(lazy.path(), new.join("00000000000000000000.timeindex"));
+    assert_eq!(opened.path(), new.join("00000000000000000000.index"));
+    // The opened index resizes through its new name.
+    opened.close().unwrap();
+    assert_eq!(
+        std::fs::metadata(new.join("00000000000000000000.index"))
+            .unwrap()
+            .len(),
+        8
+    );
+    assert!(!lazy.is_loaded());
+}
