@@ -23,6 +23,31 @@
 //!   ([`set_base_offset`], [`set_max_timestamp`], ...) edit a batch in place.
 //! - [`parse_control`] / [`RecordView::control`] decode control records.
 //!
+//! ## Example
+//!
+//! ```
+//! use seglog_record_format::{BatchOptions, Compression, NewRecord, batches, build_batch};
+//!
+//! let mut log = Vec::new();
+//! let records = [
+//!     NewRecord::new(0, 1_700_000_000_000, Some(b"k".as_slice()), Some(b"v1".as_slice())),
+//!     NewRecord::new(1, 1_700_000_000_005, None, Some(b"v2".as_slice())),
+//! ];
+//! build_batch(&BatchOptions::new(42, Compression::Snappy), records, &mut log)?;
+//!
+//! let mut scratch = Vec::new();
+//! for framed in batches(&log) {
+//!     let framed = framed?; // framing only: 17 bytes read
+//!     framed.validate()?; // CRC-32C over bytes 21..end
+//!     let batch = framed.v2()?;
+//!     for record in batch.records_with(&mut scratch)? {
+//!         let record = record?;
+//!         assert!(record.offset() >= 42);
+//!     }
+//! }
+//! # Ok::<(), seglog_record_format::Error>(())
+//! ```
+//!
 //! ## Invariants
 //!
 //! - No input, however malformed, makes decoding panic; every failure is an [`Error`] that names
