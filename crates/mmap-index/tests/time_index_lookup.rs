@@ -57,3 +57,23 @@ fn last_entry_and_entry_size() {
     assert_eq!(idx.last_entry(), ts(1, BASE + 1));
     assert_eq!(idx.entry(0).unwrap(), ts(1, BASE + 1));
 }
+
+#[test]
+fn lookups_on_both_sides_of_the_warm_section() {
+    // 2000 entries: more than the 682-entry warm section of the time index.
+    let dir = tempfile::tempdir().unwrap();
+    let mut idx = TimeIndex::open(dir.path().join("w.timeindex"), 0, 2000 * 12).unwrap();
+    for i in 0..1999_i64 {
+        assert!(idx.maybe_append(i * 4 + 2, i * 3, false).unwrap());
+    }
+    let reader = idx.reader();
+    for t in -3..8_010_i64 {
+        let expected = if t < 2 {
+            ts(NO_TIMESTAMP, 0)
+        } else {
+            let i = ((t - 2) / 4).min(1998);
+            ts(i * 4 + 2, i * 3)
+        };
+        assert_eq!(reader.lookup(t).unwrap(), expected, "target {t}");
+    }
+}
