@@ -1,0 +1,177 @@
+package dev.seglog.oracle;
+
+import java.io.BufferedOutputStream;
+import java.io.File;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.Exit;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.checkpoint.LeaderEpochCheckpointFile;
+import org.apache.kafka.storage.internals.epoch.LeaderEpochFileCache;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.LogSegment;
+import org.apache.kafka.storage.internals.log.ProducerStateManager;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+
+/**
+ * Runs pieces of Apache Kafka in-process so seglog can compare its output with Kafka's.
+ *
+ * <pre>
+ * Oracle dump &lt;DumpLogSegments args...&gt;
+ *     org.apache.kafka.tools.DumpLogSegments, exactly as kafka-dump-log.sh runs it.
+ *     Exit status: 0 on success, the status Kafka passes to Exit.exit (usage errors),
+ *     or 1 if Kafka throws (the stack trace goes to stderr).
+ * Oracle recover &lt;segment-dir&gt; &lt;base-offset&gt; &lt;index-interval-bytes&gt; &lt;segment-index-bytes&gt;
+ *     LogSegment.open on the existing &lt;base-offset&gt;.log in segment-dir, LogSegment.recover with a fresh
+ *     ProducerStateManager and LeaderEpochFileCache (both kept in a temporary directory, not in segment-dir),
+ *     prints the number of bytes truncated on stdout, then closes the segment, which trims the
+ *     .index and .timeindex files to their entries.
+ * </pre>
+ *
+ * stdout and stderr are UTF-8 whatever the platform charset is, so the output does not depend on the locale.
+ */
+public final class Oracle {
+
+    /** Thrown by the Exit procedure Kafka calls instead of System.exit. */
+    private static final class ExitCalled extends RuntimeException {
+        final int status;
+
+        ExitCalled(int status, String message) {
+            super(message, null, false, false);
+            this.status = status;
+        }
+    }
+
+    private static final PrintStream OUT = utf8(FileDescriptor.out);
+    private static final PrintStream ERR = utf8(FileDescriptor.err);
+
+    private static PrintStream utf8(FileDescriptor fd) {
+        return new PrintStream(new BufferedOutputStream(new FileOutputStream(fd), 1 << 16), false, StandardCharsets.UTF_8);
+    }
+
+    private Oracle() {
+    }
+
+    public static void main(String[] args) {
+        System.setOut(OUT);
+        System.setErr(ERR);
+        int status;
+        try {
+            status = run(args);
+        } catch (ExitCalled e) {
+            status = e.status;
+        } catch (Throwable t) {
+            ERR.print("Exception in thread \"main\" ");
+            t.printStackTrace(ERR);
+            status = 1;
+        }
+        OUT.flush();
+        ERR.flush();
+        System.exit(status);
+    }
+
+    private static int run(String[] args) throws Exception {
+        if (args.length == 0) {
+            return usage();
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        switch (args[0]) {
+            case "dump":
+                return dump(rest);
+            case "recover":
+                return recover(rest);
+            default:
+                return usage();
+        }
+    }
+
+    private static int usage() {
+        ERR.println("usage: Oracle dump <DumpLogSegments args...>");
+        ERR.println("       Oracle recover <segment-dir> <base-offset> <index-interval-bytes> <segment-index-bytes>");
+        return 2;
+    }
+
+    private static int dump(String[] args) throws IOException {
+        Exit.setExitProcedure((status, message) -> {
+            throw new ExitCalled(status, message);
+        });
+        Exit.setHaltProcedure((status, message) -> {
+            throw new ExitCalled(status, message);
+        });
+        try {
+            org.apache.kafka.tools.DumpLogSegments.main(args);
+            return 0;
+        } catch (ExitCalled e) {
+            return e.status;
+        } finally {
+            Exit.resetExitProcedure();
+            Exit.resetHaltProcedure();
+        }
+    }
+
+    private static int recover(String[] args) throws Exception {
+        if (args.length != 4) {
+            return usage();
+        }
+        File dir = new File(args[0]);
+        long baseOffset = Long.parseLong(args[1]);
+        int indexIntervalBytes = Integer.parseInt(args[2]);
+        int segmentIndexBytes = Integer.parseInt(args[3]);
+
+        Map<String, Object> props = new HashMap<>();
+        props.put("index.interval.bytes", indexIntervalBytes);
+        props.put("segment.index.bytes", segmentIndexBytes);
+        LogConfig config = new LogConfig(props);
+
+        // Producer state and the leader epoch checkpoint live in a scratch directory, so the only files
+        // written next to the .log are the ones LogSegment itself owns (.index, .timeindex, .txnindex).
+        Path state = Files.createTempDirectory("seglog-oracle-state");
+        TopicPartition tp = new TopicPartition("seglog-oracle", 0);
+        KafkaScheduler scheduler = new KafkaScheduler(1, true, "seglog-oracle-scheduler-");
+        scheduler.startup();
+        try {
+            ProducerStateManager producerState = new ProducerStateManager(tp, state.toFile(), 60 * 60 * 1000,
+                new ProducerStateManagerConfig(24 * 60 * 60 * 1000, false), Time.SYSTEM);
+            LeaderEpochFileCache epochs = new LeaderEpochFileCache(tp,
+                new LeaderEpochCheckpointFile(LeaderEpochCheckpointFile.newFile(state.toFile()), new LogDirFailureChannel(1)),
+                scheduler);
+
+            // the same call LogLoader makes for an existing segment: fileAlreadyExists=true, initFileSize=0,
+            // preallocate=false, no file suffix
+            LogSegment segment = LogSegment.open(dir, baseOffset, config, Time.SYSTEM, true, 0, false, "");
+            int truncated;
+            try {
+                truncated = segment.recover(producerState, epochs);
+            } finally {
+                segment.close();
+            }
+            OUT.println(truncated);
+            return 0;
+        } finally {
+            scheduler.shutdown();
+            deleteTree(state);
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}
