@@ -2,7 +2,11 @@
 //! concatenated and skippable frames; the decoder's window is capped by the output limit so a
 //! frame header cannot make it allocate more than the limit allows.
 
-use super::{CodecError, read_bounded};
+use std::cell::RefCell;
+
+use ::zstd::stream::raw::{DParameter, Decoder, Operation};
+
+use super::CodecError;
 use crate::Compression;
 use crate::error::{Error, Position, Result};
 
@@ -48,6 +52,15 @@ pub fn decompress(input: &[u8], out: &mut Vec<u8>, limit: usize) -> Result<()> {
         .map_err(|e| e.into_error(Position::Buffer(0), Compression::Zstd))
 }
 
+/// Output is produced in steps of at most this many bytes.
+const STEP: usize = 64 * 1024;
+
+thread_local! {
+    /// One decompression context per thread, reset for every stream: a context and its window
+    /// (2 MiB for the Java client's level-3 streaming frames) are not rebuilt per batch.
+    static DECODER: RefCell<Option<Decoder<'static>>> = const { RefCell::new(None) };
+}
+
 pub(crate) fn decompress_raw(
     input: &[u8],
     out: &mut Vec<u8>,
@@ -56,15 +69,66 @@ pub(crate) fn decompress_raw(
     if input.is_empty() {
         return Err(CodecError::Invalid("empty zstd stream"));
     }
-    let mut dec = ::zstd::stream::read::Decoder::with_buffer(input)
-        .map_err(|_| CodecError::Invalid("zstd context"))?;
     // A window larger than the limit is never needed, so the decoder allocates at most
     // max(limit, 8 MiB) of window whatever the frame header claims.
     let needed = usize::BITS - limit.max(1).leading_zeros();
     let window_log = needed.clamp(WINDOW_LOG_FLOOR, WINDOW_LOG_MAX);
-    dec.window_log_max(window_log)
-        .map_err(|_| CodecError::Invalid("zstd window limit"))?;
-    read_bounded(dec, out, limit, "corrupt zstd stream")
+    let start = out.len();
+    let result = DECODER.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| CodecError::Invalid("zstd context busy"))?;
+        if slot.is_none() {
+            *slot = Some(Decoder::new().map_err(|_| CodecError::Invalid("zstd context"))?);
+        }
+        let dec = slot.as_mut().ok_or(CodecError::Invalid("zstd context"))?;
+        dec.reinit()
+            .map_err(|_| CodecError::Invalid("zstd context"))?;
+        dec.set_parameter(DParameter::WindowLogMax(window_log))
+            .map_err(|_| CodecError::Invalid("zstd window limit"))?;
+        run(dec, input, out, start, limit)
+    });
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+/// Drives the streaming decoder over `input`, never holding more than `limit + 1` output bytes.
+fn run(
+    dec: &mut Decoder<'static>,
+    input: &[u8],
+    out: &mut Vec<u8>,
+    start: usize,
+    limit: usize,
+) -> Result<(), CodecError> {
+    let mut pos = 0;
+    loop {
+        let produced = out.len() - start;
+        if produced > limit {
+            return Err(CodecError::Limit(limit));
+        }
+        let window = STEP.min(limit - produced + 1);
+        let at = out.len();
+        out.resize(at + window, 0);
+        let rest = input.get(pos..).unwrap_or_default();
+        let dst = out.get_mut(at..).unwrap_or_default();
+        let status = dec
+            .run_on_buffers(rest, dst)
+            .map_err(|_| CodecError::Invalid("corrupt zstd stream"))?;
+        out.truncate(at + status.bytes_written);
+        pos += status.bytes_read;
+        if out.len() - start > limit {
+            return Err(CodecError::Limit(limit));
+        }
+        // `remaining == 0`: the current frame is decoded and flushed.
+        if pos == input.len() && status.remaining == 0 {
+            return Ok(());
+        }
+        if status.bytes_read == 0 && status.bytes_written == 0 {
+            return Err(CodecError::Invalid("truncated zstd stream"));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -79,6 +143,32 @@ mod tests {
         let mut out = Vec::new();
         decompress(&z, &mut out, 100).unwrap();
         assert_eq!(out, b"abcdef");
+    }
+
+    #[test]
+    fn truncated_frames_are_errors_and_the_context_recovers() {
+        let input: Vec<u8> = (0..100_000u32).map(|i| (i % 13).to_be_bytes()[3]).collect();
+        let mut z = Vec::new();
+        compress(&input, &mut z).unwrap();
+        let mut out = Vec::new();
+        for cut in [1, z.len() / 2, z.len() - 1] {
+            assert!(
+                decompress(&z[..cut], &mut out, 1 << 20).is_err(),
+                "cut at {cut}"
+            );
+            assert!(out.is_empty());
+        }
+        decompress(&z, &mut out, 1 << 20).unwrap();
+        assert_eq!(out, input);
+    }
+
+    #[test]
+    fn skippable_frames_are_skipped() {
+        let mut z = vec![0x50, 0x2A, 0x4D, 0x18, 3, 0, 0, 0, 9, 9, 9];
+        compress(b"after", &mut z).unwrap();
+        let mut out = Vec::new();
+        decompress(&z, &mut out, 100).unwrap();
+        assert_eq!(out, b"after");
     }
 
     #[test]
