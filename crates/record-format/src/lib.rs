@@ -22,6 +22,10 @@
 //! - [`BatchBuilder`] writes batches as Kafka's Java producer does; in-place helpers
 //!   ([`set_base_offset`], [`set_max_timestamp`], ...) edit a batch in place.
 //! - [`parse_control`] / [`RecordView::control`] decode control records.
+//! - [`find_batch_with_offset`] and [`search_for_timestamp`] are Kafka's `FileRecords` lookups
+//!   (the batch holding an offset; the first record at or past a timestamp) over a buffer.
+//! - The codecs ([`gzip`], [`snappy`], [`lz4`], [`zstd`], or [`compress`] / [`decompress`] by
+//!   [`Compression`]) are usable on their own.
 //!
 //! ## Example
 //!
