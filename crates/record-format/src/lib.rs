@@ -128,3 +128,18 @@ pub use varint::{
 pub fn crc32c(data: &[u8]) -> u32 {
     ::crc32c::crc32c(data)
 }
+
+#[cfg(test)]
+mod tests {
+    fn send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn public_types_cross_threads() {
+        send_sync::<crate::Error>();
+        send_sync::<crate::BatchBuilder>();
+        send_sync::<crate::Compressor>();
+        send_sync::<crate::RecordBatch<'static>>();
+        send_sync::<crate::Records<'static>>();
+        send_sync::<crate::Batches<'static>>();
+    }
+}
