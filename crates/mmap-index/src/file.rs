@@ -52,8 +52,11 @@ impl<E: Entry> IndexFile<E> {
                 });
             }
             let length = round_down(u64::from(max_index_size), E::SIZE);
-            file.set_len(length)
-                .map_err(|e| Error::io(path, "set_len", e))?;
+            if let Err(e) = file.set_len(length) {
+                drop(file);
+                let _ = fs::remove_file(path);
+                return Err(Error::io(path, "set_len", e));
+            }
         }
         Self::map_file(path, &file, base_offset, max_index_size, newly_created)
     }
