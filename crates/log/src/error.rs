@@ -45,6 +45,49 @@ pub enum Error {
         /// What is wrong, in Kafka's words where Kafka has them.
         problem: String,
     },
+    /// A segment operation failed.
+    #[error(transparent)]
+    Segment(#[from] seglog_segment::Error),
+    /// Kafka's `OffsetOutOfRangeException`: a read or truncation outside `[log start, log end]`.
+    #[error(
+        "Received request for offset {offset} for partition {partition}, but we only have log segments from offset {log_start_offset} up to {log_end_offset}"
+    )]
+    OffsetOutOfRange {
+        /// The partition.
+        partition: String,
+        /// The offset asked for.
+        offset: i64,
+        /// The log start offset.
+        log_start_offset: i64,
+        /// The log end offset.
+        log_end_offset: i64,
+    },
+    /// Records handed to an append that Kafka would refuse (bad CRC, too large, offsets out of
+    /// order, not whole batches); `position` is the byte position in the appended buffer.
+    #[error("append to {partition} refused at byte {position} of the input: {reason}")]
+    InvalidRecords {
+        /// The partition.
+        partition: String,
+        /// Where in the input the bad batch starts.
+        position: u64,
+        /// What is wrong, in Kafka's words where Kafka has them.
+        reason: String,
+    },
+    /// A request that contradicts the log's state (Kafka's `IllegalArgumentException` and
+    /// `KafkaException` cases), such as raising the log start offset past the high watermark.
+    #[error("{partition}: {reason}")]
+    InvalidRequest {
+        /// The partition.
+        partition: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The log directory is locked by another process or handle.
+    #[error("Failed to acquire lock on file .lock in {}: another process or handle holds it", path.display())]
+    Locked {
+        /// The log directory.
+        path: PathBuf,
+    },
     /// A directory name that is not `topic-partition` (optionally with a `.<uuid>-delete|-future|-stray`
     /// suffix).
     #[error(
@@ -55,6 +98,14 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+}
+
+/// Errors of the partition log itself.
+impl Error {
+    /// Whether this is Kafka's `OffsetOutOfRange` condition.
+    pub fn is_offset_out_of_range(&self) -> bool {
+        matches!(self, Self::OffsetOutOfRange { .. })
+    }
 }
 
 impl Error {

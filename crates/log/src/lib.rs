@@ -4,10 +4,9 @@
 //! checkpoints, the `.lock` file and the clean-shutdown marker), behaving as Kafka's `UnifiedLog`,
 //! `LocalLog`, `LogLoader` and `LogManager` do.
 //!
-//! It builds on `seglog-segment`. So far it holds the configuration ([`LogConfig`]), topic-partition
-//! directory names ([`TopicPartition`]) Kafka's text checkpoints ([`OffsetCheckpoint`]) and the
-//! clean-shutdown marker ([`CleanShutdownMarker`]); the
-//! partition log itself is the log issue's work.
+//! It builds on `seglog-segment`. It holds the configuration ([`LogConfig`]), topic-partition directory
+//! names ([`TopicPartition`]), Kafka's text checkpoints ([`OffsetCheckpoint`]), the clean-shutdown marker
+//! ([`CleanShutdownMarker`]) and the partition log ([`PartitionLog`]).
 #![forbid(unsafe_code)]
 #![cfg_attr(
     test,
@@ -18,6 +17,8 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod error;
+mod partition;
+mod time;
 mod topic_partition;
 
 pub use checkpoint::{
@@ -27,4 +28,9 @@ pub use checkpoint::{
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
 pub use error::{Error, Result};
+pub use partition::{
+    AppendInfo, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
+    RetentionReport,
+};
+pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

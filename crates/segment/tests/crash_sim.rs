@@ -132,3 +132,38 @@ fn regions_copy_to_files_without_a_buffer() {
     );
     assert_eq!(std::fs::read(&out_path).unwrap(), data);
 }
+
+#[test]
+fn a_damaged_base_offset_ends_the_valid_prefix() {
+    // The CRC does not cover the base offset: recovery catches a damaged one by its order.
+    let dir = tempfile::tempdir().unwrap();
+    let seg = common::create(dir.path(), 0, 4096);
+    let mut sizes = Vec::new();
+    for offset in 0..10 {
+        let batch = common::single(offset);
+        sizes.push(batch.len() as u64);
+        seg.append(offset, &batch).unwrap();
+    }
+    let log_path = seg.log_path();
+    seg.close().unwrap();
+    let mut bytes = std::fs::read(&log_path).unwrap();
+    let sixth: u64 = sizes[..5].iter().sum();
+    let at = usize::try_from(sixth).unwrap();
+    bytes[at..at + 8].copy_from_slice(&2_i64.to_be_bytes());
+    std::fs::write(&log_path, &bytes).unwrap();
+    let seg = common::reopen(dir.path(), 0, 4096);
+    let report = seg.recover().unwrap();
+    assert_eq!(report.valid_bytes, sixth);
+    assert!(matches!(
+        report.stop,
+        Some(seglog_segment::RecoveryStop {
+            reason: seglog_segment::StopReason::OffsetsOutOfOrder {
+                first_offset: 2,
+                previous_last_offset: 4,
+                ..
+            },
+            ..
+        })
+    ));
+    assert_eq!(seg.read_next_offset().unwrap(), 5);
+}

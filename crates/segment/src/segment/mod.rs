@@ -869,6 +869,13 @@ impl<F: FileSystem> LogSegment<F> {
         Ok(())
     }
 
+    /// Resizes only the time index: Kafka's loader creates a missing `.timeindex` empty this way
+    /// (`sanityCheck(timeIndexFileNewlyCreated)`), so that it is not preallocated full of zeros.
+    pub fn resize_time_index(&self, size: u32) -> Result<()> {
+        self.writer.lock().time_index.get_mut()?.resize(size)?;
+        Ok(())
+    }
+
     /// The number of entries in the offset and time indexes (opening them).
     pub fn index_entries(&self) -> Result<(usize, usize)> {
         let w = self.writer.lock();

@@ -43,6 +43,19 @@ pub enum StopReason {
     /// A batch failed framing or validation: a size below 14, a v2 batch below 61 bytes, a CRC
     /// mismatch (Kafka's `CorruptRecordException`).
     Invalid(rf::Error),
+    /// A batch whose offsets cannot follow the previous batch: at or below its last offset, or
+    /// outside the range this segment can index (below the base offset, or more than
+    /// `i32::MAX` past it). The CRC does not cover the base offset, so this is how a damaged base
+    /// offset shows. Kafka would split the segment or truncate all of it; seglog keeps the valid
+    /// prefix.
+    OffsetsOutOfOrder {
+        /// The batch's first offset (its base offset; for legacy entries, its offset).
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The previous batch's last offset, or the segment's base offset minus one.
+        previous_last_offset: i64,
+    },
     /// The file ends inside a batch, or with fewer than 18 bytes after the last batch: a torn
     /// write. Kafka stops silently here; the bytes are cut all the same.
     TornTail,
@@ -55,9 +68,9 @@ impl<F: FileSystem> LogSegment<F> {
     /// is full: call [`LogSegment::resize_indexes`] before appending again (the loader does
     /// this for the active segment).
     ///
-    /// An offset that cannot be stored relative to the base is an error (Kafka's caller then
-    /// splits the segment); so is an index append that Kafka would refuse (offsets going
-    /// backwards), after which the caller truncates the whole segment.
+    /// A batch whose offsets go backwards or cannot be stored relative to the base ends the valid
+    /// prefix like a CRC failure does ([`StopReason::OffsetsOutOfOrder`]), where Kafka would
+    /// split the segment or truncate all of it.
     pub fn recover(&self) -> Result<RecoveryReport> {
         let path = self.log_path.read().clone();
         let mut w = self.writer.lock();
@@ -68,6 +81,7 @@ impl<F: FileSystem> LogSegment<F> {
         let interval = self.config.index_interval_bytes;
         let mut valid_bytes = 0_u64;
         let mut batches = 0_u64;
+        let mut previous_last_offset = self.base_offset.saturating_sub(1);
         let size = self.size();
         let scan = scan_batches(
             &self.log,
@@ -88,12 +102,22 @@ impl<F: FileSystem> LogSegment<F> {
                     }
                 };
                 let last_offset = decoded.last_offset();
-                if !self.can_convert_to_relative_offset(last_offset) {
-                    return Err(Error::OffsetOverflow {
-                        path: path.clone(),
-                        offset: last_offset,
-                    });
+                let first_offset = match decoded {
+                    rf::Batch::V2(b) => b.base_offset(),
+                    rf::Batch::Legacy(_) => last_offset,
+                };
+                if first_offset <= previous_last_offset
+                    || last_offset < first_offset
+                    || !self.can_convert_to_relative_offset(last_offset)
+                {
+                    let reason = StopReason::OffsetsOutOfOrder {
+                        first_offset,
+                        last_offset,
+                        previous_last_offset,
+                    };
+                    return Ok(ControlFlow::Break(RecoveryStop { position, reason }));
                 }
+                previous_last_offset = last_offset;
                 let facts = BatchFacts {
                     last_offset,
                     max_timestamp: decoded.max_timestamp(),

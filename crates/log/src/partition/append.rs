@@ -1,0 +1,394 @@
+//! Appends (Kafka's `UnifiedLog.append` for leaders and followers), rolls, and durable appends
+//! with group commit.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use seglog_record_format::{self as rf, Batch, TimestampType};
+use seglog_segment::io::FileSystem;
+use seglog_segment::{LogSegment, RollParams, naming};
+
+use super::{Inner, PartitionLog};
+use crate::config::MessageTimestampType;
+use crate::error::{Error, Result};
+
+/// What an append did (Kafka's `LogAppendInfo`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendInfo {
+    /// The first offset assigned (the base offset of the first batch).
+    pub first_offset: i64,
+    /// The last offset assigned.
+    pub last_offset: i64,
+    /// The largest timestamp appended.
+    pub max_timestamp: i64,
+    /// The broker append time stamped into the batches under `LogAppendTime`, else `None`.
+    pub log_append_time: Option<i64>,
+    /// The number of batches.
+    pub batches: usize,
+    /// The bytes appended.
+    pub valid_bytes: u64,
+}
+
+/// The facts of one validated input batch.
+struct InputBatch {
+    start: usize,
+    size: usize,
+    first_offset: i64,
+    last_offset: i64,
+    last_offset_delta: i64,
+    max_timestamp: i64,
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// Appends producer batches as the partition leader: checks each batch (magic 2, base offset
+    /// 0 as clients send it, size within `max.message.bytes`, CRC, timestamps within
+    /// `message.timestamp.before/after.max.ms`), assigns offsets from the log end offset, stamps
+    /// the append time under `LogAppendTime`, rolls if needed and appends. The batches in
+    /// `records` are edited in place.
+    pub fn append_as_leader(&self, records: &mut [u8]) -> Result<AppendInfo> {
+        let inner = &self.inner;
+        let _writer = inner.writer.lock();
+        let now = inner.time.now_ms();
+        let batches = inner.validate(records, true, now)?;
+        let log_append_time = (inner.config.message_timestamp_type
+            == MessageTimestampType::LogAppendTime)
+            .then_some(now);
+        let mut next = inner.log_end_offset.load(Ordering::Acquire);
+        let mut max_timestamp = -1;
+        let mut assigned = Vec::with_capacity(batches.len());
+        for b in &batches {
+            let bytes = records
+                .get_mut(b.start..b.start + b.size)
+                .unwrap_or_default();
+            let invalid = |e: rf::Error| inner.invalid(b.start, e.to_string());
+            rf::set_base_offset(bytes, next).map_err(invalid)?;
+            let batch_max = match log_append_time {
+                Some(t) => {
+                    rf::set_max_timestamp(bytes, TimestampType::LogAppendTime, t)
+                        .map_err(invalid)?;
+                    t
+                }
+                None => b.max_timestamp,
+            };
+            max_timestamp = max_timestamp.max(batch_max);
+            assigned.push((next, next + b.last_offset_delta));
+            next += b.last_offset_delta + 1;
+        }
+        let first_offset = assigned.first().map_or(next, |a| a.0);
+        let last_offset = next - 1;
+        inner.append_locked(records, first_offset, last_offset, max_timestamp)?;
+        Ok(AppendInfo {
+            first_offset,
+            last_offset,
+            max_timestamp,
+            log_append_time,
+            batches: batches.len(),
+            valid_bytes: records.len() as u64,
+        })
+    }
+
+    /// Appends batches whose offsets are already assigned, as a follower replica does: the first
+    /// batch must start at or after the log end offset and offsets must increase.
+    pub fn append_as_follower(&self, records: &[u8]) -> Result<AppendInfo> {
+        let inner = &self.inner;
+        let _writer = inner.writer.lock();
+        let batches = inner.validate(records, false, inner.time.now_ms())?;
+        let Some(first) = batches.first() else {
+            return Err(inner.invalid(0, "no record batch in the append".to_owned()));
+        };
+        let log_end = inner.log_end_offset.load(Ordering::Acquire);
+        if first.first_offset < log_end {
+            return Err(inner.invalid(
+                0,
+                format!(
+                    "Unexpected offset in append to {}. First offset {} is less than the next offset {log_end}",
+                    inner.tp, first.first_offset
+                ),
+            ));
+        }
+        let mut previous = i64::MIN;
+        for b in &batches {
+            if b.first_offset <= previous || b.last_offset < b.first_offset {
+                return Err(inner.invalid(
+                    b.start,
+                    format!("Out of order offsets found in append to {}", inner.tp),
+                ));
+            }
+            previous = b.last_offset;
+        }
+        let max_timestamp = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
+        let last_offset = previous;
+        inner.append_locked(records, first.first_offset, last_offset, max_timestamp)?;
+        Ok(AppendInfo {
+            first_offset: first.first_offset,
+            last_offset,
+            max_timestamp,
+            log_append_time: None,
+            batches: batches.len(),
+            valid_bytes: records.len() as u64,
+        })
+    }
+
+    /// A leader append that returns only once the appended records are on stable storage
+    /// (fdatasync). Concurrent durable appenders share one fsync round (group commit).
+    pub fn append_durable(&self, records: &mut [u8]) -> Result<AppendInfo> {
+        let info = self.append_as_leader(records)?;
+        self.sync_up_to(info.last_offset + 1)?;
+        Ok(info)
+    }
+
+    /// Waits until every offset below `offset` is durable, running or joining a flush round.
+    pub fn sync_up_to(&self, offset: i64) -> Result<()> {
+        let inner = &self.inner;
+        let mut state = inner.sync.lock();
+        loop {
+            if state.synced_to >= offset {
+                return Ok(());
+            }
+            if state.in_progress {
+                inner.sync_done.wait(&mut state);
+                continue;
+            }
+            state.in_progress = true;
+            drop(state);
+            // Everything appended so far is covered by this round, not only our own records.
+            let goal = inner.log_end_offset.load(Ordering::Acquire);
+            let result = inner.flush_up_to(goal.saturating_add(1));
+            state = inner.sync.lock();
+            state.in_progress = false;
+            state.rounds += 1;
+            if result.is_ok() {
+                state.synced_to = state.synced_to.max(goal);
+            }
+            inner.sync_done.notify_all();
+            result?;
+        }
+    }
+
+    /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says.
+    pub fn roll(&self) -> Result<Arc<LogSegment<F>>> {
+        let _writer = self.inner.writer.lock();
+        self.inner.roll(None)
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    fn invalid(&self, position: usize, reason: String) -> Error {
+        Error::InvalidRecords {
+            partition: self.partition(),
+            position: position as u64,
+            reason,
+        }
+    }
+
+    /// Kafka's `analyzeAndValidateRecords`: frames the whole input and checks every batch.
+    fn validate(&self, records: &[u8], leader: bool, now: i64) -> Result<Vec<InputBatch>> {
+        let mut out = Vec::new();
+        let mut framing = rf::batches(records);
+        for framed in &mut framing {
+            let framed = framed.map_err(|e| {
+                let at = usize::try_from(e.position().unwrap_or(0)).unwrap_or(usize::MAX);
+                self.invalid(at, e.to_string())
+            })?;
+            let start = framed.position();
+            let size = framed.size_in_bytes();
+            if size > usize::try_from(self.config.max_message_bytes).unwrap_or(0) {
+                return Err(self.invalid(
+                    start,
+                    format!(
+                        "The record batch size in the append to {} is {size} bytes which exceeds the maximum configured value of {}.",
+                        self.tp, self.config.max_message_bytes
+                    ),
+                ));
+            }
+            let batch = framed
+                .decode()
+                .map_err(|e| self.invalid(start, e.to_string()))?;
+            let Batch::V2(v2) = batch else {
+                return Err(self.invalid(
+                    start,
+                    "message format v0/v1 is read-only; appends take record batch v2".to_owned(),
+                ));
+            };
+            if v2.validate().is_err() {
+                return Err(self.invalid(
+                    start,
+                    format!(
+                        "Record is corrupt (stored crc = {}) in topic partition {}.",
+                        v2.crc(),
+                        self.tp
+                    ),
+                ));
+            }
+            if leader && v2.base_offset() != 0 {
+                return Err(self.invalid(
+                    start,
+                    format!(
+                        "The baseOffset of the record batch in the append to {} should be 0, but it is {}",
+                        self.tp,
+                        v2.base_offset()
+                    ),
+                ));
+            }
+            if leader && self.config.message_timestamp_type == MessageTimestampType::CreateTime {
+                self.check_timestamps(start, &v2, now)?;
+            }
+            out.push(InputBatch {
+                start,
+                size,
+                first_offset: v2.base_offset(),
+                last_offset: v2.last_offset(),
+                last_offset_delta: i64::from(v2.last_offset_delta()),
+                max_timestamp: v2.max_timestamp(),
+            });
+        }
+        if framing.position() != records.len() || out.is_empty() {
+            return Err(self.invalid(
+                framing.position(),
+                "the input does not end with a whole record batch".to_owned(),
+            ));
+        }
+        let total: u64 = out.iter().map(|b| b.size as u64).sum();
+        if total > u64::try_from(self.config.segment_bytes).unwrap_or(0) {
+            return Err(self.invalid(
+                0,
+                format!(
+                    "Message batch size is {total} bytes in append to partition {}, which exceeds the maximum configured segment size of {}.",
+                    self.tp, self.config.segment_bytes
+                ),
+            ));
+        }
+        Ok(out)
+    }
+
+    /// Kafka's CreateTime bounds (`message.timestamp.before.max.ms` / `after.max.ms`), checked on
+    /// the batch's first and largest timestamps.
+    fn check_timestamps(&self, start: usize, batch: &rf::RecordBatch<'_>, now: i64) -> Result<()> {
+        for ts in [batch.base_timestamp(), batch.max_timestamp()] {
+            if ts < 0 {
+                continue;
+            }
+            let too_old = now.saturating_sub(ts) > self.config.message_timestamp_before_max_ms;
+            let too_new = ts.saturating_sub(now) > self.config.message_timestamp_after_max_ms;
+            if too_old || too_new {
+                return Err(self.invalid(
+                    start,
+                    format!(
+                        "Timestamp {ts} of the batch is out of range. The timestamp should be within [{}, {}]",
+                        now.saturating_sub(self.config.message_timestamp_before_max_ms),
+                        now.saturating_add(self.config.message_timestamp_after_max_ms)
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Rolls if needed, appends to the active segment, moves the log end offset, and applies
+    /// `flush.messages`. The caller holds the writer lock.
+    fn append_locked(
+        &self,
+        records: &[u8],
+        first_offset: i64,
+        last_offset: i64,
+        max_timestamp: i64,
+    ) -> Result<()> {
+        let mut active = self.active();
+        let params = RollParams {
+            max_segment_ms: self.config.max_segment_ms(),
+            max_segment_bytes: u64::try_from(self.config.segment_bytes).unwrap_or(0),
+            max_timestamp_in_messages: max_timestamp,
+            max_offset_in_messages: last_offset,
+            messages_size: records.len() as u64,
+            now_ms: self.time.now_ms(),
+        };
+        if active.should_roll(params)? {
+            active = self.roll(Some(first_offset))?;
+        }
+        active.append(last_offset, records)?;
+        self.log_end_offset
+            .store(last_offset + 1, Ordering::Release);
+        let unflushed = last_offset + 1 - self.recovery_point.load(Ordering::Acquire);
+        if unflushed >= self.config.flush_messages {
+            self.flush_up_to(last_offset + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `LocalLog.roll` plus `UnifiedLog.roll`'s background flush of older segments.
+    /// The caller holds the writer lock.
+    pub(super) fn roll(&self, expected_next_offset: Option<i64>) -> Result<Arc<LogSegment<F>>> {
+        let log_end = self.log_end_offset.load(Ordering::Acquire);
+        let new_offset = expected_next_offset.unwrap_or(0).max(log_end);
+        let active = self.active();
+        if new_offset == active.base_offset() {
+            if active.size() == 0 {
+                // KAFKA-6388: an empty active segment at the same offset is recreated, not rolled.
+                active.delete()?;
+                let fresh = Arc::new(self.open_new_segment(new_offset)?);
+                self.swap_segments(|s| {
+                    s.insert(new_offset, Arc::clone(&fresh));
+                });
+                return Ok(fresh);
+            }
+            return Err(Error::InvalidRequest {
+                partition: self.partition(),
+                reason: format!(
+                    "Trying to roll a new log segment with start offset {new_offset} while it already exists"
+                ),
+            });
+        }
+        if new_offset < active.base_offset() {
+            return Err(Error::InvalidRequest {
+                partition: self.partition(),
+                reason: format!(
+                    "Trying to roll a new log segment with start offset {new_offset} lower than start offset of the active segment {}",
+                    active.base_offset()
+                ),
+            });
+        }
+        // Stray files named like the new segment are deleted first, as Kafka does.
+        for path in [
+            naming::log_file(&self.dir, new_offset, ""),
+            naming::offset_index_file(&self.dir, new_offset, ""),
+            naming::time_index_file(&self.dir, new_offset, ""),
+        ] {
+            let _ = self.fs.remove_file(&path);
+            let _ = std::fs::remove_file(&path);
+        }
+        active.on_become_inactive()?;
+        let segment = Arc::new(self.open_new_segment(new_offset)?);
+        self.swap_segments(|s| {
+            s.insert(new_offset, Arc::clone(&segment));
+        });
+        self.schedule_flush_before(new_offset);
+        Ok(segment)
+    }
+
+    fn open_new_segment(&self, base: i64) -> Result<LogSegment<F>> {
+        Ok(LogSegment::open(
+            self.fs.clone(),
+            &self.dir,
+            base,
+            self.segment_config(),
+            false,
+            "",
+            self.time.now_ms(),
+        )?)
+    }
+
+    /// Flushes every segment below `offset` in the background and then moves the recovery point
+    /// to `offset`, as Kafka's "flush-log" task after a roll.
+    fn schedule_flush_before(&self, offset: i64) {
+        let me = self.me.clone();
+        let handle = std::thread::spawn(move || {
+            if let Some(inner) = me.upgrade() {
+                // A failure leaves the recovery point where it was: the next flush retries.
+                let _ = inner.flush_up_to(offset);
+            }
+        });
+        let mut background = self.background.lock();
+        background.retain(|h| !h.is_finished());
+        background.push(handle);
+    }
+}

@@ -1,0 +1,399 @@
+//! Opening a partition log: Kafka's `LogLoader.load`, step by step, with a report of what it did.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use seglog_segment::io::FileSystem;
+use seglog_segment::{LogSegment, RecoveryReport, naming};
+
+use super::{Inner, PartitionLog, SegmentMap, SyncState};
+use crate::config::LogConfig;
+use crate::error::{Error, Result};
+use crate::time::Time;
+use crate::topic_partition::TopicPartition;
+
+/// What the log directory knows about a partition when it opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LoadOptions {
+    /// The checkpointed recovery point (0 when there is none).
+    pub recovery_point: i64,
+    /// The checkpointed log start offset (0 when there is none).
+    pub log_start_offset: i64,
+    /// Whether the log directory had a clean-shutdown marker.
+    pub had_clean_shutdown: bool,
+}
+
+/// What [`PartitionLog::open`] did, step by step.
+#[derive(Debug, Default)]
+pub struct LoadReport {
+    /// `*.deleted` files removed (step 1).
+    pub deleted_files: Vec<PathBuf>,
+    /// `*.cleaned` files, and `*.swap` files at or above the smallest cleaned offset, removed:
+    /// an interrupted cleaning or split, aborted (step 1).
+    pub aborted_files: Vec<PathBuf>,
+    /// Files replaced by a completed swap, removed (step 3).
+    pub replaced_files: Vec<PathBuf>,
+    /// Base offsets of `.swap` segments renamed into place (step 4).
+    pub completed_swaps: Vec<i64>,
+    /// Index files without a `.log`, removed (step 5).
+    pub orphan_indexes: Vec<PathBuf>,
+    /// Segments whose `.index` was missing, rebuilt by recovery (step 5).
+    pub rebuilt_missing_index: Vec<i64>,
+    /// Segments recovered after an unclean shutdown, with what recovery did (step 6).
+    pub recovered: Vec<(i64, RecoveryReport)>,
+    /// Segments deleted because an earlier segment was truncated (step 6).
+    pub deleted_after_corruption: Vec<i64>,
+    /// How many segments were opened.
+    pub segments_loaded: usize,
+    /// How many segments had their `.log` scanned (recovered). After a clean shutdown: zero.
+    pub segments_scanned: usize,
+    /// The log end offset after loading.
+    pub log_end_offset: i64,
+    /// The recovery point after loading.
+    pub recovery_point: i64,
+    /// The log start offset after loading.
+    pub log_start_offset: i64,
+}
+
+fn file_name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+}
+
+fn is_index_name(name: &str) -> bool {
+    [
+        naming::INDEX_FILE_SUFFIX,
+        naming::TIME_INDEX_FILE_SUFFIX,
+        naming::TXN_INDEX_FILE_SUFFIX,
+    ]
+    .iter()
+    .any(|s| name.ends_with(s))
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// Opens the partition log in `dir` (creating the directory if needed), running Kafka's loader
+    /// steps in order: remove `.deleted` files; abort `.cleaned` and complete `.swap` replacements;
+    /// delete orphan index files; rebuild a missing `.index`; after an unclean shutdown recover
+    /// every segment from the one holding the recovery point, truncating at the first invalid byte
+    /// and deleting all later segments; then resize the active segment's indexes.
+    pub fn open(
+        fs: F,
+        dir: &Path,
+        config: LogConfig,
+        options: LoadOptions,
+        time: Arc<dyn Time>,
+    ) -> Result<(Self, LoadReport)> {
+        config.validate()?;
+        let (tp, _) = TopicPartition::parse_dir(dir)?;
+        fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let inner = Arc::new_cyclic(|me| Inner {
+            me: me.clone(),
+            fs,
+            dir: dir.to_path_buf(),
+            tp,
+            config,
+            time,
+            segments: RwLock::new(Arc::new(SegmentMap::new())),
+            writer: Mutex::new(()),
+            log_end_offset: AtomicI64::new(0),
+            high_watermark: AtomicI64::new(0),
+            log_start_offset: AtomicI64::new(0),
+            recovery_point: AtomicI64::new(0),
+            last_flush_ms: AtomicI64::new(0),
+            pending_deletes: Mutex::new(Vec::new()),
+            sync: Mutex::new(SyncState::default()),
+            sync_done: Condvar::new(),
+            background: Mutex::new(Vec::new()),
+            jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
+        });
+        inner
+            .last_flush_ms
+            .store(inner.time.now_ms(), Ordering::Release);
+        let mut report = LoadReport::default();
+        inner.load(options, &mut report)?;
+        Ok((Self { inner }, report))
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    fn list(&self) -> Result<Vec<PathBuf>> {
+        let entries = self
+            .fs
+            .read_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))?;
+        Ok(entries.into_iter().filter(|p| !Self::is_dir(p)).collect())
+    }
+
+    fn is_dir(path: &Path) -> bool {
+        // SimFs and the real file system both list directories; segment files always have a dot.
+        !file_name(path).contains('.')
+    }
+
+    fn remove(&self, path: &Path) -> Result<()> {
+        match self.fs.remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    fn open_segment(&self, base: i64, suffix: &str, exists: bool) -> Result<LogSegment<F>> {
+        Ok(LogSegment::open(
+            self.fs.clone(),
+            &self.dir,
+            base,
+            self.segment_config(),
+            exists,
+            suffix,
+            self.time.now_ms(),
+        )?)
+    }
+
+    fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
+        let swaps = self.remove_temp_files_and_collect_swaps(report)?;
+        self.complete_swaps(&swaps, report)?;
+        let mut segments = self.load_segment_files(options, report)?;
+        let mut recovery_point = options.recovery_point;
+        if !options.had_clean_shutdown {
+            self.recover_log(&mut segments, recovery_point, report)?;
+        }
+        // Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd.
+        if let Some(last) = segments.values().next_back()
+            && last.read_next_offset()? < options.log_start_offset
+        {
+            for (_, segment) in std::mem::take(&mut segments) {
+                segment.delete()?;
+            }
+        }
+        if segments.is_empty() {
+            let start = options.log_start_offset.max(0);
+            let segment = self.open_segment(start, "", false)?;
+            segments.insert(start, Arc::new(segment));
+            self.sync_dir()?;
+        }
+        let active = segments.values().next_back().map(Arc::clone);
+        let log_end_offset = match &active {
+            Some(active) => {
+                active
+                    .resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
+                active.read_next_offset()?
+            }
+            None => 0,
+        };
+        recovery_point = if options.had_clean_shutdown {
+            log_end_offset
+        } else {
+            recovery_point.min(log_end_offset)
+        };
+        let first_base = segments.keys().next().copied().unwrap_or(0);
+        let log_start_offset = options.log_start_offset.max(first_base);
+        report.segments_loaded = segments.len();
+        report.log_end_offset = log_end_offset;
+        report.recovery_point = recovery_point;
+        report.log_start_offset = log_start_offset;
+        *self.segments.write() = Arc::new(segments);
+        self.log_end_offset.store(log_end_offset, Ordering::Release);
+        self.recovery_point.store(recovery_point, Ordering::Release);
+        self.log_start_offset
+            .store(log_start_offset, Ordering::Release);
+        self.high_watermark.store(
+            log_start_offset.max(0).min(log_end_offset),
+            Ordering::Release,
+        );
+        self.sync.lock().synced_to = recovery_point;
+        Ok(())
+    }
+
+    /// Step 1: delete `.deleted`; abort `.cleaned` (and `.swap` files at or above the smallest
+    /// cleaned offset, an interrupted split); return the remaining `.swap` files.
+    fn remove_temp_files_and_collect_swaps(&self, report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+        let mut cleaned = Vec::new();
+        let mut swaps = Vec::new();
+        for path in self.list()? {
+            let name = file_name(&path);
+            if name.ends_with(naming::DELETED_FILE_SUFFIX) && !name.ends_with(".checkpoint.deleted")
+            {
+                self.remove(&path)?;
+                report.deleted_files.push(path);
+            } else if name.ends_with(naming::CLEANED_FILE_SUFFIX) {
+                cleaned.push(path);
+            } else if name.ends_with(naming::SWAP_FILE_SUFFIX) {
+                swaps.push(path);
+            }
+        }
+        let min_cleaned = cleaned
+            .iter()
+            .filter_map(|p| naming::offset_from_file_name(file_name(p)))
+            .min();
+        if let Some(min_cleaned) = min_cleaned {
+            let (abort, keep): (Vec<_>, Vec<_>) = swaps.into_iter().partition(|p| {
+                naming::offset_from_file_name(file_name(p)).is_some_and(|o| o >= min_cleaned)
+            });
+            for path in abort {
+                self.remove(&path)?;
+                report.aborted_files.push(path);
+            }
+            swaps = keep;
+        }
+        for path in cleaned {
+            self.remove(&path)?;
+            report.aborted_files.push(path);
+        }
+        Ok(swaps)
+    }
+
+    /// Steps 2 to 4: delete what the swap segments replace, then rename them into place.
+    fn complete_swaps(&self, swaps: &[PathBuf], report: &mut LoadReport) -> Result<()> {
+        let swap_logs: Vec<i64> = swaps
+            .iter()
+            .filter(|p| {
+                file_name(p).ends_with(&format!(
+                    "{}{}",
+                    naming::LOG_FILE_SUFFIX,
+                    naming::SWAP_FILE_SUFFIX
+                ))
+            })
+            .filter_map(|p| naming::offset_from_file_name(file_name(p)))
+            .collect();
+        if swap_logs.is_empty() {
+            // Index files left as .swap without their log: drop the suffix-less leftovers' twins.
+            for path in swaps {
+                self.remove(path)?;
+                report.aborted_files.push(path.clone());
+            }
+            return Ok(());
+        }
+        let mut min_swap = i64::MAX;
+        let mut max_swap = i64::MIN;
+        for base in &swap_logs {
+            let segment = self.open_segment(*base, naming::SWAP_FILE_SUFFIX, true)?;
+            min_swap = min_swap.min(*base);
+            max_swap = max_swap.max(segment.read_next_offset()?);
+        }
+        for path in self.list()? {
+            let name = file_name(&path);
+            if name.ends_with(naming::SWAP_FILE_SUFFIX) {
+                continue;
+            }
+            if let Some(offset) = naming::offset_from_file_name(name)
+                && (min_swap..max_swap).contains(&offset)
+                && (name.ends_with(naming::LOG_FILE_SUFFIX) || is_index_name(name))
+            {
+                self.remove(&path)?;
+                report.replaced_files.push(path);
+            }
+        }
+        for path in swaps {
+            let name = file_name(path);
+            let target = self
+                .dir
+                .join(name.strip_suffix(naming::SWAP_FILE_SUFFIX).unwrap_or(name));
+            self.fs
+                .rename(path, &target)
+                .map_err(|e| Error::io(path, e))?;
+        }
+        self.sync_dir()?;
+        report.completed_swaps = swap_logs;
+        Ok(())
+    }
+
+    /// Step 5: open every `.log` (sorted by name), delete orphan index files, and recover
+    /// segments whose `.index` is missing.
+    fn load_segment_files(
+        &self,
+        options: LoadOptions,
+        report: &mut LoadReport,
+    ) -> Result<SegmentMap<F>> {
+        let files = self.list()?;
+        let logs: BTreeMap<i64, PathBuf> = files
+            .iter()
+            .filter(|p| file_name(p).ends_with(naming::LOG_FILE_SUFFIX))
+            .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
+            .collect();
+        for path in &files {
+            let name = file_name(path);
+            if is_index_name(name)
+                && naming::offset_from_file_name(name).is_none_or(|o| !logs.contains_key(&o))
+            {
+                self.remove(path)?;
+                report.orphan_indexes.push(path.clone());
+            }
+        }
+        let mut segments = SegmentMap::new();
+        for base in logs.keys() {
+            let segment = self.open_segment(*base, "", true)?;
+            let index_path = naming::offset_index_file(&self.dir, *base, "");
+            if !naming::time_index_file(&self.dir, *base, "").exists() && index_path.exists() {
+                segment.resize_time_index(0)?;
+            }
+            if !index_path.exists() {
+                let recovered = segment.recover()?;
+                report.rebuilt_missing_index.push(*base);
+                report.segments_scanned += 1;
+                let _ = options;
+                report.recovered.push((*base, recovered));
+            }
+            segments.insert(*base, Arc::new(segment));
+        }
+        Ok(segments)
+    }
+
+    /// Step 6 after an unclean shutdown: recover every segment from the one holding the recovery
+    /// point; on the first truncation, delete every later segment and stop.
+    fn recover_log(
+        &self,
+        segments: &mut SegmentMap<F>,
+        recovery_point: i64,
+        report: &mut LoadReport,
+    ) -> Result<()> {
+        let start = segments
+            .range(..=recovery_point)
+            .next_back()
+            .map_or(i64::MIN, |(b, _)| *b);
+        let bases: Vec<i64> = segments.range(start..).map(|(b, _)| *b).collect();
+        let mut truncated_at = None;
+        for base in &bases {
+            let Some(segment) = segments.get(base) else {
+                continue;
+            };
+            if report.recovered.iter().any(|(b, _)| b == base) {
+                continue; // already rebuilt for a missing index
+            }
+            report.segments_scanned += 1;
+            match segment.recover() {
+                Ok(recovered) => {
+                    let truncated = recovered.bytes_truncated > 0;
+                    report.recovered.push((*base, recovered));
+                    if truncated {
+                        truncated_at = Some(*base);
+                        break;
+                    }
+                }
+                Err(seglog_segment::Error::Index(e)) => {
+                    // Kafka: "Found invalid offset during recovery. Deleting the corrupt segment and
+                    // creating an empty one with starting offset B".
+                    let _ = e;
+                    segment.truncate_to(*base, self.time.now_ms())?;
+                    truncated_at = Some(*base);
+                    break;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if let Some(at) = truncated_at {
+            let later: Vec<i64> = segments.range(at + 1..).map(|(b, _)| *b).collect();
+            for base in later {
+                if let Some(segment) = segments.remove(&base) {
+                    segment.delete()?;
+                    report.deleted_after_corruption.push(base);
+                }
+            }
+            self.sync_dir()?;
+        }
+        Ok(())
+    }
+}

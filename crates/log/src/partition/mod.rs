@@ -1,0 +1,330 @@
+//! [`PartitionLog`]: one partition's log, a `topic-N` directory of segments (Kafka's `UnifiedLog`
+//! and `LocalLog`).
+//!
+//! Concurrency: one appender at a time (appends, rolls, truncations and retention serialise on
+//! the writer mutex) and any number of readers. A reader takes a snapshot of the segment list (an
+//! `Arc` clone under a read lock held for nanoseconds) and reads through the segments' lock-free
+//! paths, so reads never wait for appends or rolls. A segment removed by retention or truncation
+//! is renamed `.deleted` at once, but its files are unlinked only after `file.delete.delay.ms`
+//! *and* once no reader holds it.
+
+mod append;
+mod load;
+mod read;
+mod retention;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::thread::JoinHandle;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+use seglog_segment::io::{FileSystem, RealFs};
+use seglog_segment::{LogSegment, SegmentConfig, naming};
+
+use crate::config::LogConfig;
+use crate::error::{Error, Result};
+use crate::time::Time;
+use crate::topic_partition::TopicPartition;
+
+pub use append::AppendInfo;
+pub use load::{LoadOptions, LoadReport};
+pub use read::{FetchDataInfo, Isolation, ListOffset};
+pub use retention::RetentionReport;
+
+/// The segments of a log, by base offset. Readers hold an `Arc` of one version; writers swap in
+/// a new version.
+pub(crate) type SegmentMap<F> = BTreeMap<i64, Arc<LogSegment<F>>>;
+
+/// A partition log. Cheap to clone: clones share the same log.
+#[derive(Debug)]
+pub struct PartitionLog<F: FileSystem = RealFs> {
+    inner: Arc<Inner<F>>,
+}
+
+impl<F: FileSystem> Clone for PartitionLog<F> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner<F: FileSystem> {
+    /// A weak handle on this log, for background tasks.
+    me: std::sync::Weak<Inner<F>>,
+    fs: F,
+    dir: PathBuf,
+    tp: TopicPartition,
+    config: LogConfig,
+    time: Arc<dyn Time>,
+    segments: RwLock<Arc<SegmentMap<F>>>,
+    /// Serialises appends, rolls, truncations, flush bookkeeping and retention.
+    writer: Mutex<()>,
+    log_end_offset: AtomicI64,
+    high_watermark: AtomicI64,
+    log_start_offset: AtomicI64,
+    recovery_point: AtomicI64,
+    last_flush_ms: AtomicI64,
+    /// Segments renamed `.deleted`, waiting for their delay and their last reader.
+    pending_deletes: Mutex<Vec<PendingDelete<F>>>,
+    /// Group commit of durable appends.
+    sync: Mutex<SyncState>,
+    sync_done: Condvar,
+    /// Background flushes started by rolls.
+    background: Mutex<Vec<JoinHandle<()>>>,
+    /// Random draws for the roll jitter.
+    jitter_seed: AtomicI64,
+}
+
+#[derive(Debug)]
+struct PendingDelete<F: FileSystem> {
+    due_ms: i64,
+    segment: Arc<LogSegment<F>>,
+}
+
+#[derive(Debug, Default)]
+struct SyncState {
+    /// Every offset below this is durable.
+    synced_to: i64,
+    /// A durable flush is running.
+    in_progress: bool,
+    /// How many fsync rounds group commit ran.
+    rounds: u64,
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// The partition's directory.
+    pub fn dir(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// The topic-partition.
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.inner.tp
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LogConfig {
+        &self.inner.config
+    }
+
+    /// The offset the next appended record gets (Kafka's log end offset).
+    pub fn log_end_offset(&self) -> i64 {
+        self.inner.log_end_offset.load(Ordering::Acquire)
+    }
+
+    /// The first offset readers may read.
+    pub fn log_start_offset(&self) -> i64 {
+        self.inner.log_start_offset.load(Ordering::Acquire)
+    }
+
+    /// The high watermark: reads with [`Isolation::HighWatermark`] stop below it, and retention
+    /// never deletes at or above it.
+    pub fn high_watermark(&self) -> i64 {
+        self.inner.high_watermark.load(Ordering::Acquire)
+    }
+
+    /// Sets the high watermark, clamped to `[log start, log end]` as Kafka does.
+    pub fn set_high_watermark(&self, offset: i64) {
+        let clamped = offset.clamp(self.log_start_offset(), self.log_end_offset());
+        self.inner.high_watermark.store(clamped, Ordering::Release);
+    }
+
+    /// Every offset below the recovery point is on stable storage; recovery after a crash starts
+    /// at the segment holding it.
+    pub fn recovery_point(&self) -> i64 {
+        self.inner.recovery_point.load(Ordering::Acquire)
+    }
+
+    /// A snapshot of the segment list.
+    pub fn segments(&self) -> Arc<SegmentMap<F>> {
+        Arc::clone(&self.inner.segments.read())
+    }
+
+    /// The active (last) segment.
+    pub fn active_segment(&self) -> Arc<LogSegment<F>> {
+        self.inner.active()
+    }
+
+    /// The number of segments.
+    pub fn segment_count(&self) -> usize {
+        self.inner.segments.read().len()
+    }
+
+    /// The total size of all segments in bytes.
+    pub fn size(&self) -> u64 {
+        self.segments().values().map(|s| s.size()).sum()
+    }
+
+    /// How many fsync rounds durable appends ran (group commit shares one round among
+    /// concurrent appenders).
+    pub fn group_commit_rounds(&self) -> u64 {
+        self.inner.sync.lock().rounds
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    fn active(&self) -> Arc<LogSegment<F>> {
+        let segments = self.segments.read();
+        // The loader guarantees at least one segment, and every writer keeps one.
+        match segments.values().next_back() {
+            Some(s) => Arc::clone(s),
+            None => unreachable_no_segment(&self.tp),
+        }
+    }
+
+    fn partition(&self) -> String {
+        self.tp.to_string()
+    }
+
+    fn segment_config(&self) -> SegmentConfig {
+        let seed = self
+            .jitter_seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15_u64.cast_signed(), Ordering::Relaxed);
+        let mut x = seed.cast_unsigned() ^ 0xD1B5_4A32_D192_ED03;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+        x ^= x >> 33;
+        SegmentConfig {
+            index_interval_bytes: u32::try_from(self.config.index_interval_bytes).unwrap_or(0),
+            max_index_size: u32::try_from(self.config.segment_index_bytes).unwrap_or(0),
+            preallocate: self.config.preallocate,
+            initial_file_size: self.config.initial_file_size(),
+            roll_jitter_ms: self.config.segment_jitter_from(x),
+        }
+    }
+
+    fn swap_segments(&self, f: impl FnOnce(&mut SegmentMap<F>)) {
+        let mut guard = self.segments.write();
+        let mut next = SegmentMap::clone(&guard);
+        f(&mut next);
+        *guard = Arc::new(next);
+    }
+
+    /// Renames a removed segment `.deleted` and queues its files for deletion.
+    fn schedule_delete(&self, segment: Arc<LogSegment<F>>) -> Result<()> {
+        segment.change_file_suffixes("", naming::DELETED_FILE_SUFFIX)?;
+        let due_ms = self
+            .time
+            .now_ms()
+            .saturating_add(self.config.file_delete_delay_ms);
+        self.pending_deletes
+            .lock()
+            .push(PendingDelete { due_ms, segment });
+        Ok(())
+    }
+
+    fn sync_dir(&self) -> Result<()> {
+        self.fs
+            .sync_dir(&self.dir)
+            .map_err(|e| Error::io(&self.dir, e))
+    }
+}
+
+#[cold]
+fn unreachable_no_segment(tp: &TopicPartition) -> ! {
+    // An invariant, not an error: every code path that removes segments adds one first.
+    panic!("partition log {tp} has no segment")
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// Deletes the files of `.deleted` segments whose delay has passed and that no reader holds.
+    /// Returns how many segments were deleted.
+    pub fn delete_expired_files(&self) -> Result<usize> {
+        let now = self.inner.time.now_ms();
+        let mut pending = self.inner.pending_deletes.lock();
+        let mut deleted = 0;
+        let mut keep = Vec::with_capacity(pending.len());
+        for p in pending.drain(..) {
+            // Only our queue holds it: no reader can be reading it.
+            if p.due_ms <= now && Arc::strong_count(&p.segment) == 1 {
+                p.segment.delete()?;
+                deleted += 1;
+            } else {
+                keep.push(p);
+            }
+        }
+        *pending = keep;
+        Ok(deleted)
+    }
+
+    /// How many removed segments wait for deletion.
+    pub fn pending_deletes(&self) -> usize {
+        self.inner.pending_deletes.lock().len()
+    }
+
+    /// Flushes every segment up to `offset` (exclusive) and moves the recovery point there
+    /// (Kafka's `flush(offset, includingOffset = false)`).
+    pub fn flush_up_to(&self, offset: i64) -> Result<()> {
+        self.inner.flush_up_to(offset)
+    }
+
+    /// Flushes everything appended so far (Kafka's `flush(forceFlushActiveSegment = true)`).
+    pub fn flush(&self) -> Result<()> {
+        self.inner
+            .flush_up_to(self.log_end_offset().saturating_add(1))
+    }
+
+    /// Waits for the background flushes started by rolls.
+    pub fn wait_for_background_flushes(&self) {
+        let handles: Vec<_> = self.inner.background.lock().drain(..).collect();
+        for handle in handles {
+            let _ = handle.join();
+        }
+    }
+
+    /// Flushes and closes every segment (trimming the active one's preallocated files). The log
+    /// must not be used afterwards.
+    pub fn close(&self) -> Result<()> {
+        self.wait_for_background_flushes();
+        self.flush()?;
+        for segment in self.segments().values() {
+            segment.close()?;
+        }
+        Ok(())
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    fn flush_up_to(&self, offset: i64) -> Result<()> {
+        let recovery_point = self.recovery_point.load(Ordering::Acquire);
+        if offset <= recovery_point {
+            return Ok(());
+        }
+        let segments = Arc::clone(&self.segments.read());
+        let mut new_files = false;
+        for (base, segment) in range_overlapping(&segments, recovery_point, offset) {
+            segment.flush()?;
+            new_files |= *base >= recovery_point;
+        }
+        if new_files {
+            // A segment created since the last flush: make its name durable too.
+            self.sync_dir()?;
+        }
+        self.recovery_point.fetch_max(
+            offset.min(self.log_end_offset.load(Ordering::Acquire)),
+            Ordering::AcqRel,
+        );
+        self.last_flush_ms
+            .store(self.time.now_ms(), Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The segments that may hold offsets in `[from, to)` (Kafka's `LogSegments.values(from, to)`).
+pub(crate) fn range_overlapping<F: FileSystem>(
+    segments: &SegmentMap<F>,
+    from: i64,
+    to: i64,
+) -> impl Iterator<Item = (&i64, &Arc<LogSegment<F>>)> {
+    let start = segments
+        .range(..=from)
+        .next_back()
+        .map_or(i64::MIN, |(base, _)| *base);
+    segments
+        .range(start..)
+        .take_while(move |(base, _)| from < to && **base < to)
+}

@@ -1,0 +1,306 @@
+//! Reads, offset lookups by time (Kafka's `ListOffsets`), the log start offset, and truncation.
+
+use std::os::fd::BorrowedFd;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use seglog_segment::io::FileSystem;
+use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment, TimestampAndOffset};
+
+use super::{Inner, PartitionLog};
+use crate::error::{Error, Result};
+
+/// How far a read may go (Kafka's `FetchIsolation`; transactions are not modelled, so
+/// `TXN_COMMITTED` is not offered).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Up to the log end offset (replication followers).
+    LogEnd,
+    /// Up to the high watermark (consumers).
+    HighWatermark,
+}
+
+/// The special targets of [`PartitionLog::offset_for_timestamp`] (Kafka's `ListOffsetsRequest`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOffset {
+    /// `EARLIEST_TIMESTAMP` (-2): the log start offset.
+    Earliest,
+    /// `LATEST_TIMESTAMP` (-1): the log end offset.
+    Latest,
+    /// `MAX_TIMESTAMP` (-3): the record with the largest timestamp (record level, KAFKA-16310).
+    MaxTimestamp,
+    /// The first record whose timestamp is at least this.
+    Timestamp(i64),
+}
+
+/// The result of [`PartitionLog::read`]: a byte range of one segment. The segment stays open while
+/// this value lives, even if retention removes it meanwhile.
+#[derive(Debug, Clone)]
+pub struct FetchDataInfo<F: FileSystem> {
+    /// Where the read starts (the base offset of the first batch returned).
+    pub offset_metadata: LogOffsetMetadata,
+    /// The bytes, empty when there is nothing to return.
+    pub region: FileRegion,
+    /// Whether the first batch did not fit in the size asked for.
+    pub first_entry_incomplete: bool,
+    segment: Option<Arc<LogSegment<F>>>,
+}
+
+impl<F: FileSystem> FetchDataInfo<F> {
+    /// Reads the bytes into `out`.
+    pub fn read_into(&self, out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        if let Some(segment) = &self.segment {
+            segment.read_region(self.region, out)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the bytes to a file or socket without a user-space copy where the platform allows.
+    pub fn copy_to(&self, out: BorrowedFd<'_>) -> Result<u64> {
+        match &self.segment {
+            Some(segment) => Ok(segment.copy_region_to(self.region, out)?),
+            None => Ok(0),
+        }
+    }
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    fn out_of_range(&self, offset: i64) -> Error {
+        Error::OffsetOutOfRange {
+            partition: self.inner.partition(),
+            offset,
+            log_start_offset: self.log_start_offset(),
+            log_end_offset: self.log_end_offset(),
+        }
+    }
+
+    /// Kafka's `read(startOffset, maxLength, isolation, minOneMessage)`: the batches from the one
+    /// holding `start_offset`, at most `max_bytes` (at least one whole batch with
+    /// `min_one_message`), never past the isolation bound. An offset below the log start offset or
+    /// above the log end offset is [`Error::OffsetOutOfRange`].
+    pub fn read(
+        &self,
+        start_offset: i64,
+        max_bytes: u32,
+        isolation: Isolation,
+        min_one_message: bool,
+    ) -> Result<FetchDataInfo<F>> {
+        let segments = self.segments();
+        let log_end = self.log_end_offset();
+        let log_start = self.log_start_offset();
+        if start_offset < log_start || start_offset > log_end {
+            return Err(self.out_of_range(start_offset));
+        }
+        let max_offset = match isolation {
+            Isolation::LogEnd => log_end,
+            Isolation::HighWatermark => self.high_watermark().min(log_end),
+        };
+        let empty = |segment: Option<&Arc<LogSegment<F>>>| {
+            let base = segment.map_or(0, |s| s.base_offset());
+            FetchDataInfo {
+                offset_metadata: LogOffsetMetadata {
+                    message_offset: start_offset,
+                    segment_base_offset: base,
+                    relative_position: segment.map_or(0, |s| s.size()),
+                },
+                region: FileRegion {
+                    position: 0,
+                    length: 0,
+                },
+                first_entry_incomplete: false,
+                segment: None,
+            }
+        };
+        if start_offset >= max_offset {
+            return Ok(empty(segments.values().next_back()));
+        }
+        // The segment holding the isolation bound, and where the bound's batch starts in it.
+        let bound_segment = segments
+            .range(..=max_offset)
+            .next_back()
+            .map(|(b, s)| (*b, Arc::clone(s)));
+        let bound_position = match &bound_segment {
+            Some((_, s)) if max_offset < log_end => {
+                s.translate_offset(max_offset, 0)?.map(|p| p.position)
+            }
+            _ => None,
+        };
+        let floor = segments
+            .range(..=start_offset)
+            .next_back()
+            .map_or(i64::MIN, |(b, _)| *b);
+        for (base, segment) in segments.range(floor..) {
+            let max_position = match &bound_segment {
+                Some((bound_base, s)) if bound_base == base => {
+                    Some(bound_position.unwrap_or(s.size()))
+                }
+                Some((bound_base, _)) if base > bound_base => None,
+                _ => Some(segment.size()),
+            };
+            if let Some(fetch) = segment.read(
+                start_offset,
+                i64::from(max_bytes),
+                max_position,
+                min_one_message,
+            )? {
+                return Ok(FetchDataInfo {
+                    offset_metadata: fetch.offset_metadata,
+                    region: fetch.region,
+                    first_entry_incomplete: fetch.first_entry_incomplete,
+                    segment: Some(Arc::clone(segment)),
+                });
+            }
+        }
+        // Everything above start_offset was deleted or compacted away.
+        Ok(empty(segments.values().next_back()))
+    }
+
+    /// Kafka's `fetchOffsetByTimestamp` (ListOffsets): see [`ListOffset`]. For a timestamp, the
+    /// first segment whose largest timestamp (or `.log` modification time, when it has none) is
+    /// at least the target is searched, and the answer is its first record with a timestamp at
+    /// least the target and an offset at least the log start offset.
+    pub fn offset_for_timestamp(&self, target: ListOffset) -> Result<Option<TimestampAndOffset>> {
+        let log_start = self.log_start_offset();
+        match target {
+            ListOffset::Earliest => Ok(Some(TimestampAndOffset {
+                timestamp: -1,
+                offset: log_start,
+                leader_epoch: None,
+            })),
+            ListOffset::Latest => Ok(Some(TimestampAndOffset {
+                timestamp: -1,
+                offset: self.log_end_offset(),
+                leader_epoch: None,
+            })),
+            ListOffset::MaxTimestamp => {
+                let mut best: Option<(i64, Arc<LogSegment<F>>)> = None;
+                for segment in self.segments().values() {
+                    let ts = segment.max_timestamp_so_far()?;
+                    if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
+                        best = Some((ts, Arc::clone(segment)));
+                    }
+                }
+                match best {
+                    Some((ts, segment)) => segment
+                        .find_offset_by_timestamp(ts, log_start)
+                        .map_err(Into::into),
+                    None => Ok(None),
+                }
+            }
+            ListOffset::Timestamp(ts) => {
+                for segment in self.segments().values() {
+                    if segment.largest_timestamp()? >= ts {
+                        return segment
+                            .find_offset_by_timestamp(ts, log_start)
+                            .map_err(Into::into);
+                    }
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Raises the log start offset (Kafka's `DeleteRecords`): reads below it fail from now on, and
+    /// retention deletes the segments entirely below it. It may not pass the high watermark.
+    pub fn delete_records_before(&self, offset: i64) -> Result<bool> {
+        let _writer = self.inner.writer.lock();
+        let hw = self.high_watermark();
+        if offset > hw {
+            return Err(Error::InvalidRequest {
+                partition: self.inner.partition(),
+                reason: format!(
+                    "Cannot increment the log start offset to {offset} of partition {} since it is larger than the high watermark {hw}",
+                    self.inner.tp
+                ),
+            });
+        }
+        Ok(self
+            .inner
+            .log_start_offset
+            .fetch_max(offset, Ordering::AcqRel)
+            < offset)
+    }
+
+    /// Kafka's `truncateTo` (a follower dropping a divergent tail): removes every batch from the
+    /// one holding `offset` on. Returns false when `offset` is at or past the log end.
+    pub fn truncate_to(&self, offset: i64) -> Result<bool> {
+        if offset < 0 {
+            return Err(Error::InvalidRequest {
+                partition: self.inner.partition(),
+                reason: format!("Cannot truncate partition to a negative offset ({offset})"),
+            });
+        }
+        let _writer = self.inner.writer.lock();
+        self.wait_for_background_flushes();
+        let inner = &self.inner;
+        if offset >= inner.log_end_offset.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        let segments = self.segments();
+        if segments.keys().next().is_some_and(|first| *first > offset) {
+            inner.truncate_fully_and_start_at(offset)?;
+            return Ok(true);
+        }
+        let removed: Vec<Arc<LogSegment<F>>> = segments
+            .range(offset + 1..)
+            .map(|(_, s)| Arc::clone(s))
+            .collect();
+        inner.swap_segments(|s| s.retain(|base, _| *base <= offset));
+        for segment in removed {
+            inner.schedule_delete(segment)?;
+        }
+        inner.active().truncate_to(offset, inner.time.now_ms())?;
+        inner.after_truncation(offset);
+        Ok(true)
+    }
+
+    /// Kafka's `truncateFullyAndStartAt`: deletes every segment and starts an empty log at
+    /// `offset`.
+    pub fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
+        let _writer = self.inner.writer.lock();
+        self.wait_for_background_flushes();
+        self.inner.truncate_fully_and_start_at(offset)
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
+        let old: Vec<Arc<LogSegment<F>>> = self.segments.read().values().cloned().collect();
+        for segment in &old {
+            if segment.base_offset() == offset {
+                // The new segment reuses the name: the old files go now, not after the delay.
+                segment.delete()?;
+            }
+        }
+        let fresh = Arc::new(LogSegment::open(
+            self.fs.clone(),
+            &self.dir,
+            offset,
+            self.segment_config(),
+            false,
+            "",
+            self.time.now_ms(),
+        )?);
+        self.swap_segments(|s| {
+            s.clear();
+            s.insert(offset, Arc::clone(&fresh));
+        });
+        for segment in old.into_iter().filter(|s| s.base_offset() != offset) {
+            self.schedule_delete(segment)?;
+        }
+        self.sync_dir()?;
+        self.log_start_offset.store(offset, Ordering::Release);
+        self.after_truncation(offset);
+        Ok(())
+    }
+
+    fn after_truncation(&self, offset: i64) {
+        self.log_end_offset.store(offset, Ordering::Release);
+        self.log_start_offset.fetch_min(offset, Ordering::AcqRel);
+        self.high_watermark.fetch_min(offset, Ordering::AcqRel);
+        self.recovery_point.fetch_min(offset, Ordering::AcqRel);
+        let mut sync = self.sync.lock();
+        sync.synced_to = sync.synced_to.min(offset);
+    }
+}

@@ -1,0 +1,83 @@
+//! Helpers shared by the log integration tests.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "helpers: each test file uses a different subset, on small fixed values"
+)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use seglog_log::{LoadOptions, LoadReport, LogConfig, MockClock, PartitionLog};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_segment::io::RealFs;
+
+/// A producer batch (base offset 0) of `count` records with values `prefix-i` and timestamps
+/// `ts + i`.
+pub(crate) fn producer_batch(prefix: &str, count: usize, ts: i64) -> Vec<u8> {
+    let values: Vec<Vec<u8>> = (0..count)
+        .map(|i| format!("{prefix}-{i}").into_bytes())
+        .collect();
+    let records = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| NewRecord::new(i as i32, ts + i as i64, Some(b"key"), Some(&v[..])));
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(&BatchOptions::new(0, Compression::None), records, &mut out)
+        .unwrap();
+    out
+}
+
+/// A small-segment config for tests (Kafka's tests use `internal.segment.bytes` the same way).
+pub(crate) fn small_config(segment_bytes: i32) -> LogConfig {
+    LogConfig::from_pairs([
+        ("internal.segment.bytes", segment_bytes.to_string().as_str()),
+        ("segment.index.bytes", "4096"),
+        ("index.interval.bytes", "64"),
+        ("file.delete.delay.ms", "1000"),
+    ])
+    .unwrap()
+}
+
+pub(crate) fn partition_dir(root: &Path) -> PathBuf {
+    root.join("orders-0")
+}
+
+pub(crate) fn open(
+    dir: &Path,
+    config: LogConfig,
+    options: LoadOptions,
+    clock: &MockClock,
+) -> (PartitionLog, LoadReport) {
+    PartitionLog::open(RealFs, dir, config, options, Arc::new(clock.clone())).unwrap()
+}
+
+/// Every (offset, value) readable from `start` to the end.
+pub(crate) fn read_values(log: &PartitionLog, start: i64) -> Vec<(i64, String)> {
+    let mut out = Vec::new();
+    let mut offset = start;
+    let mut buf = Vec::new();
+    while offset < log.log_end_offset() {
+        let fetch = log
+            .read(offset, 1 << 20, seglog_log::Isolation::LogEnd, true)
+            .unwrap();
+        fetch.read_into(&mut buf).unwrap();
+        if buf.is_empty() {
+            break;
+        }
+        for batch in seglog_record_format::batches(&buf) {
+            let batch = batch.unwrap();
+            for r in batch.decode().unwrap().to_records().unwrap() {
+                if r.offset >= offset {
+                    out.push((r.offset, String::from_utf8(r.value.unwrap()).unwrap()));
+                }
+            }
+        }
+        offset = out.last().map_or(offset + 1, |r| r.0 + 1);
+    }
+    out
+}
