@@ -179,3 +179,51 @@ fn fixture_garbage_and_empty_files() {
     idx.sanity_check().unwrap();
     assert!(matches!(idx.append(1, 1), Err(Error::IndexFull { .. })));
 }
+
+#[test]
+fn fixture_sanity_messages_match_kafka_4_4_0() {
+    // Kafka 4.4.0's `kafka-dump-log --index-sanity-check` on these files (see
+    // testdata/README-index.md) printed exactly these messages, with base offset 100 for the
+    // garbage files and 0 for the crash image.
+    let (_dir, path) = copy("garbage.index");
+    let err = OffsetIndex::open_existing(&path, 100)
+        .unwrap()
+        .sanity_check()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Index file {} is corrupt, found 20 bytes which is neither positive nor a multiple of 8",
+            path.display()
+        )
+    );
+    let (_dir, path) = copy("garbage.timeindex");
+    let err = TimeIndex::open_existing(&path, 100)
+        .unwrap()
+        .sanity_check()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Time index file {} is corrupt, found 20 bytes which is neither positive nor a multiple of 12",
+            path.display()
+        )
+    );
+    let (_dir, path) = copy("00000000000000000000.timeindex");
+    let err = TimeIndex::open_existing(&path, 0)
+        .unwrap()
+        .sanity_check()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Corrupt time index found, time index file ({}) has non-zero size but the last timestamp is 0 which is less than the first timestamp 5000",
+            path.display()
+        )
+    );
+    let (_dir, path) = copy("00000000000000000000.index");
+    OffsetIndex::open_existing(&path, 0)
+        .unwrap()
+        .sanity_check()
+        .unwrap();
+}
