@@ -296,8 +296,15 @@ impl<F: FileSystem> Inner<F> {
         }
         let segments = Arc::clone(&self.segments.read());
         let mut new_files = false;
+        let active_base = segments.keys().next_back().copied();
         for (base, segment) in range_overlapping(&segments, recovery_point, offset) {
-            segment.flush()?;
+            if Some(*base) == active_base {
+                // The recovery point ends up inside the active segment, which recovery rescans
+                // after a crash: its data must be durable, its indexes need not be.
+                segment.flush_data()?;
+            } else {
+                segment.flush()?;
+            }
             new_files |= *base >= recovery_point;
         }
         if new_files {

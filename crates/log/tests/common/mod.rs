@@ -57,7 +57,10 @@ pub(crate) fn open(
 }
 
 /// Every (offset, value) readable from `start` to the end.
-pub(crate) fn read_values(log: &PartitionLog, start: i64) -> Vec<(i64, String)> {
+pub(crate) fn read_values<F: seglog_segment::io::FileSystem>(
+    log: &PartitionLog<F>,
+    start: i64,
+) -> Vec<(i64, String)> {
     let mut out = Vec::new();
     let mut offset = start;
     let mut buf = Vec::new();

@@ -80,6 +80,7 @@ struct State {
     open_limit: Option<usize>,
     open_files: usize,
     locks: std::collections::BTreeSet<PathBuf>,
+    sync_latency: std::time::Duration,
     stats: SimStats,
 }
 
@@ -179,6 +180,12 @@ impl SimFs {
     /// Limits the number of open handles; an open past it fails with `EMFILE`.
     pub fn set_open_limit(&self, files: Option<usize>) {
         self.state.lock().open_limit = files;
+    }
+
+    /// Makes every `sync_data` take at least `latency` (outside the file system's lock), as a
+    /// disk would: tests of group commit need an fsync that costs something.
+    pub fn set_sync_latency(&self, latency: std::time::Duration) {
+        self.state.lock().sync_latency = latency;
     }
 
     /// Counters of the calls made so far.
@@ -502,6 +509,10 @@ impl File for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
+        let latency = self.fs.state.lock().sync_latency;
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
         let mut state = self.fs.state.lock();
         state.stats.file_syncs += 1;
         let node = state.node_mut(self.node)?;
