@@ -1,5 +1,11 @@
 //! Durable appends: each returns only after fdatasync, and concurrent appenders share fsync rounds.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    reason = "tests"
+)]
 
 mod common;
 
