@@ -29,6 +29,8 @@
 //!   slot whenever keys strictly increase, as they do in every file Kafka or this crate writes.
 //!   Truncation and `fetch_upper_bound_offset`, whose fields may repeat, follow Kafka's probe
 //!   order step for step.
+//! - A lookup racing a truncation may still see entries from before it, as in Kafka; every
+//!   word it reads is read atomically, so that is a stale answer, never undefined behaviour.
 //! - A corrupt file never makes this crate panic; out-of-range words read as zero.
 //! - This is the only crate of the workspace with `unsafe`, all of it in `src/map.rs`.
 
