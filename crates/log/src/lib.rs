@@ -6,7 +6,8 @@
 //!
 //! It builds on `seglog-segment`. It holds the configuration ([`LogConfig`]), topic-partition directory
 //! names ([`TopicPartition`]), Kafka's text checkpoints ([`OffsetCheckpoint`]), the clean-shutdown marker
-//! ([`CleanShutdownMarker`]) and the partition log ([`PartitionLog`]).
+//! ([`CleanShutdownMarker`]), the partition log ([`PartitionLog`]) and the log directory
+//! ([`LogDir`]).
 #![forbid(unsafe_code)]
 #![cfg_attr(
     test,
@@ -17,6 +18,7 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod error;
+mod log_dir;
 mod partition;
 mod time;
 mod topic_partition;
@@ -28,6 +30,10 @@ pub use checkpoint::{
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
 pub use error::{Error, Result};
+pub use log_dir::{
+    LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE, ProgressFn,
+    SchedulerConfig,
+};
 pub use partition::{
     AppendInfo, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
     RetentionReport,

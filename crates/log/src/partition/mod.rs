@@ -159,6 +159,11 @@ impl<F: FileSystem> PartitionLog<F> {
         self.segments().values().map(|s| s.size()).sum()
     }
 
+    /// When the log was last flushed (milliseconds since the epoch).
+    pub fn last_flush_ms(&self) -> i64 {
+        self.inner.last_flush_ms.load(Ordering::Acquire)
+    }
+
     /// How many fsync rounds durable appends ran (group commit shares one round among
     /// concurrent appenders).
     pub fn group_commit_rounds(&self) -> u64 {

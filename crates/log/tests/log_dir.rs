@@ -1,0 +1,227 @@
+//! The log directory: the `.lock`, Kafka's checkpoints, the clean-shutdown round trip, parallel
+//! loading with progress, creating and deleting logs, and the background scheduler.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::producer_batch;
+use seglog_log::{
+    Error, LogConfig, LogDir, LogDirOptions, MockClock, PARTITION_CONFIG_FILE, SchedulerConfig,
+    TopicPartition,
+};
+use seglog_segment::io::RealFs;
+
+fn options(clock: &MockClock) -> LogDirOptions {
+    LogDirOptions {
+        default_config: common::small_config(600),
+        recovery_threads: 2,
+        time: Arc::new(clock.clone()),
+        progress: None,
+    }
+}
+
+#[test]
+fn a_second_open_of_a_locked_directory_fails_clearly() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let err = LogDir::open(RealFs, root.path(), options(&clock)).unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("Failed to acquire lock on file .lock")
+    );
+    drop(dir);
+    LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+}
+
+#[test]
+fn clean_shutdown_round_trip_writes_kafka_checkpoints_and_skips_recovery() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    {
+        let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+        assert!(!report.had_clean_shutdown);
+        for p in 0..3 {
+            let log = dir
+                .create_log(&TopicPartition::new("orders", p), None)
+                .unwrap();
+            for i in 0..20 {
+                log.append_as_leader(&mut producer_batch(&format!("p{p}-{i}"), 2, i))
+                    .unwrap();
+            }
+        }
+        let log = dir.log(&TopicPartition::new("orders", 1)).unwrap();
+        log.set_high_watermark(log.log_end_offset());
+        log.delete_records_before(10).unwrap();
+        log.delete_old_segments().unwrap();
+        dir.close().unwrap();
+    }
+    let marker = std::fs::read_to_string(root.path().join(".kafka_cleanshutdown")).unwrap();
+    assert_eq!(marker, r#"{"version":0,"brokerEpoch":-1}"#);
+    let recovery =
+        std::fs::read_to_string(root.path().join("recovery-point-offset-checkpoint")).unwrap();
+    assert_eq!(recovery, "0\n3\norders 0 40\norders 1 40\norders 2 40\n");
+    let starts = std::fs::read_to_string(root.path().join("log-start-offset-checkpoint")).unwrap();
+    assert_eq!(starts, "0\n1\norders 1 10\n");
+
+    let loaded = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&loaded);
+    let opts = LogDirOptions {
+        progress: Some(Arc::new(move |p| {
+            assert_eq!(p.total, 3);
+            counter.fetch_add(1, Ordering::SeqCst);
+        })),
+        ..options(&clock)
+    };
+    let (dir, report) = LogDir::open(RealFs, root.path(), opts).unwrap();
+    assert!(report.had_clean_shutdown);
+    assert!(
+        !root.path().join(".kafka_cleanshutdown").exists(),
+        "the marker is deleted on open"
+    );
+    assert_eq!(loaded.load(Ordering::SeqCst), 3);
+    assert!(report.logs.values().all(|r| r.segments_scanned == 0));
+    let log = dir.log(&TopicPartition::new("orders", 1)).unwrap();
+    assert_eq!(log.log_start_offset(), 10);
+    assert_eq!(log.log_end_offset(), 40);
+}
+
+#[test]
+fn unclean_open_recovers_from_the_checkpointed_recovery_point() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    {
+        let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+        let log = dir.create_log(&TopicPartition::new("t", 0), None).unwrap();
+        for i in 0..30 {
+            log.append_as_leader(&mut producer_batch(&format!("m{i}"), 2, i))
+                .unwrap();
+        }
+        log.wait_for_background_flushes();
+        dir.checkpoint().unwrap();
+        // No close: a crash.
+    }
+    let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    assert!(!report.had_clean_shutdown);
+    let load = &report.logs[&TopicPartition::new("t", 0)];
+    assert_eq!(
+        load.segments_scanned, 1,
+        "only the segment holding the recovery point: {load:?}"
+    );
+    assert_eq!(
+        dir.log(&TopicPartition::new("t", 0))
+            .unwrap()
+            .log_end_offset(),
+        60
+    );
+}
+
+#[test]
+fn bad_checkpoints_are_treated_as_empty() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("recovery-point-offset-checkpoint"),
+        "7\n0\n",
+    )
+    .unwrap();
+    let clock = MockClock::new(0);
+    let (_, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    assert_eq!(report.checkpoint_errors.len(), 1);
+    assert!(report.checkpoint_errors[0].contains("Unrecognised version:7"));
+}
+
+#[test]
+fn partition_configs_persist_and_deleted_logs_go_away() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let tp = TopicPartition::new("compacted", 0);
+    {
+        let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+        let config = LogConfig::from_pairs([
+            ("cleanup.policy", "compact"),
+            ("internal.segment.bytes", "2048"),
+        ])
+        .unwrap();
+        dir.create_log(&tp, Some(config)).unwrap();
+        assert!(
+            root.path()
+                .join("compacted-0")
+                .join(PARTITION_CONFIG_FILE)
+                .exists()
+        );
+        dir.close().unwrap();
+    }
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let log = dir.log(&tp).unwrap();
+    assert!(log.config().cleanup_policy.compact);
+    assert_eq!(log.config().segment_bytes, 2048);
+    drop(log);
+    assert!(dir.delete_log(&tp).unwrap());
+    assert!(dir.log(&tp).is_none());
+    assert!(!root.path().join("compacted-0").exists());
+    assert!(std::fs::read_dir(root.path()).unwrap().all(|e| {
+        !e.unwrap()
+            .file_name()
+            .to_string_lossy()
+            .ends_with("-delete")
+    }));
+}
+
+#[test]
+fn a_pending_delete_directory_is_removed_on_open() {
+    let root = tempfile::tempdir().unwrap();
+    let doomed = root
+        .path()
+        .join("old-3.0123456789abcdef0123456789abcdef-delete");
+    std::fs::create_dir_all(&doomed).unwrap();
+    std::fs::write(doomed.join("00000000000000000000.log"), b"").unwrap();
+    let clock = MockClock::new(0);
+    let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    assert_eq!(report.deleted_dirs.len(), 1);
+    assert!(!doomed.exists());
+    assert!(dir.logs().is_empty());
+}
+
+#[test]
+fn the_scheduler_applies_retention_and_stops_cleanly() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000_000);
+    let opts = LogDirOptions {
+        default_config: LogConfig {
+            retention_ms: 10,
+            file_delete_delay_ms: 0,
+            ..common::small_config(600)
+        },
+        ..options(&clock)
+    };
+    let (dir, _) = LogDir::open(RealFs, root.path(), opts).unwrap();
+    let log = dir
+        .create_log(&TopicPartition::new("ttl", 0), None)
+        .unwrap();
+    for i in 0..30 {
+        log.append_as_leader(&mut producer_batch(&format!("m{i}"), 2, 1_000_000 + i))
+            .unwrap();
+    }
+    log.set_high_watermark(log.log_end_offset());
+    clock.advance(60_000);
+    dir.start_scheduler(SchedulerConfig {
+        flush_check_interval_ms: 5,
+        retention_check_interval_ms: 5,
+        checkpoint_interval_ms: 5,
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while log.segment_count() > 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(log.segment_count(), 1);
+    assert!(
+        root.path()
+            .join("recovery-point-offset-checkpoint")
+            .exists()
+    );
+    dir.close().unwrap();
+}
