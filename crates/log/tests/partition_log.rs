@@ -414,6 +414,9 @@ fn retention_by_time_size_and_log_start_respects_the_high_watermark() {
             .unwrap();
     }
     let segments = log.segment_count();
+    // Background flushes after rolls hold the segment list for a moment; let them finish so the
+    // delayed deletion below depends only on the clock.
+    log.wait_for_background_flushes();
     clock.advance(100_000);
     // Nothing is deletable above the high watermark (still 0).
     assert_eq!(log.delete_old_segments().unwrap().total(), 0);
@@ -430,6 +433,7 @@ fn retention_by_time_size_and_log_start_respects_the_high_watermark() {
     );
     // Files are renamed .deleted and removed only after file.delete.delay.ms.
     assert_eq!(log.pending_deletes(), segments);
+    log.wait_for_background_flushes();
     assert_eq!(log.delete_expired_files().unwrap(), 0);
     clock.advance(1_000);
     assert_eq!(log.delete_expired_files().unwrap(), segments);
@@ -492,6 +496,7 @@ fn a_reader_holding_a_deleted_segment_keeps_its_files() {
     held.read_into(&mut buf).unwrap();
     assert!(!buf.is_empty());
     drop(held);
+    log.wait_for_background_flushes();
     log.delete_expired_files().unwrap();
     assert_eq!(log.pending_deletes(), 0);
 }
