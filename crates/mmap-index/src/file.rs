@@ -148,6 +148,7 @@ impl<E: Entry> IndexFile<E> {
     }
 
     /// Kafka's `relativeOffset`.
+    #[inline]
     pub(crate) fn relative_offset(&self, offset: i64) -> Result<u32> {
         relative(self.base_offset, offset).ok_or_else(|| Error::OffsetOverflow {
             file: self.path.clone(),
@@ -155,12 +156,12 @@ impl<E: Entry> IndexFile<E> {
         })
     }
 
+    #[inline]
     pub(crate) fn push(&mut self, entry: &E) -> Result<()> {
-        if self.core.is_closed() {
-            return Err(self.closed_error());
-        }
         if self.core.push(entry) {
             Ok(())
+        } else if self.core.is_closed() {
+            Err(self.closed_error())
         } else {
             Err(Error::IndexFull {
                 file: self.path.clone(),
