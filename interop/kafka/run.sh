@@ -24,7 +24,7 @@ fi
 if [[ $needs_build == 1 ]]; then
   rm -rf "$here/target/lib"
   # build chatter goes to stderr so that stdout is only the harness output
-  mvn -B -q -f "$here/pom.xml" -Dmaven.repo.local="$m2" package 1>&2
+  mvn -B -q -Dstyle.color=never -f "$here/pom.xml" -Dmaven.repo.local="$m2" package 1>&2
 fi
 
 exec java -cp "$jar:$here/target/lib/*" dev.seglog.oracle.Oracle "$@"
