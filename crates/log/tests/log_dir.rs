@@ -214,7 +214,9 @@ fn the_scheduler_applies_retention_and_stops_cleanly() {
         checkpoint_interval_ms: 5,
     });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while log.segment_count() > 1 && std::time::Instant::now() < deadline {
+    let checkpoint = root.path().join("recovery-point-offset-checkpoint");
+    while (log.segment_count() > 1 || !checkpoint.exists()) && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert_eq!(log.segment_count(), 1);

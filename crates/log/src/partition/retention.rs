@@ -99,12 +99,14 @@ impl<F: FileSystem> PartitionLog<F> {
         }
         let deleted: Vec<i64> = deletable.iter().map(|s| s.base_offset()).collect();
         let last_deleted = deleted.last().copied().unwrap_or(i64::MIN);
-        inner.swap_segments(|s| s.retain(|base, _| *base > last_deleted));
-        // The log start offset moves to the base of the first remaining segment.
-        let new_start = inner.active_or_first_base();
+        // The log start offset moves to the base of the first remaining segment *before* the
+        // segments leave the list (Kafka's order): a reader whose snapshot lacks them then also
+        // sees the new start, and gets OffsetOutOfRange rather than later data.
+        let new_start = inner.first_base_after(last_deleted);
         inner
             .log_start_offset
             .fetch_max(new_start, Ordering::AcqRel);
+        inner.swap_segments(|s| s.retain(|base, _| *base > last_deleted));
         for segment in deletable {
             inner.schedule_delete(segment)?;
         }
@@ -113,7 +115,12 @@ impl<F: FileSystem> PartitionLog<F> {
 }
 
 impl<F: FileSystem> super::Inner<F> {
-    fn active_or_first_base(&self) -> i64 {
-        self.segments.read().keys().next().copied().unwrap_or(0)
+    /// The base offset of the first segment above `base` (after a roll there always is one).
+    fn first_base_after(&self, base: i64) -> i64 {
+        let segments = self.segments.read();
+        segments
+            .range(base + 1..)
+            .next()
+            .map_or_else(|| self.log_end_offset.load(Ordering::Acquire), |(b, _)| *b)
     }
 }
