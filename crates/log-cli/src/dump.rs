@@ -139,10 +139,11 @@ fn print_reports(r: &Reports, err: &mut impl Write) -> Result<()> {
             )?;
         }
     }
-    for list in r.shallow_not_found.values() {
+    for (file, list) in &r.shallow_not_found {
+        // Kafka 4.4.0's wording (the reference's "in the log." is an older version's).
         writeln!(
             err,
-            "The following indexed offsets are not found in the log."
+            "The following indexed offsets are not found in :{file}"
         )?;
         for (indexed, found) in list {
             writeln!(err, "Indexed offset: {indexed}, found log offset: {found}")?;
@@ -341,8 +342,33 @@ fn batch_line(batch: &Batch<'_>, position: u64) -> String {
     }
 }
 
+/// Decodes bytes as Java's `new String(bytes, UTF_8)` does (Kafka's `StringDecoder`): like
+/// `String::from_utf8_lossy`, except for an encoded surrogate (`ED A0..BF ..`), which Java
+/// replaces as one malformed sequence of up to three bytes where Rust replaces each byte.
 fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                out.push_str(valid);
+                return out;
+            }
+            Err(e) => {
+                let (valid, bad) = rest.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                out.push(char::REPLACEMENT_CHARACTER);
+                let skip = match bad {
+                    // A surrogate encoded in three bytes: one malformed sequence for Java.
+                    [0xED, 0xA0..=0xBF, b3, ..] if b3 & 0xC0 == 0x80 => 3,
+                    // Its first two bytes before a non-continuation byte: also one.
+                    [0xED, 0xA0..=0xBF, _, ..] => 2,
+                    _ => e.error_len().unwrap_or(bad.len()),
+                };
+                rest = bad.get(skip..).unwrap_or_default();
+            }
+        }
+    }
 }
 
 fn size_of(bytes: Option<&[u8]>) -> i64 {
@@ -682,4 +708,20 @@ fn max_record_timestamp(bytes: &[u8], scratch: &mut Vec<u8>) -> Result<i64> {
         }
     }
     Ok(max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lossy;
+
+    #[test]
+    fn decodes_malformed_utf8_as_java_does() {
+        assert_eq!(lossy(b"plain"), "plain");
+        assert_eq!(lossy(&[0xED, 0xA0, 0x80]), "\u{FFFD}");
+        assert_eq!(lossy(&[0xED, 0xA0, 0x41]), "\u{FFFD}A");
+        assert_eq!(lossy(&[0xED, 0xA0, 0x80, 0x80]), "\u{FFFD}\u{FFFD}");
+        // Everything else follows the maximal-subpart rule, as Rust does.
+        assert_eq!(lossy(&[0xC0, 0x80, 0x41]), "\u{FFFD}\u{FFFD}A");
+        assert_eq!(lossy(&[0xE2, 0x82]), "\u{FFFD}");
+    }
 }

@@ -85,7 +85,9 @@ impl<'a> RecordBatch<'a> {
             return Err(Error::corrupt(at(0), Field::Header, kind));
         };
         let header: &RecordBatchHeader = header;
-        if header.magic != 2 {
+        // Kafka reads any magic above 1 as v2 (`FileLogInputStream.nextBatch`), and the CRC does
+        // not cover the magic byte: its dump and its recovery keep such a batch, and so do we.
+        if header.magic < 2 {
             let kind = CorruptKind::UnsupportedMagic {
                 magic: header.magic,
             };
