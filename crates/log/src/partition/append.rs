@@ -294,6 +294,9 @@ impl<F: FileSystem> Inner<F> {
         max_timestamp: i64,
     ) -> Result<()> {
         let mut active = self.active();
+        if self.active_needs_resize.swap(false, Ordering::AcqRel) {
+            active.resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
+        }
         let params = RollParams {
             max_segment_ms: self.config.max_segment_ms(),
             max_segment_bytes: u64::try_from(self.config.segment_bytes).unwrap_or(0),

@@ -109,6 +109,7 @@ impl<F: FileSystem> PartitionLog<F> {
             sync_done: Condvar::new(),
             background: Mutex::new(Vec::new()),
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
+            active_needs_resize: std::sync::atomic::AtomicBool::new(false),
         });
         inner
             .last_flush_ms
@@ -176,12 +177,11 @@ impl<F: FileSystem> Inner<F> {
             self.sync_dir()?;
         }
         let active = segments.values().next_back().map(Arc::clone);
+        // Kafka resizes the active segment's (trimmed) indexes here; seglog does it on the first
+        // append instead, so that opening a log maps no index at all.
+        self.active_needs_resize.store(true, Ordering::Release);
         let log_end_offset = match &active {
-            Some(active) => {
-                active
-                    .resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
-                active.read_next_offset()?
-            }
+            Some(active) => active.read_next_offset()?,
             None => 0,
         };
         recovery_point = if options.had_clean_shutdown {

@@ -77,6 +77,9 @@ pub(crate) struct Inner<F: FileSystem> {
     background: Mutex<Vec<JoinHandle<()>>>,
     /// Random draws for the roll jitter.
     jitter_seed: AtomicI64,
+    /// The active segment's indexes are still trimmed from the last close or recovery: resize
+    /// them before the next append (Kafka's loader does it eagerly).
+    active_needs_resize: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]

@@ -556,7 +556,10 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// Kafka's `readNextOffset`: the offset after the last batch, or the base offset when empty.
     pub fn read_next_offset(&self) -> Result<i64> {
-        let start = u64::from(self.offset_reader()?.lookup(i64::MAX)?.position);
+        let start = match self.offset_reader.get() {
+            Some(reader) => u64::from(reader.lookup(i64::MAX)?.position),
+            None => self.last_index_position_unmapped(),
+        };
         let path = self.path();
         let mut next = self.base_offset;
         let scan = scan_headers(&self.log, &path, start, self.size(), HEADER_WINDOW, |h| {
@@ -571,6 +574,37 @@ impl<F: FileSystem> LogSegment<F> {
             });
         }
         Ok(next)
+    }
+
+    /// The position of the offset index's last entry, read with one small positioned read of the
+    /// index file rather than by mapping it, so that opening a log after a clean shutdown maps no
+    /// index. Any doubt (no file, an empty or odd-sized file, a zero tail) gives 0: a longer scan,
+    /// never a wrong answer, because the scan only needs a batch boundary at or before the end.
+    fn last_index_position_unmapped(&self) -> u64 {
+        const ENTRY: u64 = 8;
+        let path = self.writer.lock().offset_index.path().to_path_buf();
+        let Ok(file) = std::fs::File::open(&path) else {
+            return 0;
+        };
+        let Ok(len) = file.metadata().map(|m| m.len()) else {
+            return 0;
+        };
+        if len < ENTRY {
+            return 0;
+        }
+        let mut entry = [0_u8; 8];
+        let at = (len / ENTRY - 1) * ENTRY;
+        if std::os::unix::fs::FileExt::read_exact_at(&file, &mut entry, at).is_err() {
+            return 0;
+        }
+        let [o0, o1, o2, o3, p0, p1, p2, p3] = entry;
+        let relative = u32::from_be_bytes([o0, o1, o2, o3]);
+        let position = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
+        // A zero entry past slot 0 is an untrimmed tail; a position past the end is garbage.
+        if (relative == 0 && at > 0) || position >= self.size() {
+            return 0;
+        }
+        position
     }
 
     /// Kafka's `findOffsetByTimestamp`: the first record whose timestamp is at least `timestamp`
