@@ -8,6 +8,41 @@
 //! names ([`TopicPartition`]), Kafka's text checkpoints ([`OffsetCheckpoint`]), the clean-shutdown marker
 //! ([`CleanShutdownMarker`]), the partition log ([`PartitionLog`]) and the log directory
 //! ([`LogDir`]).
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use seglog_log::{Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
+//! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+//! use seglog_segment::io::RealFs;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let root = tempfile::tempdir()?;
+//! let options = LogDirOptions {
+//!     default_config: LogConfig::default(),
+//!     recovery_threads: 2,
+//!     time: Arc::new(SystemClock),
+//!     progress: None,
+//! };
+//! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
+//! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;
+//!
+//! // A producer batch (base offset 0); the log assigns offsets and returns once it is durable.
+//! let records = (0..3).map(|i| NewRecord::new(i, 1_700_000_000_000, Some(b"k"), Some(b"v")));
+//! let mut batch = Vec::new();
+//! BatchBuilder::new().build(&BatchOptions::new(0, Compression::Zstd), records, &mut batch)?;
+//! let ack = log.append_durable(&mut batch)?;
+//! assert_eq!((ack.first_offset, ack.last_offset), (0, 2));
+//!
+//! let fetch = log.read(1, 1 << 20, Isolation::LogEnd, true)?;
+//! let mut bytes = Vec::new();
+//! fetch.read_into(&mut bytes)?;
+//! assert!(!bytes.is_empty());
+//! assert_eq!(log.offset_for_timestamp(ListOffset::Latest)?.map(|t| t.offset), Some(3));
+//! dir.close()?; // flush, checkpoints, clean-shutdown marker
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 #![cfg_attr(
     test,

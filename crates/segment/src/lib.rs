@@ -7,6 +7,27 @@
 //! It builds on `seglog-record-format` (batch framing and validation) and `seglog-mmap-index` (the two
 //! sparse indexes). It knows nothing about retention, compaction or the segment list: that is `seglog-log`.
 //!
+//! ```
+//! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+//! use seglog_segment::{LogSegment, SegmentConfig, io::RealFs};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let segment = LogSegment::open(RealFs, dir.path(), 100, SegmentConfig::default(), false, "", 0)?;
+//! // One batch whose offsets (100..=102) are already assigned.
+//! let records = (0..3).map(|i| NewRecord::new(i, 1_700_000_000_000 + i64::from(i), None, Some(b"v")));
+//! let mut batch = Vec::new();
+//! BatchBuilder::new().build(&BatchOptions::new(100, Compression::None), records, &mut batch)?;
+//! segment.append(102, &batch)?;
+//! assert_eq!(segment.read_next_offset()?, 103);
+//! let found = segment.find_offset_by_timestamp(1_700_000_000_001, 100)?.expect("a record");
+//! assert_eq!(found.offset, 101);
+//! let fetch = segment.read_simple(101, 1 << 20)?.expect("data");
+//! assert_eq!(fetch.offset_metadata.message_offset, 100); // the batch holding 101 starts at 100
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! All `.log` I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
 //! The index files are memory-mapped by `seglog-mmap-index` on the real file system; they are derived
 //! data that recovery rebuilds from the `.log`.
