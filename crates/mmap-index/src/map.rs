@@ -10,22 +10,22 @@
 //!
 //! # The swap protocol
 //! A [`SwapCell`] holds up to two mappings in two slots, and an `active` index naming the current
-//! one. A reader *pins* the active slot (increments its `pins`, then re-checks that it is still
-//! active), reads, and unpins. The writer installs a new mapping in the other slot, flips
-//! `active`, and *retires* the old slot. A retired slot's mapping is dropped (unmapped) by
-//! whoever brings its pin count to zero after retirement: the writer if no reader is inside,
-//! otherwise the last reader to leave. Each side puts a `SeqCst` fence between its write and its
-//! read ("reader: pin, fence, re-check `active`"; "reader: unpin, fence, read the state";
-//! "writer: flip `active` and retire, fence, read the pins"), so of each pair at least one sees
-//! the other (Dekker's argument with C++11 fences), and a compare-exchange on the state makes
-//! exactly one of them unmap. Fences rather than `SeqCst` accesses because loom models fences
-//! exactly but treats `SeqCst` accesses as `AcqRel`.
+//! one. Each slot has one atomic *pin word*: a `RETIRED` bit and a count of pins. A reader pins
+//! the active slot with a `fetch_add` on its word; if the returned word had the `RETIRED` bit, the
+//! slot was already retired, so the reader takes its pin back without touching the mapping and
+//! retries. Otherwise it reads, then unpins with a `fetch_sub`. The writer installs a new mapping
+//! in the other slot, clears that slot's bit, flips `active`, and retires the old slot with a
+//! `fetch_or` of the bit. Because the bit and the count live in one word, its modification order
+//! decides everything: a pin that came before the retirement is counted by it, a pin that came
+//! after sees the bit. Whoever leaves the word at exactly "retired, zero pins" (the writer's
+//! `fetch_or` finding no pins, or the last `fetch_sub`) unmaps the mapping, and a
+//! compare-exchange on the slot state makes that happen once. No `SeqCst` is needed.
 
 use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
 
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, fence, yield_now};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
 
 /// How many mappings this process holds right now, over all indexes. Tests and benches read it
 /// through [`live_mappings`](crate::live_mappings) to prove that lazy opens create none. A plain
@@ -181,7 +181,10 @@ impl Drop for MmapMemory {
 /// `active` value once the cell is closed: no slot is current and pins fail.
 const CLOSED: usize = usize::MAX;
 
-/// Slot states.
+/// The pin word's flag: set while the slot is not live (retired, being reclaimed, or empty).
+const RETIRED_BIT: usize = 1 << (usize::BITS - 1);
+
+/// Slot states (who owns `mem`).
 const EMPTY: usize = 0;
 const LIVE: usize = 1;
 const RETIRED: usize = 2;
@@ -189,21 +192,22 @@ const RECLAIMING: usize = 3;
 
 /// One of the two mapping slots of a [`SwapCell`].
 struct Slot<M> {
-    /// Readers currently inside (plus, transiently, readers that are about to find out the slot
-    /// is no longer active).
-    pins: AtomicUsize,
+    /// `RETIRED_BIT | pins`: the readers inside, plus, transiently, readers that found the bit
+    /// set and are taking their pin back.
+    word: AtomicUsize,
     /// `EMPTY`, `LIVE`, `RETIRED` or `RECLAIMING`.
     state: AtomicUsize,
-    /// Written only while the slot is not active and not pinned by a reader that could read it:
-    /// by the writer when installing into an `EMPTY` slot, or by the single winner of the
-    /// `RETIRED -> RECLAIMING` exchange.
+    /// Written only when no reader can read it: by the writer when installing into an `EMPTY`
+    /// slot (its bit still set, so every pin attempt fails), or by the single winner of the
+    /// `RETIRED -> RECLAIMING` exchange, made only once the word reached "retired, no pins".
     mem: UnsafeCell<Option<M>>,
 }
 
 impl<M> Slot<M> {
     fn new(mem: Option<M>, state: usize) -> Self {
+        let word = if state == LIVE { 0 } else { RETIRED_BIT };
         Self {
-            pins: AtomicUsize::new(0),
+            word: AtomicUsize::new(word),
             state: AtomicUsize::new(state),
             mem: UnsafeCell::new(mem),
         }
@@ -215,11 +219,13 @@ impl<M> Slot<M> {
             #[expect(unsafe_code, reason = "exclusive write to an inactive, unpinned slot")]
             // SAFETY:
             // - `p` comes from the slot's `UnsafeCell`, so it is non-null, aligned and valid.
-            // - No other reference to the contents exists: callers reach here only for an
-            //   `EMPTY` slot (writer, serialized by `SwapCell::writer`) or after winning the
-            //   `RETIRED -> RECLAIMING` exchange once the pin count reached zero after
-            //   retirement; a reader reads `mem` only after pinning the slot *and* seeing it
-            //   active, which neither state allows (see the module docs and docs/unsafe.md).
+            // - No other reference to the contents exists. Callers reach here only for an
+            //   `EMPTY` slot (the writer, serialized by `SwapCell::writer`) or after winning the
+            //   `RETIRED -> RECLAIMING` exchange, which is tried only once the pin word reached
+            //   "retired, no pins". A reader reads `mem` only under a pin whose `fetch_add`
+            //   found the bit clear, and the bit is set from retirement until the next install
+            //   is complete, so no reader holds or can take such a pin here (see the module
+            //   docs and docs/unsafe.md).
             unsafe {
                 std::mem::replace(&mut *p, new)
             }
@@ -288,14 +294,14 @@ impl<M: Memory, X> SwapCell<M, X> {
         loop {
             let index = self.active.load(Ordering::Acquire);
             let slot = self.slots.get(index)?;
-            slot.pins.fetch_add(1, Ordering::Relaxed);
-            // Pairs with the fence in `swap`: either we see the flip, or the writer sees our pin.
-            fence(Ordering::SeqCst);
-            // Acquire: a slot we find active was fully installed before the flip we read.
-            if self.active.load(Ordering::Acquire) == index {
+            // Acquire: pairs with the install's release (the mapping is fully installed) and,
+            // if we end up reclaiming, with the releases of the readers that left before us.
+            if slot.word.fetch_add(1, Ordering::Acquire) & RETIRED_BIT == 0 {
                 return Some(index);
             }
-            // The writer flipped between our two loads: we never touched the mapping.
+            // Retired before our pin: we never touched the mapping. The writer flipped `active`
+            // before retiring, and our acquire saw the retirement, so the next load of `active`
+            // sees the flip.
             self.unpin(index);
         }
     }
@@ -305,19 +311,15 @@ impl<M: Memory, X> SwapCell<M, X> {
         let Some(slot) = self.slots.get(index) else {
             return;
         };
-        // Release publishes our reads of the mapping to whoever reclaims it; Acquire (when we are
-        // the last) makes the earlier readers' reads happen before our own reclaim.
-        if slot.pins.fetch_sub(1, Ordering::AcqRel) == 1 {
-            // Pairs with the fence in `swap`: either we see the retirement, or the writer sees
-            // the count at zero and reclaims itself.
-            fence(Ordering::SeqCst);
-            if slot.state.load(Ordering::Acquire) == RETIRED {
-                self.reclaim(index);
-            }
+        // Release publishes our reads of the mapping to whoever reclaims it; acquire (when we
+        // are the last) makes the earlier readers' reads happen before our own reclaim.
+        if slot.word.fetch_sub(1, Ordering::AcqRel) == RETIRED_BIT | 1 {
+            self.reclaim(index);
         }
     }
 
-    /// Drops a retired slot's mapping, if nobody else is already doing so.
+    /// Drops a retired slot's mapping, if nobody else is already doing so. Called only by
+    /// whoever left the pin word at "retired, no pins".
     fn reclaim(&self, index: usize) {
         let Some(slot) = self.slots.get(index) else {
             return;
@@ -334,9 +336,10 @@ impl<M: Memory, X> SwapCell<M, X> {
     }
 
     /// Installs `mem` as the active mapping (or closes the cell when `mem` is `None`) and
-    /// retires the previous one. With `wait`, returns only once the previous mapping is
-    /// unmapped, which waits for lookups that pinned it before the flip (never for later ones).
-    /// After a close, installing is refused and `mem` is handed back.
+    /// retires the previous one. With `wait`, returns only once every mapping other than the
+    /// new one is unmapped (the one just retired, and one retired by an earlier swap that did
+    /// not wait), which waits for lookups that pinned them before their retirement (never for
+    /// later ones). After a close, installing is refused and `mem` is handed back.
     pub(crate) fn swap(&self, mem: Option<M>, wait: bool) -> Result<(), M> {
         let _writer = self
             .writer
@@ -356,22 +359,28 @@ impl<M: Memory, X> SwapCell<M, X> {
                 wait_until_empty(slot);
                 drop(slot.replace(Some(mem)));
                 slot.state.store(LIVE, Ordering::Release);
-                // Release: a reader that sees `next` active sees the mapping installed above.
+                // Release: a reader whose pin finds the bit clear sees the mapping installed
+                // above. Transient pins of readers that found the bit set stay counted until
+                // they take them back.
+                slot.word.fetch_and(!RETIRED_BIT, Ordering::Release);
                 self.active.store(next, Ordering::Release);
             }
             None => self.active.store(CLOSED, Ordering::Release),
         }
         if let Some(old) = self.slots.get(current) {
+            // The state first, so that whoever reclaims finds it `RETIRED`.
             old.state.store(RETIRED, Ordering::Release);
-            // Pairs with the fences in `pin_slot` and `unpin` (see the module docs).
-            fence(Ordering::SeqCst);
-            // Acquire: a zero written by the last reader's release makes its reads happen
-            // before our reclaim.
-            if old.pins.load(Ordering::Acquire) == 0 {
+            // AcqRel: readers that unpinned before this see their reads ordered before our
+            // reclaim; readers whose pin comes after see the bit.
+            if old.word.fetch_or(RETIRED_BIT, Ordering::AcqRel) == 0 {
                 self.reclaim(current);
             }
-            if wait {
-                wait_until_empty(old);
+        }
+        if wait {
+            for (index, slot) in self.slots.iter().enumerate() {
+                if self.active.load(Ordering::Acquire) != index {
+                    wait_until_empty(slot);
+                }
             }
         }
         Ok(())
@@ -379,7 +388,7 @@ impl<M: Memory, X> SwapCell<M, X> {
 }
 
 /// Spins (yielding) until a retired slot has been reclaimed. Bounded by the lookups that pinned
-/// the slot while it was active: each is a finite binary search that runs no caller code.
+/// the slot before its retirement: each is a finite binary search that runs no caller code.
 fn wait_until_empty<M>(slot: &Slot<M>) {
     while slot.state.load(Ordering::Acquire) != EMPTY {
         yield_now();

@@ -99,3 +99,33 @@ fn loom_two_resizes_vs_lookup_without_waiting() {
         assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
     });
 }
+
+#[test]
+fn loom_two_lookups_vs_swap_and_close() {
+    loom::model(|| {
+        let file = LoomFile::new(8);
+        let mut core = two_entries(&file);
+        let lookups: Vec<_> = (0..2)
+            .map(|_| {
+                let reader = core.reader();
+                loom::thread::spawn(move || {
+                    if let Some(n) = reader.view(|v| {
+                        check_view(v);
+                        v.entries()
+                    }) {
+                        assert_eq!(n, 2);
+                    }
+                })
+            })
+            .collect();
+        // A swap that does not wait, then a close that does: whichever of the three threads
+        // leaves a retired mapping last unmaps it, exactly once.
+        assert!(core.remap(LoomMemory::map(&file, 4), false));
+        core.close(true);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+        for l in lookups {
+            l.join().unwrap();
+        }
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+    });
+}
