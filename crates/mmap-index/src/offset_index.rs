@@ -370,7 +370,7 @@ fn upper_bound<M: crate::map::Memory>(
 }
 
 /// A lock-free read handle on an [`OffsetIndex`]: cheap to clone, `Send + Sync`. Lookups pin
-/// the current mapping (an atomic increment, a fence and a decrement), so a concurrent resize
+/// the current mapping (one atomic increment and one decrement), so a concurrent resize
 /// or close never unmaps memory a lookup is reading; once the index is closed they fail with
 /// `Closed`.
 #[derive(Clone)]
