@@ -204,7 +204,9 @@ impl<F: FileSystem> Inner<F> {
             log_start_offset.max(0).min(log_end_offset),
             Ordering::Release,
         );
-        self.sync.lock().synced_to = recovery_point;
+        let mut sync = self.sync.lock();
+        sync.synced_to = recovery_point;
+        sync.in_flight_goal = recovery_point;
         Ok(())
     }
 

@@ -92,8 +92,10 @@ struct PendingDelete<F: FileSystem> {
 struct SyncState {
     /// Every offset below this is durable.
     synced_to: i64,
-    /// A durable flush is running.
-    in_progress: bool,
+    /// The largest offset a running flush round will make durable.
+    in_flight_goal: i64,
+    /// How many flush rounds are running.
+    rounds_in_flight: u32,
     /// How many fsync rounds group commit ran.
     rounds: u64,
 }

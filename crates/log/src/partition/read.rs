@@ -302,5 +302,6 @@ impl<F: FileSystem> Inner<F> {
         self.recovery_point.fetch_min(offset, Ordering::AcqRel);
         let mut sync = self.sync.lock();
         sync.synced_to = sync.synced_to.min(offset);
+        sync.in_flight_goal = sync.in_flight_goal.min(offset);
     }
 }
