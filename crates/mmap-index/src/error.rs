@@ -186,6 +186,14 @@ pub enum Error {
         /// The number of entries.
         entries: usize,
     },
+    /// The index was opened read-only and the operation would modify it.
+    #[error("{kind} {} was opened read-only", file.display())]
+    ReadOnly {
+        /// The index file.
+        file: PathBuf,
+        /// Offset or time index.
+        kind: IndexKind,
+    },
     /// The index was closed, unmapped or deleted (Kafka throws a `NullPointerException` here).
     #[error("{kind} {} is closed", file.display())]
     Closed {
@@ -271,6 +279,7 @@ impl Error {
             | Self::OffsetOverflow { file, .. }
             | Self::EntryOutOfRange { file, .. }
             | Self::ResizeBelowEntries { file, .. }
+            | Self::ReadOnly { file, .. }
             | Self::Closed { file, .. }
             | Self::CorruptIndex { file, .. } => file,
         }

@@ -25,6 +25,8 @@ pub(crate) struct IndexFile<E: Entry> {
     max_index_size: u32,
     /// The file length as of the last open or resize (Kafka's cached `length`).
     length: u64,
+    /// Opened with `open_read_only`: mapped `PROT_READ`, every modification refused.
+    read_only: bool,
 }
 
 impl<E: Entry> IndexFile<E> {
@@ -58,7 +60,14 @@ impl<E: Entry> IndexFile<E> {
                 return Err(Error::io(path, "set_len", e));
             }
         }
-        Self::map_file(path, &file, base_offset, max_index_size, newly_created)
+        Self::map_file(
+            path,
+            &file,
+            base_offset,
+            max_index_size,
+            newly_created,
+            false,
+        )
     }
 
     /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
@@ -66,7 +75,15 @@ impl<E: Entry> IndexFile<E> {
     /// `maxIndexSize = -1` does.
     pub(crate) fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
         let file = open_rw(path)?;
-        Self::map_file(path, &file, base_offset, 0, false)
+        Self::map_file(path, &file, base_offset, 0, false, false)
+    }
+
+    /// Opens an existing file read-only (Kafka's `writable = false`), for tools: the file is
+    /// opened `O_RDONLY` and mapped `PROT_READ`, and every operation that would modify it fails
+    /// with `ReadOnly`.
+    pub(crate) fn open_read_only(path: &Path, base_offset: i64) -> Result<Self> {
+        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        Self::map_file(path, &file, base_offset, 0, false, true)
     }
 
     fn map_file(
@@ -75,12 +92,13 @@ impl<E: Entry> IndexFile<E> {
         base_offset: i64,
         max_index_size: u32,
         newly_created: bool,
+        read_only: bool,
     ) -> Result<Self> {
         let length = file
             .metadata()
             .map_err(|e| Error::io(path, "stat", e))?
             .len();
-        let mem = map(path, file, length)?;
+        let mem = map(path, file, length, !read_only)?;
         let entries = if newly_created {
             0
         } else {
@@ -92,6 +110,7 @@ impl<E: Entry> IndexFile<E> {
             base_offset,
             max_index_size,
             length,
+            read_only,
         })
     }
 
@@ -131,6 +150,25 @@ impl<E: Entry> IndexFile<E> {
         self.core.is_closed()
     }
 
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Fails with `Closed` or `ReadOnly` unless the index may be modified.
+    #[inline]
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.core.is_closed() {
+            Err(self.closed_error())
+        } else if self.read_only {
+            Err(Error::ReadOnly {
+                file: self.path.clone(),
+                kind: E::KIND,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
     pub(crate) fn closed_error(&self) -> Error {
         Error::Closed {
             file: self.path.clone(),
@@ -160,8 +198,8 @@ impl<E: Entry> IndexFile<E> {
     pub(crate) fn push(&mut self, entry: &E) -> Result<()> {
         if self.core.push(entry) {
             Ok(())
-        } else if self.core.is_closed() {
-            Err(self.closed_error())
+        } else if self.core.is_closed() || self.read_only {
+            self.check_writable()
         } else {
             Err(Error::IndexFull {
                 file: self.path.clone(),
@@ -172,9 +210,7 @@ impl<E: Entry> IndexFile<E> {
     }
 
     pub(crate) fn set_entries(&mut self, entries: usize) -> Result<()> {
-        if self.core.is_closed() {
-            return Err(self.closed_error());
-        }
+        self.check_writable()?;
         self.core.set_entries(entries);
         Ok(())
     }
@@ -184,9 +220,7 @@ impl<E: Entry> IndexFile<E> {
     /// maps the smaller range, waits until the old mapping is unmapped, and only then shrinks
     /// the file, so no live mapping ever extends past the end of the file.
     pub(crate) fn resize(&mut self, new_size: u32) -> Result<bool> {
-        if self.core.is_closed() {
-            return Err(self.closed_error());
-        }
+        self.check_writable()?;
         let rounded = round_down(u64::from(new_size), E::SIZE);
         if rounded == self.length {
             return Ok(false);
@@ -205,10 +239,10 @@ impl<E: Entry> IndexFile<E> {
             file.set_len(rounded)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
             self.length = rounded;
-            let mem = map(&self.path, &file, rounded)?;
+            let mem = map(&self.path, &file, rounded, true)?;
             self.core.remap(mem, false);
         } else {
-            let mem = map(&self.path, &file, rounded)?;
+            let mem = map(&self.path, &file, rounded, true)?;
             self.core.remap(mem, true);
             file.set_len(rounded)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
@@ -251,6 +285,9 @@ impl<E: Entry> IndexFile<E> {
         }
         let valid = (self.entries() * E::SIZE) as u64;
         self.core.close(true);
+        if self.read_only {
+            return Ok(());
+        }
         if self.length != valid {
             let file = open_rw(&self.path)?;
             file.set_len(valid)
@@ -311,8 +348,8 @@ pub(crate) fn delete_if_exists(path: &Path) -> Result<bool> {
     }
 }
 
-fn map(path: &Path, file: &File, length: u64) -> Result<MmapMemory> {
+fn map(path: &Path, file: &File, length: u64, writable: bool) -> Result<MmapMemory> {
     let len = usize::try_from(length)
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
-    MmapMemory::map(file, len).map_err(|e| Error::io(path, "mmap", e))
+    MmapMemory::map(file, len, writable).map_err(|e| Error::io(path, "mmap", e))
 }

@@ -11,6 +11,8 @@
 //!   flush, close, rename and delete; [`OffsetIndexReader`] and [`TimeIndexReader`]: cheap,
 //!   cloneable, lock-free read handles for other threads.
 //! - [`LazyIndex`]: Kafka's lazy open, so that 10,000 segments cost nothing until used.
+//! - `open_read_only` (Kafka's `writable = false`, for dump tools): `O_RDONLY`, `PROT_READ`,
+//!   every modification refused.
 //! - `sanity_check` (Kafka's rules and messages) and `verify` (a [`VerifyReport`] that also
 //!   finds zero tails and out-of-order entries, which Kafka's check misses).
 //!

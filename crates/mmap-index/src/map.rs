@@ -82,27 +82,43 @@ pub(crate) trait Memory: Send + Sync + 'static {
     fn words(&self) -> usize {
         self.cells().len()
     }
+    /// Whether stores are allowed. The writer checks this before every store: a read-only
+    /// mapping is only ever loaded from.
+    #[inline]
+    fn writable(&self) -> bool {
+        true
+    }
 }
 
-/// A shared, writable memory map of an index file (`MAP_SHARED`, offset 0).
+/// A shared memory map of an index file (`MAP_SHARED`, offset 0), writable or read-only.
 #[derive(Debug)]
 pub(crate) struct MmapMemory {
     /// `None` for a zero-length file: nothing is mapped at all.
     map: Option<memmap2::MmapRaw>,
     /// `map.len() / 4`.
     words: usize,
+    /// False for a `PROT_READ` mapping, which must never be stored to.
+    writable: bool,
 }
 
 impl MmapMemory {
-    /// Maps the first `len` bytes of `file` read-write and shared.
-    pub(crate) fn map(file: &File, len: usize) -> io::Result<Self> {
+    /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
+    /// read-only.
+    pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
         if len == 0 {
             return Ok(Self {
                 map: None,
                 words: 0,
+                writable,
             });
         }
-        let map = memmap2::MmapOptions::new().len(len).map_raw(file)?;
+        let mut options = memmap2::MmapOptions::new();
+        options.len(len);
+        let map = if writable {
+            options.map_raw(file)?
+        } else {
+            options.map_raw_read_only(file)?
+        };
         if map.len() != len
             || map
                 .as_ptr()
@@ -117,6 +133,7 @@ impl MmapMemory {
         Ok(Self {
             map: Some(map),
             words: len / 4,
+            writable,
         })
     }
 
@@ -141,6 +158,9 @@ impl MmapMemory {
         // - Nothing mutates the memory except through these atomics: within the process every
         //   access goes through `atomics`, and docs/unsafe.md's contract forbids other processes
         //   from writing the file and anyone from shrinking it under a live mapping.
+        // - A read-only mapping is only loaded from, with 32-bit `Relaxed` loads, which std
+        //   permits on read-only memory ("sufficiently small" relaxed loads); stores are
+        //   refused before they reach it (`Core::push` checks `Memory::writable`).
         // - `words * 4` fits in `isize`: the kernel gave us a mapping of that many bytes.
         unsafe {
             std::slice::from_raw_parts(
@@ -167,6 +187,11 @@ impl Memory for MmapMemory {
     #[inline]
     fn cells(&self) -> &[std::sync::atomic::AtomicU32] {
         self.atomics()
+    }
+
+    #[inline]
+    fn writable(&self) -> bool {
+        self.writable
     }
 }
 

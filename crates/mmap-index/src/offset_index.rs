@@ -71,6 +71,20 @@ impl OffsetIndex {
         Self::from_file(IndexFile::open_existing(path.as_ref(), base_offset)?)
     }
 
+    /// Opens an existing index read-only (Kafka's `writable = false`, as `DumpLogSegments`
+    /// uses): the file is opened `O_RDONLY` and mapped `PROT_READ`, so it also works on files
+    /// and filesystems the process may not write. Lookups, `entry`, `sanity_check` and `verify`
+    /// work; every operation that would modify the index fails with `ReadOnly`, and `close`
+    /// only unmaps.
+    pub fn open_read_only(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
+        Self::from_file(IndexFile::open_read_only(path.as_ref(), base_offset)?)
+    }
+
+    /// Whether the index was opened with [`OffsetIndex::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.file.is_read_only()
+    }
+
     fn from_file(file: IndexFile<OffsetEntry>) -> Result<Self> {
         let mut index = Self {
             file,
@@ -100,9 +114,7 @@ impl OffsetIndex {
     /// than the last offset (unless the index is empty), or when `offset` is below the base or
     /// more than `i32::MAX` past it. Positions are not checked, as in Kafka.
     pub fn append(&mut self, offset: i64, position: u32) -> Result<()> {
-        if self.file.is_closed() {
-            return Err(self.file.closed_error());
-        }
+        self.file.check_writable()?;
         if self.is_full() {
             return Err(Error::IndexFull {
                 file: self.file.path().to_path_buf(),

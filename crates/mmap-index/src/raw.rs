@@ -311,7 +311,15 @@ impl<E: Entry, M: Memory> Core<E, M> {
         }
         let slot = self.entries;
         let Some(pin) = &self.pin else { return false };
-        if pin.with(|mem| entry.store(mem.cells(), slot)).is_none() {
+        // The only store into index memory in the crate, so the one place a read-only
+        // mapping must be protected.
+        let stored = pin.with(|mem| {
+            if mem.writable() {
+                entry.store(mem.cells(), slot);
+            }
+            mem.writable()
+        });
+        if stored != Some(true) {
             return false;
         }
         self.entries = slot + 1;

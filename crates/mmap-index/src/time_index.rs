@@ -67,6 +67,20 @@ impl TimeIndex {
         Self::from_file(IndexFile::open_existing(path.as_ref(), base_offset)?)
     }
 
+    /// Opens an existing index read-only (Kafka's `writable = false`, as `DumpLogSegments`
+    /// uses): the file is opened `O_RDONLY` and mapped `PROT_READ`, so it also works on files
+    /// and filesystems the process may not write. Lookups, `entry`, `sanity_check` and `verify`
+    /// work; every operation that would modify the index fails with `ReadOnly`, and `close`
+    /// only unmaps.
+    pub fn open_read_only(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
+        Self::from_file(IndexFile::open_read_only(path.as_ref(), base_offset)?)
+    }
+
+    /// Whether the index was opened with [`TimeIndex::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.file.is_read_only()
+    }
+
     fn from_file(file: IndexFile<TimeEntry>) -> Result<Self> {
         let base_offset = file.base_offset();
         let mut index = Self {
@@ -108,9 +122,7 @@ impl TimeIndex {
         offset: i64,
         skip_full_check: bool,
     ) -> Result<bool> {
-        if self.file.is_closed() {
-            return Err(self.file.closed_error());
-        }
+        self.file.check_writable()?;
         let file = || self.file.path().to_path_buf();
         if !skip_full_check && self.is_full() {
             return Err(Error::IndexFull {
