@@ -149,19 +149,15 @@ impl MmapMemory {
             reason = "a mapping is page-aligned; `map` checks it"
         )]
         // SAFETY:
-        // - `data` is non-null and aligned for `AtomicU32`: it is the start of a live mapping,
-        //   which is page-aligned (and `map` checked the alignment).
-        // - It is valid for reads and writes of `words * 4 <= map.len()` bytes for as long as
-        //   `&self` lives, because `self.map` owns the mapping and unmaps it only on drop.
-        // - The bytes are initialized (a shared file mapping always is) and any bit pattern is
-        //   a valid `AtomicU32`.
-        // - Nothing mutates the memory except through these atomics: within the process every
-        //   access goes through `atomics`, and docs/unsafe.md's contract forbids other processes
-        //   from writing the file and anyone from shrinking it under a live mapping.
-        // - A read-only mapping is only loaded from, with 32-bit `Relaxed` loads, which std
-        //   permits on read-only memory ("sufficiently small" relaxed loads); stores are
-        //   refused before they reach it (`Core::push` checks `Memory::writable`).
-        // - `words * 4` fits in `isize`: the kernel gave us a mapping of that many bytes.
+        // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
+        //   page-aligned (and `map` checked it).
+        // - It is valid for `words * 4 <= map.len()` bytes while `&self` lives (`self.map` owns
+        //   the mapping; it is unmapped only on drop); `words * 4` fits `isize`.
+        // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
+        // - Nothing else mutates them: every access in the process goes through these atomics,
+        //   and docs/unsafe.md's contract rules out other writers and shrinking under a mapping.
+        // - A read-only mapping only sees 32-bit `Relaxed` loads, which std allows on read-only
+        //   memory; `Core::push` checks `Memory::writable` before the crate's only store.
         unsafe {
             std::slice::from_raw_parts(
                 map.as_mut_ptr().cast::<std::sync::atomic::AtomicU32>(),
