@@ -55,6 +55,8 @@ mod config;
 mod error;
 mod log_dir;
 mod partition;
+mod snapshot;
+mod sync;
 mod time;
 mod topic_partition;
 

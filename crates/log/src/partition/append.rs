@@ -1,7 +1,7 @@
 //! Appends (Kafka's `UnifiedLog.append` for leaders and followers), rolls, and durable appends
 //! with group commit.
 
-use std::sync::Arc;
+use crate::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use seglog_record_format::{self as rf, Batch, TimestampType};

@@ -1,17 +1,18 @@
 //! Opening a partition log: Kafka's `LogLoader.load`, step by step, with a report of what it did.
 
+use crate::sync::Arc;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 use seglog_segment::io::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport, naming};
 
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
+use crate::snapshot::SnapshotCell;
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
 
@@ -85,19 +86,19 @@ impl<F: FileSystem> PartitionLog<F> {
         dir: &Path,
         config: LogConfig,
         options: LoadOptions,
-        time: Arc<dyn Time>,
+        time: std::sync::Arc<dyn Time>,
     ) -> Result<(Self, LoadReport)> {
         config.validate()?;
         let (tp, _) = TopicPartition::parse_dir(dir)?;
         fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let inner = Arc::new_cyclic(|me| Inner {
+        let inner = std::sync::Arc::new_cyclic(|me| Inner {
             me: me.clone(),
             fs,
             dir: dir.to_path_buf(),
             tp,
             config,
             time,
-            segments: RwLock::new(Arc::new(SegmentMap::new())),
+            segments: SnapshotCell::new(SegmentMap::new()),
             writer: Mutex::new(()),
             log_end_offset: AtomicI64::new(0),
             high_watermark: AtomicI64::new(0),
@@ -195,7 +196,7 @@ impl<F: FileSystem> Inner<F> {
         report.log_end_offset = log_end_offset;
         report.recovery_point = recovery_point;
         report.log_start_offset = log_start_offset;
-        *self.segments.write() = Arc::new(segments);
+        self.segments.store(segments);
         self.log_end_offset.store(log_end_offset, Ordering::Release);
         self.recovery_point.store(recovery_point, Ordering::Release);
         self.log_start_offset

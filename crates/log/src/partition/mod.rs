@@ -13,18 +13,19 @@ mod load;
 mod read;
 mod retention;
 
+use crate::sync::Arc;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::thread::JoinHandle;
 
-use parking_lot::{Condvar, Mutex, RwLock};
+use parking_lot::{Condvar, Mutex};
 use seglog_segment::io::{FileSystem, RealFs};
 use seglog_segment::{LogSegment, SegmentConfig, naming};
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
+use crate::snapshot::{SnapshotCell, is_unreferenced};
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
 
@@ -40,13 +41,13 @@ pub(crate) type SegmentMap<F> = BTreeMap<i64, Arc<LogSegment<F>>>;
 /// A partition log. Cheap to clone: clones share the same log.
 #[derive(Debug)]
 pub struct PartitionLog<F: FileSystem = RealFs> {
-    inner: Arc<Inner<F>>,
+    inner: std::sync::Arc<Inner<F>>,
 }
 
 impl<F: FileSystem> Clone for PartitionLog<F> {
     fn clone(&self) -> Self {
         Self {
-            inner: Arc::clone(&self.inner),
+            inner: std::sync::Arc::clone(&self.inner),
         }
     }
 }
@@ -59,8 +60,8 @@ pub(crate) struct Inner<F: FileSystem> {
     dir: PathBuf,
     tp: TopicPartition,
     config: LogConfig,
-    time: Arc<dyn Time>,
-    segments: RwLock<Arc<SegmentMap<F>>>,
+    time: std::sync::Arc<dyn Time>,
+    segments: SnapshotCell<SegmentMap<F>>,
     /// Serialises appends, rolls, truncations, flush bookkeeping and retention.
     writer: Mutex<()>,
     log_end_offset: AtomicI64,
@@ -146,7 +147,7 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// A snapshot of the segment list.
     pub fn segments(&self) -> Arc<SegmentMap<F>> {
-        Arc::clone(&self.inner.segments.read())
+        self.inner.segments.load()
     }
 
     /// The active (last) segment.
@@ -156,7 +157,7 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// The number of segments.
     pub fn segment_count(&self) -> usize {
-        self.inner.segments.read().len()
+        self.inner.segments.load().len()
     }
 
     /// The total size of all segments in bytes.
@@ -178,7 +179,7 @@ impl<F: FileSystem> PartitionLog<F> {
 
 impl<F: FileSystem> Inner<F> {
     fn active(&self) -> Arc<LogSegment<F>> {
-        let segments = self.segments.read();
+        let segments = self.segments.load();
         // The loader guarantees at least one segment, and every writer keeps one.
         match segments.values().next_back() {
             Some(s) => Arc::clone(s),
@@ -208,10 +209,7 @@ impl<F: FileSystem> Inner<F> {
     }
 
     fn swap_segments(&self, f: impl FnOnce(&mut SegmentMap<F>)) {
-        let mut guard = self.segments.write();
-        let mut next = SegmentMap::clone(&guard);
-        f(&mut next);
-        *guard = Arc::new(next);
+        self.segments.update(f);
     }
 
     /// Renames a removed segment `.deleted` and queues its files for deletion.
@@ -250,7 +248,7 @@ impl<F: FileSystem> PartitionLog<F> {
         let mut keep = Vec::with_capacity(pending.len());
         for p in pending.drain(..) {
             // Only our queue holds it: no reader can be reading it.
-            if p.due_ms <= now && Arc::strong_count(&p.segment) == 1 {
+            if p.due_ms <= now && is_unreferenced(&p.segment) {
                 p.segment.delete()?;
                 deleted += 1;
             } else {
@@ -304,7 +302,7 @@ impl<F: FileSystem> Inner<F> {
         if offset <= recovery_point {
             return Ok(());
         }
-        let segments = Arc::clone(&self.segments.read());
+        let segments = self.segments.load();
         let mut new_files = false;
         let active_base = segments.keys().next_back().copied();
         for (base, segment) in range_overlapping(&segments, recovery_point, offset) {

@@ -1,7 +1,7 @@
 //! Reads, offset lookups by time (Kafka's `ListOffsets`), the log start offset, and truncation.
 
+use crate::sync::Arc;
 use std::os::fd::BorrowedFd;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use seglog_segment::io::FileSystem;
@@ -266,7 +266,7 @@ impl<F: FileSystem> PartitionLog<F> {
 
 impl<F: FileSystem> Inner<F> {
     fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
-        let old: Vec<Arc<LogSegment<F>>> = self.segments.read().values().cloned().collect();
+        let old: Vec<Arc<LogSegment<F>>> = self.segments.load().values().cloned().collect();
         for segment in &old {
             if segment.base_offset() == offset {
                 // The new segment reuses the name: the old files go now, not after the delay.

@@ -2,7 +2,7 @@
 //! time; never at or above the high watermark; deleted segments renamed `.deleted` and removed
 //! after `file.delete.delay.ms`.
 
-use std::sync::Arc;
+use crate::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use seglog_segment::LogSegment;
@@ -117,7 +117,7 @@ impl<F: FileSystem> PartitionLog<F> {
 impl<F: FileSystem> super::Inner<F> {
     /// The base offset of the first segment above `base` (after a roll there always is one).
     fn first_base_after(&self, base: i64) -> i64 {
-        let segments = self.segments.read();
+        let segments = self.segments.load();
         segments
             .range(base + 1..)
             .next()
