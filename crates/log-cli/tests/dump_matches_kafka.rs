@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
 }
 
 /// Runs where seglog differs from Kafka on purpose.
@@ -18,7 +21,10 @@ const DEVIATIONS: &[(&str, &str)] = &[
     // --max-message-size; seglog reports those entries as mismatches with log offset -1.
     ("kafka-dump/index.max-message-size-100", "Mismatches in"),
     // Kafka prints a Java exception; seglog prints one line naming the file and byte position.
-    ("kafka-dump/extra/negative-size/log.plain", "corrupt batch at byte"),
+    (
+        "kafka-dump/extra/negative-size/log.plain",
+        "corrupt batch at byte",
+    ),
     ("kafka-dump/extra/zero-tail/timeindex.sanity", "seglog:"),
 ];
 
@@ -38,12 +44,21 @@ fn runs() -> Vec<Run> {
     let mut runs = Vec::new();
     for list in lists {
         let dir = list.parent().unwrap().to_path_buf();
-        for line in std::fs::read_to_string(&list).unwrap().lines().filter(|l| !l.trim().is_empty()) {
+        for line in std::fs::read_to_string(&list)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+        {
             let mut words = line.split_whitespace();
             let name = words.next().unwrap().to_owned();
             let exit = words.next().unwrap().parse().unwrap();
             assert_eq!(words.next(), Some("kafka-dump-log.sh"), "{line}");
-            runs.push(Run { golden: dir.clone(), name, exit, args: words.map(str::to_owned).collect() });
+            runs.push(Run {
+                golden: dir.clone(),
+                name,
+                exit,
+                args: words.map(str::to_owned).collect(),
+            });
         }
     }
     runs
@@ -67,20 +82,32 @@ fn dump_output_equals_kafkas_byte_for_byte() {
             .unwrap();
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         let stderr = normalise(&String::from_utf8_lossy(&output.stderr));
-        let golden_stdout = std::fs::read_to_string(run.golden.join(format!("{}.stdout", run.name))).unwrap();
-        let golden_stderr = std::fs::read_to_string(run.golden.join(format!("{}.stderr", run.name))).unwrap();
+        let golden_stdout =
+            std::fs::read_to_string(run.golden.join(format!("{}.stdout", run.name))).unwrap();
+        let golden_stderr =
+            std::fs::read_to_string(run.golden.join(format!("{}.stderr", run.name))).unwrap();
         let key = format!(
             "{}/{}",
-            run.golden.strip_prefix(root().join("testdata")).unwrap().display(),
+            run.golden
+                .strip_prefix(root().join("testdata"))
+                .unwrap()
+                .display(),
             run.name
         );
         if let Some((_, marker)) = DEVIATIONS.iter().find(|(k, _)| *k == key) {
-            assert!(stderr.contains(marker), "{key}: the documented difference changed:\n{stderr}");
+            assert!(
+                stderr.contains(marker),
+                "{key}: the documented difference changed:\n{stderr}"
+            );
             continue;
         }
         assert_eq!(stdout, golden_stdout, "{key}: stdout differs from Kafka's");
         assert_eq!(stderr, golden_stderr, "{key}: stderr differs from Kafka's");
-        assert_eq!(output.status.code(), Some(run.exit), "{key}: exit status differs from Kafka's");
+        assert_eq!(
+            output.status.code(),
+            Some(run.exit),
+            "{key}: exit status differs from Kafka's"
+        );
         exact += 1;
     }
     assert_eq!(exact, runs.len() - DEVIATIONS.len());
