@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use std::path::PathBuf;
+
+use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
+use crate::produce::ProduceOptions;
 
 /// seglog: inspect, verify and repair Kafka-format log segments and directories.
 #[derive(Debug, Parser)]
@@ -21,7 +25,176 @@ enum Command {
     /// Print the contents of .log, .index and .timeindex files exactly as kafka-dump-log.sh does.
     #[command(after_help = DUMP_EXAMPLES)]
     Dump(DumpOptions),
+    /// Verify a partition directory or a whole log directory; change nothing.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check {
+        /// A partition directory (topic-N) or a log directory.
+        dir: PathBuf,
+        /// Print JSON Lines: {"type":"problem","file","position","kind","detail"}, then a summary.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run unclean-shutdown recovery now: cut torn tails, rebuild indexes, finish interrupted swaps.
+    #[command(after_help = RECOVER_EXAMPLES)]
+    Recover {
+        /// A partition directory (topic-N) or a log directory.
+        dir: PathBuf,
+        /// Print one JSON object per partition.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Append records read from stdin, one per line.
+    #[command(after_help = PRODUCE_EXAMPLES)]
+    Produce(ProduceArgs),
+    /// Print records from an offset or a time; read-only and lock-free, so it can follow a writer.
+    #[command(after_help = CONSUME_EXAMPLES)]
+    Consume(ConsumeArgs),
+    /// Look an offset up: earliest, latest, by timestamp, or the record with the largest timestamp.
+    #[command(after_help = OFFSETS_EXAMPLES)]
+    Offsets(OffsetsArgs),
+    /// Per-segment figures, totals and index anomalies of a partition directory.
+    #[command(after_help = STATS_EXAMPLES)]
+    Stats {
+        /// A partition directory (topic-N).
+        dir: PathBuf,
+        /// Print JSON Lines.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a sample log of a million records and show lookups, stats and a dump excerpt.
+    #[command(after_help = DEMO_EXAMPLES)]
+    Demo {
+        /// Where to build it (replaced if a previous demo made it).
+        #[arg(default_value = "seglog-demo")]
+        dir: PathBuf,
+    },
 }
+
+#[derive(Debug, clap::Args)]
+struct ProduceArgs {
+    /// The partition directory (topic-N) inside a log directory.
+    dir: PathBuf,
+    /// Split each line at the first occurrence of this string into key and value.
+    #[arg(long)]
+    key_separator: Option<String>,
+    /// The codec of the batches written.
+    #[arg(long, default_value = "none", value_parser = ["none", "gzip", "snappy", "lz4", "zstd"])]
+    compression: String,
+    /// Records per batch.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    batch_records: u32,
+    /// Create the partition if it does not exist.
+    #[arg(long)]
+    create: bool,
+    /// A topic config for --create, as key=value (repeatable), e.g. --config segment.bytes=1048576.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    configs: Vec<String>,
+    /// Acknowledge each batch only after fsync.
+    #[arg(long)]
+    sync: bool,
+    /// Print "acked <last offset>" on stdout after each batch is appended (and fsynced with --sync).
+    #[arg(long)]
+    print_acks: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line flag"
+)]
+struct ConsumeArgs {
+    /// The partition directory (topic-N).
+    dir: PathBuf,
+    /// Start at this offset.
+    #[arg(long, conflicts_with_all = ["from_timestamp", "from_beginning"])]
+    from_offset: Option<i64>,
+    /// Start at the first record whose timestamp is at least this (milliseconds).
+    #[arg(long, conflicts_with = "from_beginning")]
+    from_timestamp: Option<i64>,
+    /// Start at the log start offset (the default).
+    #[arg(long)]
+    from_beginning: bool,
+    /// Stop after this many records.
+    #[arg(long)]
+    max_records: Option<u64>,
+    /// Wait for new records instead of stopping at the end.
+    #[arg(long)]
+    follow: bool,
+    /// Print JSON Lines: {"offset","timestamp","timestamp_type","key","value","headers"}, bytes in base64.
+    #[arg(long)]
+    json: bool,
+    /// Print the key and a tab before each value.
+    #[arg(long)]
+    print_key: bool,
+}
+
+#[derive(Debug, clap::Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line flag"
+)]
+#[command(group(clap::ArgGroup::new("query").required(true).args(["timestamp", "earliest", "latest", "max_timestamp"])))]
+struct OffsetsArgs {
+    /// The partition directory (topic-N).
+    dir: PathBuf,
+    /// The first offset whose record has a timestamp at least this.
+    #[arg(long)]
+    timestamp: Option<i64>,
+    /// The log start offset.
+    #[arg(long)]
+    earliest: bool,
+    /// The log end offset.
+    #[arg(long)]
+    latest: bool,
+    /// The record with the largest timestamp.
+    #[arg(long)]
+    max_timestamp: bool,
+    /// Print {"offset": N or null, "timestamp": T or null}.
+    #[arg(long)]
+    json: bool,
+}
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  seglog check /var/lib/kafka/orders-0
+  seglog check --json /var/lib/kafka
+
+Exit status: 0 when clean, 1 when problems were found (each is listed), 2 on failure.";
+
+const RECOVER_EXAMPLES: &str = "\
+Examples:
+  seglog recover /var/lib/kafka/orders-0
+  seglog recover /var/lib/kafka   # every partition
+
+Afterwards `seglog check` passes.";
+
+const PRODUCE_EXAMPLES: &str = "\
+Examples:
+  seq 1 1000 | seglog produce logs/numbers-0 --create
+  printf 'user-1:clicked\\n' | seglog produce logs/events-0 --key-separator : --sync --print-acks
+  cat data.txt | seglog produce logs/t-0 --create --config segment.bytes=1048576 --compression zstd";
+
+const CONSUME_EXAMPLES: &str = "\
+Examples:
+  seglog consume logs/events-0 --from-beginning
+  seglog consume logs/events-0 --from-offset 100 --max-records 10 --print-key
+  seglog consume logs/events-0 --from-timestamp 1700000000000 --json
+  seglog consume logs/events-0 --follow";
+
+const OFFSETS_EXAMPLES: &str = "\
+Examples:
+  seglog offsets logs/events-0 --latest
+  seglog offsets logs/events-0 --timestamp 1700000000000 --json";
+
+const STATS_EXAMPLES: &str = "\
+Examples:
+  seglog stats logs/events-0
+  seglog stats logs/events-0 --json";
+
+const DEMO_EXAMPLES: &str = "\
+Examples:
+  seglog demo
+  seglog demo /tmp/my-demo";
 
 const DUMP_EXAMPLES: &str = "\
 Examples:
@@ -42,6 +215,35 @@ pub(crate) fn run() -> ExitCode {
     let mut err = stderr.lock();
     let result = match cli.command {
         Command::Dump(options) => dump::run(&options, &mut out, &mut err),
+        Command::Check { dir, json } => crate::check::check(&dir, json, &mut out),
+        Command::Recover { dir, json } => crate::check::recover(&dir, json, &mut out),
+        Command::Produce(args) => produce(&args, &mut out),
+        Command::Consume(args) => {
+            let start = match (args.from_offset, args.from_timestamp) {
+                (Some(o), _) => Start::Offset(o),
+                (_, Some(t)) => Start::Timestamp(t),
+                _ => Start::Beginning,
+            };
+            let options = ConsumeOptions {
+                start,
+                max_records: args.max_records,
+                follow: args.follow,
+                json: args.json,
+                print_key: args.print_key,
+            };
+            crate::consume::consume(&args.dir, &options, &mut out)
+        }
+        Command::Offsets(args) => {
+            let query = match (args.timestamp, args.earliest, args.latest) {
+                (Some(t), _, _) => OffsetQuery::Timestamp(t),
+                (_, true, _) => OffsetQuery::Earliest,
+                (_, _, true) => OffsetQuery::Latest,
+                _ => OffsetQuery::MaxTimestamp,
+            };
+            crate::consume::offsets(&args.dir, query, args.json, &mut out)
+        }
+        Command::Stats { dir, json } => crate::stats::stats(&dir, json, &mut out),
+        Command::Demo { dir } => crate::demo::demo(&dir, &mut out),
     };
     let flushed = out.flush();
     match (result, flushed) {
@@ -77,4 +279,41 @@ impl Outcome {
             Outcome::Problems => 1,
         }
     }
+}
+
+fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
+    use seglog_record_format::Compression;
+    let compression = match args.compression.as_str() {
+        "gzip" => Compression::Gzip,
+        "snappy" => Compression::Snappy,
+        "lz4" => Compression::Lz4,
+        "zstd" => Compression::Zstd,
+        _ => Compression::None,
+    };
+    let create = if args.create {
+        let pairs: Vec<(&str, &str)> = args
+            .configs
+            .iter()
+            .map(|c| {
+                c.split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("--config {c}: expected key=value"))
+            })
+            .collect::<anyhow::Result<_>>()?;
+        Some(seglog_log::LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("{e}"))?)
+    } else {
+        if !args.configs.is_empty() {
+            anyhow::bail!("--config applies only with --create");
+        }
+        None
+    };
+    let options = ProduceOptions {
+        compression,
+        batch_records: args.batch_records as usize,
+        key_separator: args.key_separator.as_deref(),
+        create,
+        sync: args.sync,
+        print_acks: args.print_acks,
+    };
+    let stdin = std::io::stdin();
+    crate::produce::produce(&args.dir, &options, &mut stdin.lock(), out)
 }

@@ -58,6 +58,22 @@ pub(crate) struct DumpOptions {
     skip_record_metadata: bool,
 }
 
+impl DumpOptions {
+    /// Plain dump options (no flags) for `files`.
+    pub(crate) fn for_files(files: Vec<PathBuf>) -> Self {
+        Self {
+            files,
+            print_data_log: false,
+            deep_iteration: false,
+            verify_index_only: false,
+            index_sanity_check: false,
+            max_message_size: 5 * 1024 * 1024,
+            max_bytes: i32::MAX,
+            skip_record_metadata: false,
+        }
+    }
+}
+
 /// What accumulates across files and is printed on stderr at the end, as Kafka does.
 #[derive(Debug, Default)]
 struct Reports {

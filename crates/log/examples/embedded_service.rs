@@ -22,6 +22,7 @@ fn main() -> Result<()> {
         recovery_threads: 2,
         time: Arc::new(SystemClock),
         progress: None,
+        recover_all: false,
     };
     // Open the log directory: it recovers whatever a previous run left, and holds a lock.
     let (dir, report) =

@@ -23,6 +23,7 @@
 //!     recovery_threads: 2,
 //!     time: Arc::new(SystemClock),
 //!     progress: None,
+//!     recover_all: false,
 //! };
 //! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
 //! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;

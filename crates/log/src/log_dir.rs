@@ -70,6 +70,9 @@ pub struct LogDirOptions {
     pub time: Arc<dyn Time>,
     /// Called after each partition log loads.
     pub progress: Option<Arc<ProgressFn>>,
+    /// Recover every segment of every log, as after an unclean shutdown with no recovery point
+    /// (what `seglog recover` does), whatever the marker and checkpoints say.
+    pub recover_all: bool,
 }
 
 impl std::fmt::Debug for LogDirOptions {
@@ -162,13 +165,18 @@ impl<F: FileSystem> LogDir<F> {
                 (_, DirKind::Future | DirKind::Stray) => {}
             }
         }
+        let (recovery_points, clean) = if options.recover_all {
+            (BTreeMap::new(), false)
+        } else {
+            (recovery_points, report.had_clean_shutdown)
+        };
         let loaded = load_in_parallel(
             &fs,
             &partitions,
             &options,
             &recovery_points,
             &log_starts,
-            report.had_clean_shutdown,
+            clean,
         )?;
         let mut logs = BTreeMap::new();
         for (tp, log, load) in loaded {

@@ -20,6 +20,7 @@ fn options(clock: &MockClock) -> LogDirOptions {
         recovery_threads: 2,
         time: Arc::new(clock.clone()),
         progress: None,
+        recover_all: false,
     }
 }
 

@@ -860,9 +860,13 @@ impl<F: FileSystem> LogSegment<F> {
         }
         if w.offset_index.is_loaded() {
             w.offset_index.get_mut()?.close()?;
+        } else {
+            create_empty_index(w.offset_index.path())?;
         }
         if w.time_index.is_loaded() {
             w.time_index.get_mut()?.close()?;
+        } else {
+            create_empty_index(w.time_index.path())?;
         }
         self.log
             .sync_data()
@@ -993,6 +997,21 @@ fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
         )));
     }
     Ok(facts)
+}
+
+/// Leaves an empty (trimmed, zero-entry) index file where none exists, without mapping it: after a
+/// clean close every segment has both index files, as Kafka's does (its flush opens them), so a
+/// later load finds nothing to rebuild.
+fn create_empty_index(path: &Path) -> Result<()> {
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(file) => file.sync_all().map_err(|e| Error::io(path, "fsync", e)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::io(path, "create", e)),
+    }
 }
 
 fn replace_suffix(path: &Path, old: &str, new: &str) -> PathBuf {

@@ -1,0 +1,160 @@
+//! `seglog consume` and `seglog offsets`: read-only, lock-free views of a partition directory.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use seglog_record_format::{Batch, TimestampType};
+
+use crate::cli::Outcome;
+use crate::common::{b64, json_line};
+use crate::reader;
+
+/// Where `consume` starts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Start {
+    Beginning,
+    Offset(i64),
+    Timestamp(i64),
+}
+
+/// `consume`'s options.
+pub(crate) struct ConsumeOptions {
+    pub(crate) start: Start,
+    pub(crate) max_records: Option<u64>,
+    pub(crate) follow: bool,
+    pub(crate) json: bool,
+    pub(crate) print_key: bool,
+}
+
+fn timestamp_type(batch: &Batch<'_>) -> &'static str {
+    match batch {
+        Batch::V2(b) => b.timestamp_type().name(),
+        Batch::Legacy(b) => b
+            .timestamp_type()
+            .map_or("NoTimestampType", TimestampType::name),
+    }
+}
+
+/// The first offset whose record has a timestamp at least `ts` (Kafka's ListOffsets), if any.
+fn offset_for_timestamp(dir: &Path, ts: i64) -> Result<Option<(i64, i64)>> {
+    let start = reader::log_start_offset(dir, &reader::segments(dir)?);
+    let mut found = None;
+    reader::for_each_record(dir, start, |r, _| {
+        if r.timestamp >= ts {
+            found = Some((r.offset, r.timestamp));
+            return Ok(ControlFlow::Break(()));
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    Ok(found)
+}
+
+pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
+    let segments = reader::segments(dir)?;
+    let log_start = reader::log_start_offset(dir, &segments);
+    let mut next = match o.start {
+        Start::Beginning => log_start,
+        Start::Offset(n) => n.max(log_start),
+        Start::Timestamp(ts) => match offset_for_timestamp(dir, ts)? {
+            Some((offset, _)) => offset,
+            None if o.follow => reader::log_end_offset(dir)?,
+            None => return Ok(Outcome::Clean),
+        },
+    };
+    let mut printed = 0_u64;
+    loop {
+        let (after, stopped) = reader::for_each_record(dir, next, |r, batch| {
+            if o.max_records.is_some_and(|max| printed >= max) {
+                return Ok(ControlFlow::Break(()));
+            }
+            if o.json {
+                let headers: Vec<serde_json::Value> = r
+                    .headers
+                    .iter()
+                    .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
+                    .collect();
+                json_line(
+                    out,
+                    &serde_json::json!({
+                        "offset": r.offset,
+                        "timestamp": r.timestamp,
+                        "timestamp_type": timestamp_type(batch),
+                        "key": b64(r.key.as_deref()),
+                        "value": b64(r.value.as_deref()),
+                        "headers": headers,
+                    }),
+                )?;
+            } else {
+                if o.print_key {
+                    out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
+                    out.write_all(b"\t")?;
+                }
+                out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
+                out.write_all(b"\n")?;
+            }
+            printed += 1;
+            next = r.offset + 1;
+            Ok(ControlFlow::Continue(()))
+        })?;
+        next = next.max(after);
+        if stopped || o.max_records.is_some_and(|max| printed >= max) || !o.follow {
+            break;
+        }
+        out.flush()?;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(Outcome::Clean)
+}
+
+/// What `offsets` looks up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OffsetQuery {
+    Earliest,
+    Latest,
+    MaxTimestamp,
+    Timestamp(i64),
+}
+
+pub(crate) fn offsets(
+    dir: &Path,
+    query: OffsetQuery,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<Outcome> {
+    let segments = reader::segments(dir)?;
+    let (offset, timestamp) = match query {
+        OffsetQuery::Earliest => (Some(reader::log_start_offset(dir, &segments)), None),
+        OffsetQuery::Latest => (Some(reader::log_end_offset(dir)?), None),
+        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(dir, ts)? {
+            Some((o, t)) => (Some(o), Some(t)),
+            None => (None, None),
+        },
+        OffsetQuery::MaxTimestamp => {
+            // Record level (KAFKA-16310): the first record carrying the largest timestamp.
+            let mut best: Option<(i64, i64)> = None;
+            let start = reader::log_start_offset(dir, &segments);
+            reader::for_each_record(dir, start, |r, _| {
+                if r.timestamp >= 0 && best.is_none_or(|(_, t)| r.timestamp > t) {
+                    best = Some((r.offset, r.timestamp));
+                }
+                Ok(ControlFlow::Continue(()))
+            })?;
+            (best.map(|b| b.0), best.map(|b| b.1))
+        }
+    };
+    if json {
+        json_line(
+            out,
+            &serde_json::json!({"offset": offset, "timestamp": timestamp}),
+        )?;
+    } else {
+        match offset {
+            Some(o) => writeln!(out, "{o}")?,
+            None => writeln!(out, "none")?,
+        }
+    }
+    Ok(Outcome::Clean)
+}

@@ -1,0 +1,212 @@
+//! `seglog stats`: per-segment figures, totals, and the anomaly checks of the index-monitoring
+//! scripts people run against Kafka (large or untrimmed indexes, zero tails, missing indexes).
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use anyhow::Result;
+use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
+use seglog_record_format::Batch;
+use seglog_segment::io::{FileSystem, OpenMode, RealFs};
+use seglog_segment::naming;
+use seglog_segment::scan::scan_batches;
+
+use crate::cli::Outcome;
+use crate::common::json_line;
+use crate::reader;
+
+/// Kafka's default `segment.index.bytes`: an index file larger than this is an anomaly.
+const LARGE_INDEX_BYTES: u64 = 10 * 1024 * 1024;
+
+#[derive(Debug, Default)]
+struct SegmentStats {
+    base_offset: i64,
+    size: u64,
+    batches: u64,
+    records: u64,
+    index_entries: u64,
+    index_bytes: u64,
+    index_slots: u64,
+    time_entries: u64,
+    min_timestamp: Option<i64>,
+    max_timestamp: Option<i64>,
+}
+
+/// Real entries: those before a zero tail.
+fn real_entries(report: &seglog_mmap_index::VerifyReport) -> u64 {
+    let tail = report.problems.iter().find_map(|p| match p {
+        Problem::ZeroTail { first_slot, .. } => Some(*first_slot),
+        _ => None,
+    });
+    tail.unwrap_or(report.entries) as u64
+}
+
+fn segment_stats(
+    dir: &Path,
+    segment: &reader::SegmentFile,
+    anomalies: &mut Vec<String>,
+    active: bool,
+) -> Result<SegmentStats> {
+    let mut s = SegmentStats {
+        base_offset: segment.base_offset,
+        ..SegmentStats::default()
+    };
+    let file = RealFs.open(&segment.path, OpenMode::ReadOnly)?;
+    s.size = std::fs::metadata(&segment.path)?.len();
+    scan_batches(&file, &segment.path, 0, s.size, 8 << 20, |_, framed| {
+        s.batches += 1;
+        if let Ok(batch) = framed.decode() {
+            s.records += match &batch {
+                Batch::V2(b) => u64::try_from(b.records_count()).unwrap_or(0),
+                Batch::Legacy(b) => b.to_records().map_or(0, |r| r.len() as u64),
+            };
+            let ts = batch.max_timestamp();
+            if ts >= 0 {
+                s.max_timestamp = Some(s.max_timestamp.map_or(ts, |m| m.max(ts)));
+                let first = match &batch {
+                    Batch::V2(b) if !b.has_delete_horizon() && b.base_timestamp() >= 0 => {
+                        b.base_timestamp()
+                    }
+                    _ => ts,
+                };
+                s.min_timestamp = Some(s.min_timestamp.map_or(first, |m| m.min(first)));
+            }
+        }
+        Ok(ControlFlow::<()>::Continue(()))
+    })?;
+    let index_path = naming::offset_index_file(dir, segment.base_offset, "");
+    match OffsetIndex::open_read_only(&index_path, segment.base_offset) {
+        Ok(index) => {
+            let report = index.verify()?;
+            s.index_entries = real_entries(&report);
+            s.index_bytes = report.length;
+            s.index_slots = report.max_entries as u64;
+            if report.length > LARGE_INDEX_BYTES {
+                anomalies.push(format!(
+                    "large index file: {} ({} bytes)",
+                    index_path.display(),
+                    report.length
+                ));
+            }
+            if !active && report.has_zero_tail() {
+                anomalies.push(format!(
+                    "untrimmed index on an inactive segment: {} ({} of {} slots used; a crash before trimming)",
+                    index_path.display(),
+                    s.index_entries,
+                    report.entries
+                ));
+            }
+        }
+        Err(_) if s.size > 0 => anomalies.push(format!(
+            "missing or unreadable index: {}",
+            index_path.display()
+        )),
+        Err(_) => {}
+    }
+    let time_path = naming::time_index_file(dir, segment.base_offset, "");
+    if let Ok(index) = TimeIndex::open_read_only(&time_path, segment.base_offset) {
+        let report = index.verify()?;
+        s.time_entries = real_entries(&report);
+        if !active
+            && report
+                .problems
+                .iter()
+                .any(|p| matches!(p, Problem::LastTimestampZero))
+        {
+            anomalies.push(format!(
+                "time index ends in a zero timestamp (KAFKA-19200, KAFKA-10207): {}",
+                time_path.display()
+            ));
+        }
+    }
+    Ok(s)
+}
+
+pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
+    let segments = reader::segments(dir)?;
+    let mut anomalies = Vec::new();
+    let mut all = Vec::new();
+    for (i, segment) in segments.iter().enumerate() {
+        all.push(segment_stats(
+            dir,
+            segment,
+            &mut anomalies,
+            i + 1 == segments.len(),
+        )?);
+    }
+    if !json {
+        writeln!(
+            out,
+            "{:>20} {:>12} {:>10} {:>10} {:>8} {:>12} {:>6} {:>15} {:>15}",
+            "base_offset",
+            "size",
+            "records",
+            "batches",
+            "index",
+            "avg_interval",
+            "fill",
+            "min_timestamp",
+            "max_timestamp"
+        )?;
+    }
+    for s in &all {
+        let interval = s.size.checked_div(s.index_entries).unwrap_or(0);
+        let fill = ratio(s.index_entries, s.index_slots);
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({
+                    "type": "segment", "base_offset": s.base_offset, "size": s.size, "records": s.records,
+                    "batches": s.batches, "index_entries": s.index_entries, "time_index_entries": s.time_entries,
+                    "index_bytes": s.index_bytes, "avg_index_interval": interval, "index_fill_ratio": fill,
+                    "min_timestamp": s.min_timestamp, "max_timestamp": s.max_timestamp,
+                }),
+            )?;
+        } else {
+            let ts = |t: Option<i64>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
+            writeln!(
+                out,
+                "{:>20} {:>12} {:>10} {:>10} {:>8} {:>12} {:>5.0}% {:>15} {:>15}",
+                s.base_offset,
+                s.size,
+                s.records,
+                s.batches,
+                s.index_entries,
+                interval,
+                fill * 100.0,
+                ts(s.min_timestamp),
+                ts(s.max_timestamp)
+            )?;
+        }
+    }
+    let size: u64 = all.iter().map(|s| s.size).sum();
+    let records: u64 = all.iter().map(|s| s.records).sum();
+    let entries: u64 = all.iter().map(|s| s.index_entries).sum();
+    if json {
+        json_line(
+            out,
+            &serde_json::json!({"type": "total", "segments": all.len(), "size": size, "records": records, "index_entries": entries}),
+        )?;
+        for a in &anomalies {
+            json_line(out, &serde_json::json!({"type": "anomaly", "detail": a}))?;
+        }
+    } else {
+        writeln!(
+            out,
+            "total: {} segments, {size} bytes, {records} records, {entries} index entries",
+            all.len()
+        )?;
+        for a in &anomalies {
+            writeln!(out, "anomaly: {a}")?;
+        }
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `part / whole` as a fraction (0 when `whole` is 0); index slot counts fit `u32` (10 MiB / 8).
+fn ratio(part: u64, whole: u64) -> f64 {
+    let part = f64::from(u32::try_from(part).unwrap_or(u32::MAX));
+    let whole = f64::from(u32::try_from(whole).unwrap_or(u32::MAX));
+    if whole > 0.0 { part / whole } else { 0.0 }
+}
