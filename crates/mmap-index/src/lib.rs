@@ -46,6 +46,7 @@ mod error;
 mod file;
 mod lazy;
 mod map;
+mod mapped_file;
 mod offset_index;
 mod raw;
 mod sync;
@@ -55,6 +56,7 @@ mod verify;
 pub use entry::{NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 pub use error::{CorruptKind, Error, IndexKind, Result};
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
+pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
@@ -63,6 +65,12 @@ pub use verify::{Problem, VerifyReport};
 /// indexes that were never used, closed indexes and zero-length files hold no mapping.
 pub fn live_mappings() -> usize {
     map::live_mappings()
+}
+
+/// The number of data files ([`MappedFile`]s, a segment's `.log`) this process has mapped right
+/// now. Counted apart from [`live_mappings`], which counts index mappings only.
+pub fn live_file_mappings() -> usize {
+    map::live_file_mappings()
 }
 
 /// Kafka's warm section: lookups first search the entries in the last 8 KiB of the index.

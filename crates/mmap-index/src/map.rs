@@ -37,6 +37,16 @@ pub(crate) fn live_mappings() -> usize {
     LIVE_MAPPINGS.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// How many mappings of growing data files ([`MappedFile`](crate::MappedFile), the `.log`)
+/// this process holds right now; kept apart from [`LIVE_MAPPINGS`] so that index accounting
+/// (and the tests that rely on it) is unchanged.
+static LIVE_FILE_MAPPINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The number of data-file mappings currently alive in this process.
+pub(crate) fn live_file_mappings() -> usize {
+    LIVE_FILE_MAPPINGS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// One 32-bit word of shared memory, accessed atomically (relaxed).
 pub(crate) trait Word: Send + Sync {
     /// Loads the word.
@@ -99,17 +109,36 @@ pub(crate) struct MmapMemory {
     words: usize,
     /// False for a `PROT_READ` mapping, which must never be stored to.
     writable: bool,
+    /// The live-mapping counter this mapping is counted in.
+    counter: &'static std::sync::atomic::AtomicUsize,
 }
 
 impl MmapMemory {
     /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
     /// read-only.
     pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
+        Self::map_counted(file, len, writable, &LIVE_MAPPINGS)
+    }
+
+    /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
+    /// data-file mapping. `len` may exceed the file's length (mapping ahead of a growing file):
+    /// the owner of the mapping must then never let a reader touch a page past the end of file.
+    pub(crate) fn map_data_read_only(file: &File, len: usize) -> io::Result<Self> {
+        Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS)
+    }
+
+    fn map_counted(
+        file: &File,
+        len: usize,
+        writable: bool,
+        counter: &'static std::sync::atomic::AtomicUsize,
+    ) -> io::Result<Self> {
         if len == 0 {
             return Ok(Self {
                 map: None,
                 words: 0,
                 writable,
+                counter,
             });
         }
         let mut options = memmap2::MmapOptions::new();
@@ -129,11 +158,12 @@ impl MmapMemory {
                 "mmap returned a short or misaligned mapping",
             ));
         }
-        LIVE_MAPPINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Self {
             map: Some(map),
             words: len / 4,
             writable,
+            counter,
         })
     }
 
@@ -194,7 +224,8 @@ impl Memory for MmapMemory {
 impl Drop for MmapMemory {
     fn drop(&mut self) {
         if self.map.take().is_some() {
-            LIVE_MAPPINGS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+            self.counter
+                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }
@@ -362,6 +393,18 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// not wait), which waits for lookups that pinned them before their retirement (never for
     /// later ones). After a close, installing is refused and `mem` is handed back.
     pub(crate) fn swap(&self, mem: Option<M>, wait: bool) -> Result<(), M> {
+        self.swap_with(mem, wait, true)
+    }
+
+    /// Installs `mem` as the active mapping, never waiting for anyone: if the spare slot still
+    /// holds a mapping retired by an earlier swap that a reader has pinned, nothing happens and
+    /// `mem` is handed back (the caller keeps the current mapping and may retry later). Also
+    /// hands `mem` back once the cell is closed.
+    pub(crate) fn try_install(&self, mem: M) -> Result<(), M> {
+        self.swap_with(Some(mem), false, false)
+    }
+
+    fn swap_with(&self, mem: Option<M>, wait: bool, wait_for_spare: bool) -> Result<(), M> {
         let _writer = self
             .writer
             .lock()
@@ -376,6 +419,9 @@ impl<M: Memory, X> SwapCell<M, X> {
                 let Some(slot) = self.slots.get(next) else {
                     return Err(mem);
                 };
+                if !wait_for_spare && slot.state.load(Ordering::Acquire) != EMPTY {
+                    return Err(mem);
+                }
                 // The slot retired by the previous swap: wait for its last reader to leave.
                 wait_until_empty(slot);
                 drop(slot.replace(Some(mem)));

@@ -11,6 +11,11 @@ pub(super) struct LoomFile {
 }
 
 impl LoomFile {
+    /// Word `index` of the file (the models write the "file" directly, as `pwrite` does).
+    pub(super) fn word(&self, index: usize) -> &AtomicU32 {
+        &self.words[index]
+    }
+
     pub(super) fn new(words: usize) -> Arc<Self> {
         Arc::new(Self {
             words: (0..words).map(|_| AtomicU32::new(0)).collect(),

@@ -5,5 +5,6 @@
 //! violation: that is the use-after-unmap check.
 
 mod loom_append;
+mod loom_file;
 mod loom_memory;
 mod loom_remap;

@@ -1,0 +1,363 @@
+//! [`MappedFile`]: a read-only, shared memory map of a file that one owner appends to (a
+//! segment's `.log`), so that reading a batch header or a batch costs no system call.
+//!
+//! It reuses the index's two-slot [`SwapCell`]: readers pin the active mapping, copy bytes out
+//! with relaxed 32-bit atomic loads, and unpin; the owner grows the mapping with a swap that
+//! never waits, and shrinks it with a swap that waits until the old mapping is unmapped, before
+//! it shrinks the file. The contract and the soundness argument are in `docs/unsafe.md`
+//! ("Mapped data files"); this module itself has no `unsafe`.
+//!
+//! # The published length
+//! Readers never read at or past the *published length*, which the owner keeps at most the
+//! file's length at all times:
+//! - after writing bytes (with `pwrite`), the owner publishes the new length with `Release`;
+//! - before shrinking the file to `n`, the owner lowers the published length to `n` and swaps in
+//!   a mapping of at most `n` bytes, waiting until every older mapping is unmapped.
+//!
+//! A reader loads the published length with `Acquire` *after* pinning a mapping. So a reader of
+//! a mapping installed after a shrink sees the lowered length (or a later one), and a reader of
+//! an older mapping keeps that mapping, and so the file's old length, alive until it unpins:
+//! the shrink waits for it. Either way every byte a reader touches lies below the file's length
+//! while it touches it, so no read can hit a page past the end of the file (`SIGBUS`).
+
+use std::fs::File;
+use std::io;
+
+use crate::map::{Memory, MmapMemory, SwapCell, Word};
+use crate::sync::{AtomicUsize, Ordering};
+
+/// How far ahead of the published length a growing mapping reaches, and the unit it grows by:
+/// an appender remaps once per this many bytes appended, and only when a reader has mapped the
+/// file at all.
+pub const MAP_AHEAD_BYTES: u64 = 64 << 20;
+
+/// The generic core, over any [`Memory`], so that the loom models run exactly this code.
+pub(crate) struct FileCore<M: Memory> {
+    /// The mappings, with the published length shared with readers.
+    cell: SwapCell<M, AtomicUsize>,
+    /// Bytes readable through the active mapping (owner-maintained; a hint for when to grow,
+    /// not a bound: readers clamp to the mapping they pinned).
+    capacity: AtomicUsize,
+}
+
+impl<M: Memory> FileCore<M> {
+    /// A core over `mem`, with `len` bytes published.
+    pub(crate) fn new(mem: M, len: usize) -> Self {
+        let capacity = mem.words() * 4;
+        Self {
+            cell: SwapCell::new(mem, AtomicUsize::new(len)),
+            capacity: AtomicUsize::new(capacity),
+        }
+    }
+
+    /// Copies the bytes at `position` into `buf`, up to the published length and the end of the
+    /// pinned mapping; returns how many it copied. `None` once closed.
+    #[inline]
+    pub(crate) fn read_at(&self, position: usize, buf: &mut [u8]) -> Option<usize> {
+        let pin = self.cell.pin()?;
+        // Acquire, and after the pin: pairs with the owner's `Release` publication (the bytes
+        // below the length are written), and a mapping installed after a shrink is only seen
+        // together with the lowered length (see the module docs).
+        let published = self.cell.extra().load(Ordering::Acquire);
+        pin.with(|mem| copy_out(mem.cells(), published, position, buf))
+    }
+
+    /// The published length.
+    pub(crate) fn published(&self) -> usize {
+        self.cell.extra().load(Ordering::Acquire)
+    }
+
+    /// Bytes readable through the active mapping.
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Relaxed)
+    }
+
+    /// Publishes `len` (owner only; the file must already hold `len` bytes).
+    #[inline]
+    pub(crate) fn publish(&self, len: usize) {
+        self.cell.extra().store(len, Ordering::Release);
+    }
+
+    /// Installs a larger mapping without waiting for anyone. False when the cell is closed or
+    /// the spare slot is still pinned by a reader of a mapping retired earlier (the caller keeps
+    /// the current mapping and retries later; readers fall back to `pread` meanwhile).
+    pub(crate) fn grow(&self, mem: M) -> bool {
+        let capacity = mem.words() * 4;
+        if self.cell.try_install(mem).is_err() {
+            return false;
+        }
+        self.capacity.store(capacity, Ordering::Relaxed);
+        true
+    }
+
+    /// Lowers the published length to at most `len` (the owner is about to shrink the file to
+    /// `len`). Call before creating the smaller mapping for [`shrink`](Self::shrink).
+    pub(crate) fn lower(&self, len: usize) {
+        let published = self.cell.extra().load(Ordering::Relaxed);
+        if len < published {
+            self.cell.extra().store(len, Ordering::Release);
+        }
+    }
+
+    /// Swaps in `mem` (at most `len` bytes; the caller called [`lower`](Self::lower) first) and
+    /// returns once every other mapping is unmapped: then the file may be shrunk to `len`.
+    /// With `mem` `None`, closes instead (also waiting).
+    pub(crate) fn shrink(&self, mem: Option<M>) {
+        let capacity = mem.as_ref().map_or(0, |m| m.words() * 4);
+        if let Err(mem) = self.cell.swap(mem, true) {
+            // Closed already: nothing is mapped any more.
+            drop(mem);
+        }
+        self.capacity.store(capacity, Ordering::Relaxed);
+    }
+
+    /// Closes the cell and returns once nothing is mapped.
+    pub(crate) fn close(&self) {
+        // `swap(None, ..)` never hands anything back.
+        let _ = self.cell.swap(None, true);
+        self.capacity.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether the cell has been closed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.cell.pin().is_none()
+    }
+}
+
+impl<M: Memory> Drop for FileCore<M> {
+    fn drop(&mut self) {
+        // Unmap now and deterministically, waiting for copies already inside (bounded: a
+        // copy runs no caller code).
+        self.close();
+    }
+}
+
+/// Copies the bytes at `position` of `cells` into `buf`, stopping at `published`, at the end of
+/// `cells` and at the end of `buf`; returns how many. Every byte is read through a relaxed
+/// 32-bit atomic load of the aligned word that holds it, so a concurrent store to the same word
+/// (by the kernel, for an append past `published`) is a race on values, never a data race.
+#[inline]
+pub(crate) fn copy_out<W: Word>(
+    cells: &[W],
+    published: usize,
+    position: usize,
+    buf: &mut [u8],
+) -> usize {
+    let limit = published.min(cells.len().saturating_mul(4));
+    if position >= limit {
+        return 0;
+    }
+    let n = buf.len().min(limit - position);
+    let Some(out) = buf.get_mut(..n) else {
+        return 0;
+    };
+    let mut word = position / 4;
+    let skip = position % 4;
+    let mut out = out;
+    if skip != 0 {
+        let bytes = word_bytes(cells, word);
+        let take = out.len().min(4 - skip);
+        let (head, rest) = out.split_at_mut(take);
+        if let Some(src) = bytes.get(skip..skip + take) {
+            head.copy_from_slice(src);
+        }
+        out = rest;
+        word += 1;
+    }
+    let whole = out.len() / 4;
+    let words = cells.get(word..).unwrap_or_default();
+    let mut chunks = out.chunks_exact_mut(4);
+    for (dst, cell) in (&mut chunks).zip(words) {
+        dst.copy_from_slice(&native_bytes(cell.load()));
+    }
+    let tail = chunks.into_remainder();
+    if !tail.is_empty() {
+        let bytes = word_bytes(cells, word + whole);
+        if let Some(src) = bytes.get(..tail.len()) {
+            tail.copy_from_slice(src);
+        }
+    }
+    n
+}
+
+/// The bytes of word `index`, in memory order (zero past the end).
+#[inline]
+fn word_bytes<W: Word>(cells: &[W], index: usize) -> [u8; 4] {
+    native_bytes(crate::map::load(cells, index))
+}
+
+/// A word's bytes in memory order: the word was loaded in the host's byte order.
+#[inline]
+#[expect(
+    clippy::host_endian_bytes,
+    reason = "memory order of a word loaded from memory is the host's order"
+)]
+fn native_bytes(word: u32) -> [u8; 4] {
+    word.to_ne_bytes()
+}
+
+/// A read-only, shared memory map of a file that its owner appends to and sometimes truncates
+/// (a segment's `.log`), with lock-free readers: [`read_at`](Self::read_at) pins the mapping,
+/// copies the bytes out and unpins, with no system call.
+///
+/// The owner (one thread at a time; the segment's writer lock) must keep the published length
+/// at most the file's length:
+/// - [`publish`](Self::publish) a length only after the file holds that many bytes (after the
+///   `pwrite`); it grows the mapping, without waiting for readers, when the length passes it;
+/// - call [`shrink_to`](Self::shrink_to) *before* shrinking the file (`set_len`); it returns once
+///   no reader can touch a byte at or past the new length;
+/// - never rewrite bytes below the published length, and let no other process shrink or write
+///   the file (docs/unsafe.md, contract 1).
+///
+/// Readers are never blocked by the appender; [`read_at`](Self::read_at) may return fewer bytes
+/// than asked for (the published length, or the end of the current mapping, while a remap is
+/// pending), and the caller reads the rest with `pread`.
+#[derive(Debug)]
+pub struct MappedFile {
+    core: FileCore<MmapMemory>,
+}
+
+impl std::fmt::Debug for FileCore<MmapMemory> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileCore")
+            .field("published", &self.published())
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+fn to_usize(len: u64) -> io::Result<usize> {
+    usize::try_from(len).map_err(|_| io::Error::other("length does not fit in memory"))
+}
+
+/// The mapping length for a published length of `len`: the next multiple of
+/// [`MAP_AHEAD_BYTES`] strictly above it.
+fn ahead(len: u64) -> io::Result<usize> {
+    to_usize((len / MAP_AHEAD_BYTES + 1).saturating_mul(MAP_AHEAD_BYTES))
+}
+
+impl MappedFile {
+    /// Maps `file`, whose first `len` bytes are written, ahead of `len`; `len` is published.
+    /// `file` must be open for reading.
+    pub fn open(file: &File, len: u64) -> io::Result<Self> {
+        let mem = MmapMemory::map_data_read_only(file, ahead(len)?)?;
+        Ok(Self {
+            core: FileCore::new(mem, to_usize(len)?),
+        })
+    }
+
+    /// Copies the bytes at `position` into `buf` from the mapping, up to the published length
+    /// and the end of the current mapping; returns how many were copied (0 at or past them).
+    /// `None` once closed. No system call, no lock, no allocation.
+    #[inline]
+    pub fn read_at(&self, position: u64, buf: &mut [u8]) -> Option<usize> {
+        let position = usize::try_from(position).unwrap_or(usize::MAX);
+        self.core.read_at(position, buf)
+    }
+
+    /// The published length.
+    pub fn len(&self) -> u64 {
+        self.core.published() as u64
+    }
+
+    /// Whether the published length is zero.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes the current mapping covers (0 once closed).
+    pub fn mapped_len(&self) -> u64 {
+        self.core.capacity() as u64
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.core.is_closed()
+    }
+
+    /// Publishes `len` bytes of `file` (the file already holds them; `len` is not below the
+    /// published length unless [`shrink_to`](Self::shrink_to) came first). When `len` passes the
+    /// current mapping, maps further ahead and installs it without waiting for readers; if that
+    /// cannot be done right now, reads past the mapping fall back to `pread` and the next
+    /// publication retries. A failed `mmap` is returned, and leaves the old mapping in use.
+    #[inline]
+    pub fn publish(&self, file: &File, len: u64) -> io::Result<()> {
+        let len_usize = to_usize(len)?;
+        self.core.publish(len_usize);
+        if len_usize > self.core.capacity() && !self.core.is_closed() {
+            let mem = MmapMemory::map_data_read_only(file, ahead(len)?)?;
+            self.core.grow(mem);
+        }
+        Ok(())
+    }
+
+    /// Prepares to shrink `file` to `len`: lowers the published length, swaps in a mapping of
+    /// at most `len` bytes and returns once every older mapping is unmapped, so the file may then
+    /// be shrunk. Waits only for reads already inside an older mapping (each one bounded copy).
+    /// If the smaller mapping cannot be created, closes instead (reads then use `pread`).
+    pub fn shrink_to(&self, file: &File, len: u64) -> io::Result<()> {
+        let len_usize = to_usize(len)?;
+        if len_usize >= self.core.published() {
+            // Readers never read at or past the published length: nothing they touch goes.
+            return Ok(());
+        }
+        self.core.lower(len_usize);
+        match MmapMemory::map_data_read_only(file, len_usize) {
+            Ok(mem) => self.core.shrink(Some(mem)),
+            Err(_) => self.core.shrink(None),
+        }
+        Ok(())
+    }
+
+    /// Unmaps, and returns once nothing is mapped any more (waiting for reads already inside).
+    /// Later reads return `None`.
+    pub fn close(&self) {
+        self.core.close();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicU32;
+
+    #[expect(clippy::host_endian_bytes, reason = "a word's memory order")]
+    fn cells(bytes: &[u8]) -> Vec<AtomicU32> {
+        bytes
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0_u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                AtomicU32::new(u32::from_ne_bytes(w))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn copy_out_matches_slicing_for_every_alignment_and_length() {
+        let data: Vec<u8> = (0..64_u8)
+            .map(|b| b.wrapping_mul(37).wrapping_add(1))
+            .collect();
+        let words = cells(&data);
+        for published in [0, 1, 5, 31, 32, 63, 64, 100] {
+            for position in 0..70 {
+                for len in 0..20 {
+                    let mut buf = vec![0xAA_u8; len];
+                    let n = copy_out(&words, published, position, &mut buf);
+                    let end = published.min(64);
+                    let expect = if position >= end {
+                        0
+                    } else {
+                        len.min(end - position)
+                    };
+                    assert_eq!(n, expect, "p {published} pos {position} len {len}");
+                    assert_eq!(
+                        &buf[..n],
+                        data.get(position..position + n).unwrap_or_default()
+                    );
+                    assert!(buf[n..].iter().all(|&b| b == 0xAA));
+                }
+            }
+        }
+    }
+}

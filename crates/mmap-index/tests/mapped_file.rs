@@ -1,0 +1,145 @@
+//! `MappedFile` on real files: reads below the published length, growth past the mapping,
+//! shrinking before `set_len`, close, the mapping counter, and a stress run of an appender that
+//! also truncates against readers that check every byte they copy.
+
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use seglog_mmap_index::{MAP_AHEAD_BYTES, MappedFile, live_file_mappings};
+
+/// The byte every writer puts at position `p` in generation `g`.
+fn byte(p: u64, g: u64) -> u8 {
+    (p.wrapping_mul(31).wrapping_add(g.wrapping_mul(101)) % 251) as u8
+}
+
+fn rw_file() -> (tempfile::TempDir, std::fs::File) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.path().join("00000000000000000000.log"))
+        .unwrap();
+    (dir, file)
+}
+
+#[test]
+fn reads_stop_at_the_published_length_and_grow_past_the_mapping() {
+    let (_dir, file) = rw_file();
+    let data: Vec<u8> = (0..10_000).map(|p| byte(p, 0)).collect();
+    file.write_all_at(&data, 0).unwrap();
+    let map = MappedFile::open(&file, 6_000).unwrap();
+    assert!(map.mapped_len() >= 6_000);
+    let mut buf = vec![0_u8; 8_000];
+    assert_eq!(map.read_at(1, &mut buf), Some(5_999));
+    assert_eq!(&buf[..5_999], &data[1..6_000]);
+    assert_eq!(map.read_at(6_000, &mut buf), Some(0));
+    map.publish(&file, 10_000).unwrap();
+    assert_eq!(map.read_at(3, &mut buf[..61]), Some(61));
+    assert_eq!(&buf[..61], &data[3..64]);
+    // Past the mapping: grow (the file is sparse-extended first, as an append would).
+    let big = MAP_AHEAD_BYTES + 100;
+    file.write_all_at(b"tail", big - 4).unwrap();
+    map.publish(&file, big).unwrap();
+    assert!(map.mapped_len() > big);
+    assert_eq!(map.read_at(big - 4, &mut buf), Some(4));
+    assert_eq!(&buf[..4], b"tail");
+}
+
+#[test]
+fn shrink_then_close_unmap_deterministically() {
+    let (_dir, file) = rw_file();
+    let before = live_file_mappings();
+    let data: Vec<u8> = (0..5_000).map(|p| byte(p, 1)).collect();
+    file.write_all_at(&data, 0).unwrap();
+    let map = MappedFile::open(&file, 5_000).unwrap();
+    assert!(live_file_mappings() > before);
+    map.shrink_to(&file, 1_234).unwrap();
+    assert!(map.mapped_len() <= 1_234);
+    file.set_len(1_234).unwrap();
+    let mut buf = vec![0_u8; 5_000];
+    let n = map.read_at(0, &mut buf).unwrap();
+    assert!(n <= 1_234);
+    assert_eq!(&buf[..n], &data[..n]);
+    map.close();
+    assert!(map.is_closed());
+    assert_eq!(map.read_at(0, &mut buf), None);
+    drop(map);
+    let empty = MappedFile::open(&file, 0).unwrap();
+    assert_eq!(empty.read_at(0, &mut buf), Some(0));
+}
+
+#[test]
+fn stress_readers_against_appends_truncations_and_growth() {
+    const ROUNDS: u64 = 400;
+    let (_dir, file) = rw_file();
+    let file = Arc::new(file);
+    let map = Arc::new(MappedFile::open(&file, 0).unwrap());
+    // Generation of every byte below the published length, updated before publication (and
+    // after a truncation's shrink); readers accept a byte of the generation current when they
+    // started or any later one, so they check against all generations seen so far.
+    let generations = Arc::new(Mutex::new(Vec::<u64>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let (map, gens, stop) = (map.clone(), generations.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut buf = vec![0_u8; 20_000];
+                let mut rng = 0x1234_5678_u64 + r;
+                let mut reads = 0_u64;
+                while !stop.load(Ordering::Relaxed) {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    let len = map.len();
+                    if len == 0 {
+                        continue;
+                    }
+                    let pos = rng % len;
+                    let want = (rng >> 32) as usize % buf.len();
+                    let Some(n) = map.read_at(pos, &mut buf[..want]) else {
+                        break;
+                    };
+                    let max_gen = gens.lock().unwrap().len() as u64;
+                    for (i, &b) in buf[..n].iter().enumerate() {
+                        let p = pos + i as u64;
+                        assert!(
+                            (0..=max_gen).any(|g| byte(p, g) == b),
+                            "byte {p}: {b} was never written there"
+                        );
+                    }
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    let mut len = 0_u64;
+    let mut generation = 0_u64;
+    let mut chunk = Vec::new();
+    for round in 0..ROUNDS {
+        if round % 10 == 9 {
+            // Truncate to a random point, shrinking the mapping first.
+            let to = len / 3 + (round * 7919) % (len / 2 + 1);
+            map.shrink_to(&file, to).unwrap();
+            file.set_len(to).unwrap();
+            len = to;
+            generation += 1;
+            generations.lock().unwrap().push(generation);
+        }
+        let add = 1_000 + (round * 104_729) % 300_000;
+        chunk.clear();
+        chunk.extend((len..len + add).map(|p| byte(p, generation)));
+        file.write_all_at(&chunk, len).unwrap();
+        len += add;
+        map.publish(&file, len).unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(reads > 0);
+    map.close();
+}
