@@ -55,6 +55,7 @@ mod clean_shutdown;
 mod config;
 mod error;
 mod log_dir;
+mod offset_map;
 mod partition;
 mod snapshot;
 mod sync;
@@ -73,8 +74,8 @@ pub use log_dir::{
     SchedulerConfig,
 };
 pub use partition::{
-    AppendInfo, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
-    RetentionReport,
+    AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
+    LoadReport, PartitionLog, RetentionReport, StopAfter,
 };
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

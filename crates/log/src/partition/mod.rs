@@ -9,6 +9,7 @@
 //! *and* once no reader holds it.
 
 mod append;
+mod clean;
 mod load;
 mod read;
 mod retention;
@@ -30,6 +31,7 @@ use crate::time::Time;
 use crate::topic_partition::TopicPartition;
 
 pub use append::AppendInfo;
+pub use clean::{CleanOptions, CleanReport, StopAfter};
 pub use load::{LoadOptions, LoadReport};
 pub use read::{FetchDataInfo, Isolation, ListOffset};
 pub use retention::RetentionReport;

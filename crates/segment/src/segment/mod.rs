@@ -3,9 +3,15 @@
 //! batch-base-offset reads of KAFKA-17803.
 //!
 //! Concurrency: one appender and any number of readers share a segment through `&self`. The
-//! writer's state sits behind a mutex that only writers and the first index access take; readers
-//! use the published size (release/acquire), positioned reads of the `.log`, and the indexes'
-//! lock-free read handles.
+//! writer's state sits behind a mutex that only writers and the first index or `.log` access
+//! take; readers use the published size (release/acquire), the indexes' lock-free read handles,
+//! and reads of the `.log` that come from its memory mapping (a [`MappedFile`], created on the
+//! first read on a real file system, lock-free, no system call) or else positioned reads.
+//!
+//! The mapping's rules (docs/unsafe.md, "Mapped data files"): it is created under the writer's
+//! lock with the size as its published length; `append` publishes each new size after its write;
+//! every `set_len` that may cut below the size (`truncate_to`, `recover`, trimming) first shrinks
+//! the mapping, which waits until no reader can touch the bytes cut; `close` and `delete` unmap.
 
 use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
@@ -15,14 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use seglog_mmap_index::{
-    LazyOffsetIndex, LazyTimeIndex, OffsetIndexReader, TimeIndexReader, TimestampOffset,
+    LazyOffsetIndex, LazyTimeIndex, MappedFile, OffsetIndexReader, TimeIndexReader, TimestampOffset,
 };
 use seglog_record_format::{self as rf, NO_TIMESTAMP};
 
 use crate::error::{Error, Result};
 use crate::io::{File, FileSystem, OpenMode, RealFs};
 use crate::naming;
-use crate::scan::{BatchHeader, Scan, ScanEnd, read_header, read_up_to, scan_headers};
+use crate::scan::{BatchHeader, MappedLog, Scan, ScanEnd, read_header, read_up_to, scan_headers};
 
 mod recover;
 
@@ -162,6 +168,10 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     size: AtomicU64,
     offset_reader: OnceLock<OffsetIndexReader>,
     time_reader: OnceLock<TimeIndexReader>,
+    /// The `.log` mapped for reads: unset until the first read (opening maps nothing); `None`
+    /// inside when the file system is not real, the mapping failed, or the segment was closed or
+    /// deleted before any read. Set and shrunk only under the writer's lock.
+    mapped: OnceLock<Option<MappedFile>>,
     writer: Mutex<Writer>,
 }
 
@@ -217,6 +227,7 @@ impl<F: FileSystem> LogSegment<F> {
             size: AtomicU64::new(size),
             offset_reader: OnceLock::new(),
             time_reader: OnceLock::new(),
+            mapped: OnceLock::new(),
             writer: Mutex::new(Writer {
                 offset_index,
                 time_index,
@@ -291,6 +302,54 @@ impl<F: FileSystem> LogSegment<F> {
         Ok(self.time_reader.get_or_init(|| reader))
     }
 
+    /// The `.log`'s mapping, created on first use on a real file system; `None` on `SimFs`, after
+    /// a failed `mmap`, and once closed or deleted before any read.
+    fn mapped(&self) -> Option<&MappedFile> {
+        if let Some(mapped) = self.mapped.get() {
+            return mapped.as_ref();
+        }
+        let file = self.log.mappable()?;
+        // Under the writer's lock: the size cannot change (appends, truncations and recovery
+        // hold it) between reading it and publishing it as the mapping's length.
+        let _w = self.writer.lock();
+        self.mapped
+            .get_or_init(|| MappedFile::open(file, self.size()).ok())
+            .as_ref()
+    }
+
+    /// What reads of the `.log` go through: the mapping when there is one, else `pread`.
+    #[inline]
+    fn source(&self) -> MappedLog<'_, F::File> {
+        MappedLog {
+            file: &self.log,
+            map: self.mapped(),
+        }
+    }
+
+    /// The mapping if one was created (never creates one). Writer's lock held by the caller.
+    fn existing_mapping(&self) -> Option<(&MappedFile, &std::fs::File)> {
+        let map = self.mapped.get()?.as_ref()?;
+        Some((map, self.log.mappable()?))
+    }
+
+    /// Called with the writer's lock held before any `set_len(len)` of the `.log`: lowers the
+    /// mapping's published length and waits until no reader can touch a byte at or past `len`.
+    fn shrink_mapping(&self, len: u64) {
+        if let Some((map, file)) = self.existing_mapping()
+            && map.shrink_to(file, len).is_err()
+        {
+            map.close();
+        }
+    }
+
+    /// Called with the writer's lock held by `close` and `delete`: unmaps (waiting for reads
+    /// inside), and makes sure no later read maps the file again.
+    fn close_mapping(&self) {
+        if let Some(map) = self.mapped.get_or_init(|| None) {
+            map.close();
+        }
+    }
+
     /// The `.log` path, read-locked (only a rename takes the write lock).
     fn path(&self) -> RwLockReadGuard<'_, PathBuf> {
         self.log_path.read()
@@ -335,6 +394,10 @@ impl<F: FileSystem> LogSegment<F> {
             position += batch.size;
         }
         self.size.store(new_size, Ordering::Release);
+        if let Some((map, file)) = self.existing_mapping() {
+            // A failed remap leaves the old mapping in use: reads past it use `pread`.
+            let _ = map.publish(file, new_size);
+        }
         Ok(())
     }
 
@@ -431,29 +494,36 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// The header of the batch at `position`, if a whole batch starts there.
     fn header_at(&self, position: u64) -> Result<Option<BatchHeader>> {
-        read_header(&self.log, &self.path(), position, self.size())
+        read_header(&self.source(), &self.path(), position, self.size())
     }
 
     fn search_for_offset(&self, offset: i64, from: u64) -> Result<Option<LogOffsetPosition>> {
         let path = self.path();
-        let scan = scan_headers(&self.log, &path, from, self.size(), HEADER_WINDOW, |h| {
-            // Comparing the base offset first avoids nothing here (the header is read anyway),
-            // but keeps Kafka's order: a batch whose base is past the target contains nothing
-            // below it, and it is still the answer (offsets may have gaps).
-            if h.last_offset >= offset {
-                let offset = if h.magic > 1 {
-                    h.offset_field
-                } else {
-                    h.last_offset
-                };
-                return Ok(ControlFlow::Break(LogOffsetPosition {
-                    offset,
-                    position: h.position,
-                    size: h.size,
-                }));
-            }
-            Ok(ControlFlow::Continue(()))
-        })?;
+        let scan = scan_headers(
+            &self.source(),
+            &path,
+            from,
+            self.size(),
+            HEADER_WINDOW,
+            |h| {
+                // Comparing the base offset first avoids nothing here (the header is read anyway),
+                // but keeps Kafka's order: a batch whose base is past the target contains nothing
+                // below it, and it is still the answer (offsets may have gaps).
+                if h.last_offset >= offset {
+                    let offset = if h.magic > 1 {
+                        h.offset_field
+                    } else {
+                        h.last_offset
+                    };
+                    return Ok(ControlFlow::Break(LogOffsetPosition {
+                        offset,
+                        position: h.position,
+                        size: h.size,
+                    }));
+                }
+                Ok(ControlFlow::Continue(()))
+            },
+        )?;
         match scan {
             Scan::Stopped(found) => Ok(Some(found)),
             Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
@@ -541,7 +611,7 @@ impl<F: FileSystem> LogSegment<F> {
     fn read_region_at(&self, path: &Path, region: FileRegion, out: &mut Vec<u8>) -> Result<()> {
         let len = usize::try_from(region.length).unwrap_or(usize::MAX);
         out.resize(len, 0);
-        let n = read_up_to(&self.log, path, out, region.position)?;
+        let n = read_up_to(&self.source(), path, out, region.position)?;
         out.truncate(n);
         Ok(())
     }
@@ -562,10 +632,17 @@ impl<F: FileSystem> LogSegment<F> {
         };
         let path = self.path();
         let mut next = self.base_offset;
-        let scan = scan_headers(&self.log, &path, start, self.size(), HEADER_WINDOW, |h| {
-            next = h.last_offset.wrapping_add(1);
-            Ok(ControlFlow::<()>::Continue(()))
-        })?;
+        let scan = scan_headers(
+            &self.source(),
+            &path,
+            start,
+            self.size(),
+            HEADER_WINDOW,
+            |h| {
+                next = h.last_offset.wrapping_add(1);
+                Ok(ControlFlow::<()>::Continue(()))
+            },
+        )?;
         if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
             return Err(Error::Corrupt {
                 path: path.clone(),
@@ -633,14 +710,26 @@ impl<F: FileSystem> LogSegment<F> {
         let path = self.path();
         let mut buf = Vec::new();
         let mut scratch = Vec::new();
-        let scan = scan_headers(&self.log, &path, from, self.size(), HEADER_WINDOW, |h| {
-            if h.max_timestamp < target || h.last_offset < starting_offset {
-                return Ok(ControlFlow::Continue(()));
-            }
-            let found =
-                self.first_record_at_or_after(&h, &mut buf, &mut scratch, target, starting_offset)?;
-            Ok(found.map_or(ControlFlow::Continue(()), ControlFlow::Break))
-        })?;
+        let scan = scan_headers(
+            &self.source(),
+            &path,
+            from,
+            self.size(),
+            HEADER_WINDOW,
+            |h| {
+                if h.max_timestamp < target || h.last_offset < starting_offset {
+                    return Ok(ControlFlow::Continue(()));
+                }
+                let found = self.first_record_at_or_after(
+                    &h,
+                    &mut buf,
+                    &mut scratch,
+                    target,
+                    starting_offset,
+                )?;
+                Ok(found.map_or(ControlFlow::Continue(()), ControlFlow::Break))
+            },
+        )?;
         match scan {
             Scan::Stopped(found) => Ok(Some(found)),
             Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
@@ -719,7 +808,7 @@ impl<F: FileSystem> LogSegment<F> {
             offset: -1,
         };
         let scan = scan_headers(
-            &self.log,
+            &self.source(),
             &path,
             position,
             self.size(),
@@ -818,6 +907,7 @@ impl<F: FileSystem> LogSegment<F> {
         let size = self.size();
         let len = self.log.len().map_err(|e| Error::io(path, "stat", e))?;
         if len > size {
+            self.shrink_mapping(size);
             self.log
                 .set_len(size)
                 .map_err(|e| Error::io(path, "trim", e))?;
@@ -868,6 +958,7 @@ impl<F: FileSystem> LogSegment<F> {
         } else {
             create_empty_index(w.time_index.path())?;
         }
+        self.close_mapping();
         self.log
             .sync_data()
             .map_err(|e| Error::io(&*self.path(), "fsync", e))?;
@@ -878,6 +969,7 @@ impl<F: FileSystem> LogSegment<F> {
     /// Indexes that were never opened are deleted without being opened.
     pub fn delete(&self) -> Result<()> {
         let mut w = self.writer.lock();
+        self.close_mapping();
         match self.fs.remove_file(&self.path()) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -912,6 +1004,18 @@ impl<F: FileSystem> LogSegment<F> {
         w.offset_index.get_mut()?.resize(size)?;
         w.time_index.get_mut()?.resize(size)?;
         Ok(())
+    }
+
+    /// Walks this segment's whole batches from byte `from`, reading the `.log` in large chunks (for
+    /// work that needs every byte of every batch, such as the cleaner). The callback gets each
+    /// batch's position and bytes.
+    pub fn scan_batches<T>(
+        &self,
+        from: u64,
+        f: impl FnMut(u64, seglog_record_format::FramedBatch<'_>) -> Result<ControlFlow<T>>,
+    ) -> Result<Scan<T>> {
+        let path = self.path();
+        crate::scan::scan_batches(&self.log, &path, from, self.size(), 4 << 20, f)
     }
 
     /// Resizes only the time index: Kafka's loader creates a missing `.timeindex` empty this way

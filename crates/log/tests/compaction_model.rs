@@ -1,0 +1,297 @@
+//! Model test for compaction: random keyed appends with overwrites, tombstones and unkeyed
+//! records, cleanings at random points (some with a key map too small for one pass). After every
+//! cleaning: below the cleaned end, each key's latest record survives exactly once at its original
+//! offset and nothing older does; unkeyed records there are gone; everything above survives
+//! untouched; offsets only increase. Tombstones disappear only after their delete horizon, and a
+//! final pass far past every horizon leaves exactly the live keys.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "tests"
+)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+use seglog_log::{CleanOptions, Isolation, LoadOptions, LogConfig, MockClock, PartitionLog};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+
+const RETENTION_MS: i64 = 1_000;
+
+#[derive(Debug, Clone)]
+enum Op {
+    /// Records: (key, value), key 255 = unkeyed, value None = tombstone.
+    Append(Vec<(u8, Option<u16>)>, u8),
+    Clean {
+        budget_keys: u8,
+    },
+    Advance(u16),
+    Roll,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let record = (
+        prop_oneof![9 => 0_u8..12, 1 => Just(255_u8)],
+        prop_oneof![5 => any::<u16>().prop_map(Some), 1 => Just(None)],
+    );
+    prop_oneof![
+        6 => (prop::collection::vec(record, 1..6), 0_u8..5).prop_map(|(r, c)| Op::Append(r, c)),
+        2 => (1_u8..40).prop_map(|budget_keys| Op::Clean { budget_keys }),
+        2 => (0_u16..800).prop_map(Op::Advance),
+        1 => Just(Op::Roll),
+    ]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Rec {
+    offset: i64,
+    key: Option<u8>,
+    value: Option<u16>,
+}
+
+fn read_all(log: &PartitionLog) -> Vec<Rec> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    let mut buf = Vec::new();
+    while next < log.log_end_offset() {
+        let fetch = log.read(next, 1 << 20, Isolation::LogEnd, true).unwrap();
+        fetch.read_into(&mut buf).unwrap();
+        if buf.is_empty() {
+            break;
+        }
+        let before = out.len();
+        let mut last = next;
+        for b in seglog_record_format::batches(&buf) {
+            let b = b.unwrap();
+            b.validate().unwrap();
+            let decoded = b.decode().unwrap();
+            last = last.max(decoded.last_offset() + 1);
+            for r in decoded.to_records().unwrap() {
+                if r.offset >= next {
+                    out.push(Rec {
+                        offset: r.offset,
+                        key: r.key.map(|k| k[0]),
+                        value: r.value.map(|v| u16::from_be_bytes([v[0], v[1]])),
+                    });
+                }
+            }
+        }
+        next = if out.len() > before {
+            out.last().unwrap().offset + 1
+        } else {
+            last
+        };
+    }
+    out
+}
+
+fn codec(n: u8) -> Compression {
+    [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ][n as usize % 5]
+}
+
+fn run(ops: &[Op]) {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000_000);
+    let config = LogConfig::from_pairs([
+        ("internal.segment.bytes", "700"),
+        ("cleanup.policy", "compact"),
+        ("delete.retention.ms", "1000"),
+        ("segment.index.bytes", "4096"),
+        ("index.interval.bytes", "64"),
+    ])
+    .unwrap();
+    let (log, _) = common::open(
+        &common::partition_dir(root.path()),
+        config,
+        LoadOptions::default(),
+        &clock,
+    );
+    let mut appended: Vec<(Rec, i64)> = Vec::new(); // with the time it was appended
+    let mut first_dirty = 0;
+    let mut builder = BatchBuilder::new();
+    for op in ops {
+        match op {
+            Op::Append(records, c) => {
+                let bytes: Vec<(Option<[u8; 1]>, Option<[u8; 2]>)> = records
+                    .iter()
+                    .map(|(k, v)| ((*k != 255).then_some([*k]), v.map(u16::to_be_bytes)))
+                    .collect();
+                let news = bytes.iter().enumerate().map(|(i, (k, v))| {
+                    NewRecord::new(
+                        i as i32,
+                        clock.now(),
+                        k.as_ref().map(|k| &k[..]),
+                        v.as_ref().map(|v| &v[..]),
+                    )
+                });
+                let mut batch = Vec::new();
+                builder
+                    .build(&BatchOptions::new(0, codec(*c)), news, &mut batch)
+                    .unwrap();
+                let info = log.append_as_leader(&mut batch).unwrap();
+                for (i, (k, v)) in records.iter().enumerate() {
+                    let rec = Rec {
+                        offset: info.first_offset + i as i64,
+                        key: (*k != 255).then_some(*k),
+                        value: *v,
+                    };
+                    appended.push((rec, clock.now()));
+                }
+            }
+            Op::Advance(ms) => clock.advance(i64::from(*ms)),
+            Op::Roll => {
+                log.roll().unwrap();
+            }
+            Op::Clean { budget_keys } => {
+                log.set_high_watermark(log.log_end_offset());
+                let before = read_all(&log);
+                let options = CleanOptions {
+                    first_dirty_offset: first_dirty,
+                    dedupe_buffer_bytes: usize::from(*budget_keys) * 24 * 2,
+                    io_max_bytes_per_second: None,
+                };
+                let report = log.clean(&options).unwrap();
+                let after = read_all(&log);
+                let end = report.end_offset;
+                first_dirty = end;
+                check_after_cleaning(&before, &after, end);
+                // Tombstones only go after their horizon, which starts no earlier than the first
+                // cleaning after they were appended.
+                let after_offsets: BTreeSet<i64> = after.iter().map(|r| r.offset).collect();
+                for r in before.iter().filter(|r| {
+                    r.value.is_none() && r.key.is_some() && !after_offsets.contains(&r.offset)
+                }) {
+                    let latest = before
+                        .iter()
+                        .filter(|x| x.key == r.key && x.offset < end)
+                        .map(|x| x.offset)
+                        .max();
+                    if latest == Some(r.offset) {
+                        let appended_at = appended
+                            .iter()
+                            .find(|(a, _)| a.offset == r.offset)
+                            .unwrap()
+                            .1;
+                        assert!(
+                            clock.now() >= appended_at + RETENTION_MS,
+                            "tombstone {} removed before its horizon",
+                            r.offset
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // A final pass: roll so everything is cleanable, clean, let every horizon pass, clean again.
+    clock.advance(100 * RETENTION_MS);
+    if log.active_segment().size() > 0 {
+        log.roll().unwrap();
+    }
+    log.set_high_watermark(log.log_end_offset());
+    let options = CleanOptions {
+        first_dirty_offset: first_dirty,
+        ..CleanOptions::default()
+    };
+    let report = log.clean(&options).unwrap();
+    // That cleaning set the delete horizon of the tombstones it saw first; they go once it passed.
+    clock.advance(2 * RETENTION_MS);
+    let options = CleanOptions {
+        first_dirty_offset: 0,
+        ..CleanOptions::default()
+    };
+    log.clean(&options).unwrap();
+    let survivors = read_all(&log);
+    let mut latest: BTreeMap<u8, &Rec> = BTreeMap::new();
+    for (r, _) in &appended {
+        if let Some(k) = r.key {
+            latest.insert(k, r);
+        }
+    }
+    let expected: Vec<Rec> = {
+        let mut v: Vec<Rec> = latest
+            .values()
+            .filter(|r| r.value.is_some())
+            .map(|r| (*r).clone())
+            .collect();
+        v.sort_by_key(|r| r.offset);
+        v
+    };
+    assert_eq!(
+        survivors, expected,
+        "final state (end {})",
+        report.end_offset
+    );
+}
+
+fn check_after_cleaning(before: &[Rec], after: &[Rec], end: i64) {
+    // Offsets only increase, and nothing new appears.
+    assert!(after.windows(2).all(|w| w[0].offset < w[1].offset));
+    let before_by_offset: BTreeMap<i64, &Rec> = before.iter().map(|r| (r.offset, r)).collect();
+    for r in after {
+        assert_eq!(
+            before_by_offset.get(&r.offset),
+            Some(&r),
+            "record {} changed or appeared",
+            r.offset
+        );
+    }
+    // Above the cleaned end, everything survives.
+    let above: Vec<&Rec> = before.iter().filter(|r| r.offset >= end).collect();
+    let above_after: Vec<&Rec> = after.iter().filter(|r| r.offset >= end).collect();
+    assert_eq!(above, above_after);
+    // Below it: only each key's latest, and no unkeyed record.
+    let mut latest_below: BTreeMap<u8, i64> = BTreeMap::new();
+    for r in before.iter().filter(|r| r.offset < end) {
+        if let Some(k) = r.key {
+            latest_below.insert(k, r.offset);
+        }
+    }
+    for r in after.iter().filter(|r| r.offset < end) {
+        let k = r
+            .key
+            .expect("an unkeyed record survived below the cleaned end");
+        assert_eq!(
+            latest_below[&k], r.offset,
+            "an older record of key {k} survived"
+        );
+    }
+    for (k, offset) in &latest_below {
+        let r = before_by_offset[offset];
+        if r.value.is_some() {
+            assert!(
+                after.iter().any(|a| a.offset == *offset),
+                "the latest value of key {k} was lost"
+            );
+        }
+    }
+}
+
+trait Now {
+    fn now(&self) -> i64;
+}
+
+impl Now for MockClock {
+    fn now(&self) -> i64 {
+        seglog_log::Time::now_ms(self)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn compaction_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {
+        run(&ops);
+    }
+}
