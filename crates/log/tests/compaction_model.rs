@@ -10,6 +10,7 @@
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
     clippy::cast_sign_loss,
+    clippy::type_complexity,
     reason = "tests"
 )]
 
@@ -100,6 +101,7 @@ fn codec(n: u8) -> Compression {
     ][n as usize % 5]
 }
 
+#[expect(clippy::too_many_lines, reason = "one model run: the ops, then the final pass")]
 fn run(ops: &[Op]) {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(1_000_000);
