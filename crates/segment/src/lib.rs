@@ -29,6 +29,11 @@
 //! ```
 //!
 //! All `.log` I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
+//! On the real file system, reads of the `.log` (batch headers for offset translation and
+//! timestamp search, and `read_region`) come from a read-only memory mapping of it
+//! (`seglog_mmap_index::MappedFile`, created on the first read) instead of `pread`; writes, fsync,
+//! truncation and zero-copy transfers still use the seam, and the mapping is shrunk before any
+//! truncation.
 //! The index files are memory-mapped by `seglog-mmap-index` on the real file system; they are derived
 //! data that recovery rebuilds from the `.log`.
 #![forbid(unsafe_code)]

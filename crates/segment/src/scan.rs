@@ -1,5 +1,5 @@
 //! Walking the batches of a `.log` file (or any file of concatenated batches) with Kafka's stop rules (`FileLogInputStream.nextBatch`),
-//! through the I/O seam.
+//! through the I/O seam, or through the `.log`'s memory mapping when the segment has one ([`ReadSource`]).
 //!
 //! Two walks, for two costs:
 //! - [`scan_batches`] reads the file in large chunks and hands over each complete batch, for work
@@ -16,8 +16,45 @@ use seglog_record_format::{
     MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_TIMESTAMP,
 };
 
+use seglog_mmap_index::MappedFile;
+
 use crate::error::{Error, Result};
 use crate::io::File;
+
+/// What the walks read from: any [`File`] (positioned reads), or a segment's `.log` together
+/// with its optional memory mapping.
+pub trait ReadSource {
+    /// Reads up to `buf.len()` bytes at `position`; returns how many (0 at or past the end).
+    fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize>;
+}
+
+impl<F: File> ReadSource for F {
+    #[inline]
+    fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize> {
+        self.read_at(buf, position)
+    }
+}
+
+/// A `.log` read through its mapping when there is one: bytes below the mapping's published
+/// length come from memory (no system call); anything else (past the mapping while a remap is
+/// pending, a closed mapping, no mapping at all on `SimFs`) is a positioned read of `file`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MappedLog<'a, F> {
+    pub(crate) file: &'a F,
+    pub(crate) map: Option<&'a MappedFile>,
+}
+
+impl<F: File> ReadSource for MappedLog<'_, F> {
+    #[inline]
+    fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize> {
+        if let Some(map) = self.map
+            && let Some(n @ 1..) = map.read_at(position, buf)
+        {
+            return Ok(n);
+        }
+        self.file.read_at(buf, position)
+    }
+}
 
 /// How a walk ended when the callback did not stop it.
 #[derive(Debug)]
@@ -46,11 +83,16 @@ pub enum Scan<T> {
 }
 
 /// Reads `buf.len()` bytes at `position`, or fewer at the end of the file.
-pub fn read_up_to<F: File>(file: &F, path: &Path, buf: &mut [u8], position: u64) -> Result<usize> {
+pub fn read_up_to<F: ReadSource + ?Sized>(
+    file: &F,
+    path: &Path,
+    buf: &mut [u8],
+    position: u64,
+) -> Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let rest = buf.get_mut(filled..).unwrap_or_default();
-        match file.read_at(rest, position + filled as u64) {
+        match file.read_some_at(rest, position + filled as u64) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -100,7 +142,7 @@ fn frame(head: &[u8], position: u64, end: u64) -> Result<u64, Option<ScanEnd>> {
 
 /// Walks complete batches in `[start, end)`, reading chunks of at least `chunk` bytes.
 /// The callback gets each batch's file position and bytes.
-pub fn scan_batches<F: File, T>(
+pub fn scan_batches<F: ReadSource + ?Sized, T>(
     file: &F,
     path: &Path,
     start: u64,
@@ -181,7 +223,7 @@ const HEADER_PREFIX: usize = 61;
 
 /// Walks batch headers in `[start, end)`, reading windows of `window` bytes; a batch's body is
 /// never read.
-pub fn scan_headers<F: File, T>(
+pub fn scan_headers<F: ReadSource + ?Sized, T>(
     file: &F,
     path: &Path,
     start: u64,
@@ -237,7 +279,7 @@ pub fn scan_headers<F: File, T>(
 /// The header of the batch at `position`, read with one small positioned read: `None` when no
 /// whole batch starts there (the end of the range, or a partial batch), an error when framing
 /// finds corruption.
-pub fn read_header<F: File>(
+pub fn read_header<F: ReadSource + ?Sized>(
     file: &F,
     path: &Path,
     position: u64,

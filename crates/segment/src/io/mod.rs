@@ -10,6 +10,8 @@
 //! The seam is generic (static dispatch), so the real path pays no virtual call.
 //! Memory-mapped index files are not routed through it: they are derived data, rebuilt from the `.log`
 //! by recovery, and the mmap-index crate owns their I/O.
+//! Reads of a real `.log` may bypass it too: [`File::mappable`] hands the segment the real file to map
+//! read-only, an optional accelerator that [`SimFs`] does not offer.
 
 mod real;
 mod sim;
@@ -116,6 +118,13 @@ pub trait File: Send + Sync + fmt::Debug + 'static {
             }
         }
         Ok(())
+    }
+
+    /// The real file behind this handle, if it can be memory-mapped: the segment then maps the
+    /// `.log` for reads (lazily, on the first read). `None`, the default, keeps every read a
+    /// positioned read through this trait, as on [`SimFs`].
+    fn mappable(&self) -> Option<&std::fs::File> {
+        None
     }
 
     /// Copies `len` bytes starting at `position` to the file or socket `out`, at `out`'s current

@@ -133,6 +133,10 @@ impl File for RealFile {
         self.file.sync_data()
     }
 
+    fn mappable(&self) -> Option<&fs::File> {
+        Some(&self.file)
+    }
+
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
         let end = position.saturating_add(len).min(self.len()?);
         let mut offset = position;

@@ -143,6 +143,7 @@ impl<F: FileSystem> LogSegment<F> {
         };
         let bytes_truncated = size - valid_bytes;
         if bytes_truncated > 0 {
+            self.shrink_mapping(valid_bytes);
             self.log
                 .set_len(valid_bytes)
                 .map_err(|e| Error::io(&path, "truncate", e))?;
@@ -185,6 +186,7 @@ impl<F: FileSystem> LogSegment<F> {
         let original = self.size();
         let bytes_truncated = match mapping {
             Some(m) if m.position < original => {
+                self.shrink_mapping(m.position);
                 self.log
                     .set_len(m.position)
                     .map_err(|e| Error::io(&path, "truncate", e))?;
