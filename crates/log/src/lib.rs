@@ -70,8 +70,8 @@ pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
 pub use error::{Error, Result};
 pub use log_dir::{
-    LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE, ProgressFn,
-    SchedulerConfig,
+    CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
+    ProgressFn, SchedulerConfig,
 };
 pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,

@@ -13,11 +13,14 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, RwLock};
 use seglog_segment::io::{File, FileSystem, OpenMode};
 
-use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
+use crate::checkpoint::{
+    CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint,
+    RECOVERY_POINT_CHECKPOINT,
+};
 use crate::clean_shutdown::CleanShutdownMarker;
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
-use crate::partition::{LoadOptions, LoadReport, PartitionLog};
+use crate::partition::{CleanOptions, CleanReport, LoadOptions, LoadReport, PartitionLog};
 use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
@@ -34,6 +37,8 @@ pub struct SchedulerConfig {
     pub retention_check_interval_ms: u64,
     /// `log.flush.offset.checkpoint.interval.ms` (Kafka's default: 1 minute).
     pub checkpoint_interval_ms: u64,
+    /// `log.cleaner.backoff.ms`: how often the cleaner looks for a log to compact (Kafka: 15 s).
+    pub cleaner_backoff_ms: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -42,6 +47,7 @@ impl Default for SchedulerConfig {
             flush_check_interval_ms: 1_000,
             retention_check_interval_ms: 300_000,
             checkpoint_interval_ms: 60_000,
+            cleaner_backoff_ms: 15_000,
         }
     }
 }
@@ -107,6 +113,25 @@ pub struct LogDir<F: FileSystem> {
     logs: RwLock<BTreeMap<TopicPartition, PartitionLog<F>>>,
     _lock: F::Lock,
     scheduler: Mutex<Option<Scheduler>>,
+    cleaner: Mutex<CleanerSettings>,
+}
+
+/// The log cleaner's settings (Kafka's `log.cleaner.*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CleanerSettings {
+    /// `log.cleaner.dedupe.buffer.size`: the key map's memory budget (Kafka: 128 MiB).
+    pub dedupe_buffer_bytes: usize,
+    /// `log.cleaner.io.max.bytes.per.second`: `None` for no limit (Kafka's default).
+    pub io_max_bytes_per_second: Option<f64>,
+}
+
+impl Default for CleanerSettings {
+    fn default() -> Self {
+        Self {
+            dedupe_buffer_bytes: 128 * 1024 * 1024,
+            io_max_bytes_per_second: None,
+        }
+    }
 }
 
 impl<F: FileSystem> std::fmt::Debug for LogDir<F> {
@@ -191,6 +216,7 @@ impl<F: FileSystem> LogDir<F> {
             logs: RwLock::new(logs),
             _lock: lock,
             scheduler: Mutex::new(None),
+            cleaner: Mutex::new(CleanerSettings::default()),
         });
         Ok((dir, report))
     }
@@ -312,6 +338,83 @@ impl<F: FileSystem> LogDir<F> {
         Ok(())
     }
 
+    /// Sets the cleaner's memory budget and I/O limit.
+    pub fn set_cleaner_settings(&self, settings: CleanerSettings) {
+        *self.cleaner.lock() = settings;
+    }
+
+    fn cleaner_checkpoint(&self) -> OffsetCheckpoint<F> {
+        OffsetCheckpoint::new(self.fs.clone(), self.path.join(CLEANER_OFFSET_CHECKPOINT))
+    }
+
+    /// Where the next cleaning of `log` starts (Kafka's `firstDirtyOffset`): the cleaner checkpoint,
+    /// or the log start offset when there is none or it is out of the log's range.
+    fn first_dirty_offset(&self, log: &PartitionLog<F>) -> i64 {
+        let checkpointed = self
+            .cleaner_checkpoint()
+            .read()
+            .ok()
+            .and_then(|c| c.get(log.topic_partition()).copied());
+        match checkpointed {
+            Some(o) if o >= log.log_start_offset() && o <= log.log_end_offset() => o,
+            _ => log.log_start_offset(),
+        }
+    }
+
+    /// Compacts the partition log of `tp` now, whatever its dirty ratio, and moves its cleaner
+    /// checkpoint. `None` when there is no such log.
+    pub fn compact(&self, tp: &TopicPartition) -> Result<Option<CleanReport>> {
+        let Some(log) = self.log(tp) else {
+            return Ok(None);
+        };
+        let settings = *self.cleaner.lock();
+        let options = CleanOptions {
+            first_dirty_offset: self.first_dirty_offset(&log),
+            dedupe_buffer_bytes: settings.dedupe_buffer_bytes,
+            io_max_bytes_per_second: settings.io_max_bytes_per_second,
+        };
+        let report = log.clean(&options)?;
+        if !report.aborted {
+            let checkpoint = self.cleaner_checkpoint();
+            let mut entries = checkpoint.read().unwrap_or_default();
+            entries.insert(tp.clone(), report.end_offset);
+            checkpoint.write(&entries)?;
+        }
+        Ok(Some(report))
+    }
+
+    /// Kafka's `grabFilthiestCompactedLog` and one cleaning: among logs with `cleanup.policy`
+    /// compact, the one with the highest dirty ratio above `min.cleanable.dirty.ratio` (strictly),
+    /// or any with dirty bytes whose oldest dirty record is past `max.compaction.lag.ms`.
+    pub fn run_cleaner(&self) -> Result<Option<(TopicPartition, CleanReport)>> {
+        let now = self.time.now_ms();
+        let mut best: Option<(f64, TopicPartition)> = None;
+        for log in self.logs() {
+            let config = log.config();
+            if !config.cleanup_policy.compact {
+                continue;
+            }
+            let first_dirty = self.first_dirty_offset(&log);
+            let (_, dirty, ratio) = log.dirty_ratio(first_dirty)?;
+            let mut overdue = false;
+            if config.max_compaction_lag_ms < i64::MAX && dirty > 0 {
+                let uncleanable = log.first_uncleanable_offset(first_dirty)?;
+                for (base, segment) in log.segments().range(..uncleanable) {
+                    if *base >= first_dirty || segment.read_next_offset()? > first_dirty {
+                        let ts = segment.first_batch_timestamp()?;
+                        overdue |= ts < now.saturating_sub(config.max_compaction_lag_ms);
+                    }
+                }
+            }
+            let eligible = (overdue && dirty > 0) || ratio > config.min_cleanable_dirty_ratio;
+            if eligible && best.as_ref().is_none_or(|(r, _)| ratio > *r) {
+                best = Some((ratio, log.topic_partition().clone()));
+            }
+        }
+        let Some((_, tp)) = best else { return Ok(None) };
+        Ok(self.compact(&tp)?.map(|report| (tp, report)))
+    }
+
     /// Runs retention on every log.
     pub fn run_retention(&self) -> Result<usize> {
         let mut deleted = 0;
@@ -336,6 +439,7 @@ impl<F: FileSystem> LogDir<F> {
             let tick = Duration::from_millis(config.flush_check_interval_ms.max(1));
             let mut since_retention = 0_u64;
             let mut since_checkpoint = 0_u64;
+            let mut since_cleaner = 0_u64;
             loop {
                 {
                     let (lock, cond) = &*stop_thread;
@@ -360,6 +464,12 @@ impl<F: FileSystem> LogDir<F> {
                 if since_checkpoint >= config.checkpoint_interval_ms {
                     since_checkpoint = 0;
                     let _ = dir.checkpoint();
+                }
+                since_cleaner += config.flush_check_interval_ms;
+                if since_cleaner >= config.cleaner_backoff_ms {
+                    since_cleaner = 0;
+                    // Clean while there is something to clean, one log at a time.
+                    while let Ok(Some(_)) = dir.run_cleaner() {}
                 }
             }
         });

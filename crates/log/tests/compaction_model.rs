@@ -101,7 +101,10 @@ fn codec(n: u8) -> Compression {
     ][n as usize % 5]
 }
 
-#[expect(clippy::too_many_lines, reason = "one model run: the ops, then the final pass")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "one model run: the ops, then the final pass"
+)]
 fn run(ops: &[Op]) {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(1_000_000);

@@ -213,6 +213,7 @@ fn the_scheduler_applies_retention_and_stops_cleanly() {
         flush_check_interval_ms: 5,
         retention_check_interval_ms: 5,
         checkpoint_interval_ms: 5,
+        cleaner_backoff_ms: 5,
     });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let checkpoint = root.path().join("recovery-point-offset-checkpoint");
@@ -227,4 +228,46 @@ fn the_scheduler_applies_retention_and_stops_cleanly() {
             .exists()
     );
     dir.close().unwrap();
+}
+
+#[test]
+fn the_cleaner_picks_the_dirtiest_compacted_log_and_checkpoints_it() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000_000);
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let compacted = LogConfig::from_pairs([
+        ("cleanup.policy", "compact"),
+        ("internal.segment.bytes", "600"),
+    ])
+    .unwrap();
+    let kept = dir
+        .create_log(&TopicPartition::new("plain", 0), None)
+        .unwrap();
+    let log = dir
+        .create_log(&TopicPartition::new("table", 0), Some(compacted))
+        .unwrap();
+    for i in 0..60 {
+        // Twelve records per key: very dirty.
+        let mut batch = producer_batch(&format!("k{}", i % 5), 1, 1_000_000 + i);
+        log.append_as_leader(&mut batch).unwrap();
+        kept.append_as_leader(&mut producer_batch("x", 1, 1_000_000))
+            .unwrap();
+    }
+    log.set_high_watermark(log.log_end_offset());
+    kept.set_high_watermark(kept.log_end_offset());
+    let (tp, report) = dir
+        .run_cleaner()
+        .unwrap()
+        .expect("the compacted log is dirty");
+    assert_eq!(tp, TopicPartition::new("table", 0));
+    assert!(report.records_kept < report.records_read, "{report:?}");
+    let checkpoint =
+        std::fs::read_to_string(root.path().join("cleaner-offset-checkpoint")).unwrap();
+    assert_eq!(checkpoint, format!("0\n1\ntable 0 {}\n", report.end_offset));
+    // Nothing new is dirty now: the ratio is zero.
+    assert!(dir.run_cleaner().unwrap().is_none());
+    assert_eq!(
+        kept.size(),
+        kept.segments().values().map(|s| s.size()).sum::<u64>()
+    );
 }
