@@ -92,6 +92,14 @@ pub(crate) trait Memory: Send + Sync + 'static {
     fn words(&self) -> usize {
         self.cells().len()
     }
+    /// The words that hold the first `bytes` bytes (all the words when there are fewer). A
+    /// data-file mapping, which may reach past the end of its file, is only ever viewed this
+    /// way, up to a length its owner published (see `mapped_file`).
+    #[inline]
+    fn cells_up_to(&self, bytes: usize) -> &[Self::Word] {
+        let cells = self.cells();
+        cells.get(..bytes.div_ceil(4)).unwrap_or(cells)
+    }
     /// Whether stores are allowed. The writer checks this before every store: a read-only
     /// mapping is only ever loaded from.
     #[inline]
@@ -170,9 +178,16 @@ impl MmapMemory {
     /// The mapped words as atomics.
     #[inline]
     fn atomics(&self) -> &[std::sync::atomic::AtomicU32] {
+        self.atomics_prefix(self.words)
+    }
+
+    /// The first `words` mapped words (at most all of them) as atomics.
+    #[inline]
+    fn atomics_prefix(&self, words: usize) -> &[std::sync::atomic::AtomicU32] {
         let Some(map) = &self.map else {
             return &[];
         };
+        let words = words.min(self.words);
         #[expect(unsafe_code, reason = "viewing the mapped file as atomic words")]
         #[expect(
             clippy::cast_ptr_alignment,
@@ -181,17 +196,18 @@ impl MmapMemory {
         // SAFETY:
         // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
         //   page-aligned (and `map` checked it).
-        // - It is valid for `words * 4 <= map.len()` bytes while `&self` lives (`self.map` owns
-        //   the mapping; it is unmapped only on drop); `words * 4` fits `isize`.
+        // - Valid for `words * 4 <= map.len()` bytes while `&self` lives (unmapped only on drop),
+        //   all in pages the file backs: an index maps only its file; a data-file mapping is
+        //   viewed only below a published length (docs/unsafe.md); `words * 4` fits `isize`.
         // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
-        // - Nothing else mutates them: every access in the process goes through these atomics,
-        //   and docs/unsafe.md's contract rules out other writers and shrinking under a mapping.
+        // - We access them only through these atomics; docs/unsafe.md rules out other writers
+        //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.
         // - A read-only mapping only sees 32-bit `Relaxed` loads, which std allows on read-only
         //   memory; `Core::push` checks `Memory::writable` before the crate's only store.
         unsafe {
             std::slice::from_raw_parts(
                 map.as_mut_ptr().cast::<std::sync::atomic::AtomicU32>(),
-                self.words,
+                words,
             )
         }
     }
@@ -213,6 +229,16 @@ impl Memory for MmapMemory {
     #[inline]
     fn cells(&self) -> &[std::sync::atomic::AtomicU32] {
         self.atomics()
+    }
+
+    #[inline]
+    fn words(&self) -> usize {
+        self.words
+    }
+
+    #[inline]
+    fn cells_up_to(&self, bytes: usize) -> &[std::sync::atomic::AtomicU32] {
+        self.atomics_prefix(bytes.div_ceil(4))
     }
 
     #[inline]

@@ -59,7 +59,9 @@ impl<M: Memory> FileCore<M> {
         // below the length are written), and a mapping installed after a shrink is only seen
         // together with the lowered length (see the module docs).
         let published = self.cell.extra().load(Ordering::Acquire);
-        pin.with(|mem| copy_out(mem.cells(), published, position, buf))
+        // Only the words below the published length are viewed: a mapping may reach past the
+        // end of the file, and no reference may cover a page the file does not back.
+        pin.with(|mem| copy_out(mem.cells_up_to(published), published, position, buf))
     }
 
     /// The published length.
