@@ -40,6 +40,17 @@ impl OffsetMap {
         }
     }
 
+    /// Makes room for `keys` new keys in an empty map, beyond the budget if need be: a single batch
+    /// with more distinct keys than the budget holds must still be cleanable, or cleaning would
+    /// stall on it (Redpanda #16952). The overshoot is bounded by one batch's record count.
+    pub(crate) fn fit_first_batch(&mut self, keys: usize) {
+        if self.entries == 0 && self.room() < keys {
+            let slots = keys.saturating_mul(10) / 9 + 2;
+            self.slots = vec![(0, 0); slots];
+            self.max_entries = slots - 1;
+        }
+    }
+
     /// The number of keys.
     pub(crate) fn len(&self) -> usize {
         self.entries

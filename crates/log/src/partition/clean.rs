@@ -274,17 +274,24 @@ fn build_offset_map<F: FileSystem>(
                     full = true;
                     return Ok(ControlFlow::Break(()));
                 }
+                map.fit_first_batch(count);
             }
+            // Stop at the first key that does not fit: the map then covers exactly the records
+            // before it (offsets increase within a batch), and the next cleaning starts there.
+            let mut overflow = false;
             for_each_record(&batch, &mut scratch, |offset, key, _| {
-                if offset >= start
-                    && offset < end
-                    && let Some(key) = key
-                {
-                    // A first batch bigger than the whole budget still goes in (progress first).
-                    let _ = map.put(key_hash(key), offset);
+                if overflow || offset < start || offset >= end {
+                    return;
+                }
+                if let Some(key) = key {
+                    overflow = !map.put(key_hash(key), offset);
                 }
             })
             .map_err(|e| corrupt(segment, &e))?;
+            if overflow {
+                full = true;
+                return Ok(ControlFlow::Break(()));
+            }
             map.advance_to(batch.last_offset().min(end - 1));
             Ok(ControlFlow::Continue(()))
         })?;
