@@ -61,6 +61,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Compact a partition now (keep the latest record per key), whatever its dirty ratio.
+    #[command(after_help = COMPACT_EXAMPLES)]
+    Compact {
+        /// The partition directory (topic-N).
+        dir: PathBuf,
+        /// The key map's memory budget in bytes (log.cleaner.dedupe.buffer.size).
+        #[arg(long, default_value_t = 128 * 1024 * 1024)]
+        dedupe_buffer_bytes: usize,
+        /// Print the summary as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// Build a sample log of a million records and show lookups, stats and a dump excerpt.
     #[command(after_help = DEMO_EXAMPLES)]
     Demo {
@@ -191,6 +203,14 @@ Examples:
   seglog stats logs/events-0
   seglog stats logs/events-0 --json";
 
+const COMPACT_EXAMPLES: &str = "\\
+Examples:
+  seglog compact logs/users-0
+  seglog compact logs/users-0 --dedupe-buffer-bytes 1048576 --json
+
+The partition keeps its offsets; tombstones stay until delete.retention.ms after the first
+cleaning that saw them. The active segment is never cleaned.";
+
 const DEMO_EXAMPLES: &str = "\
 Examples:
   seglog demo
@@ -244,6 +264,11 @@ pub(crate) fn run() -> ExitCode {
         }
         Command::Stats { dir, json } => crate::stats::stats(&dir, json, &mut out),
         Command::Demo { dir } => crate::demo::demo(&dir, &mut out),
+        Command::Compact {
+            dir,
+            dedupe_buffer_bytes,
+            json,
+        } => compact(&dir, dedupe_buffer_bytes, json, &mut out),
     };
     let flushed = out.flush();
     match (result, flushed) {
@@ -316,4 +341,63 @@ fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<
     };
     let stdin = std::io::stdin();
     crate::produce::produce(&args.dir, &options, &mut stdin.lock(), out)
+}
+
+fn compact(
+    dir: &std::path::Path,
+    dedupe_buffer_bytes: usize,
+    json: bool,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<Outcome> {
+    let opened = crate::common::open_partition(dir, None)?;
+    opened
+        .dir
+        .set_cleaner_settings(seglog_log::CleanerSettings {
+            dedupe_buffer_bytes,
+            io_max_bytes_per_second: None,
+        });
+    let bar = crate::common::progress(0, "compacting");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    let tp = opened.log.topic_partition().clone();
+    let report = opened
+        .dir
+        .compact(&tp)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .ok_or_else(|| anyhow::anyhow!("{}: no such partition", dir.display()))?;
+    bar.finish_and_clear();
+    if json {
+        crate::common::json_line(
+            out,
+            &serde_json::json!({
+                "type": "compacted",
+                "partition": tp.to_string(),
+                "first_dirty_offset": report.first_dirty_offset,
+                "end_offset": report.end_offset,
+                "keys": report.keys,
+                "segments_replaced": report.segments_replaced,
+                "records_read": report.records_read,
+                "records_kept": report.records_kept,
+                "tombstones_removed": report.tombstones_removed,
+                "bytes_read": report.bytes_read,
+                "bytes_written": report.bytes_written,
+            }),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{tp}: cleaned offsets {}..{} ({} keys): {} segments replaced, kept {} of {} records, removed {} tombstones, {} -> {} bytes",
+            report.first_dirty_offset,
+            report.end_offset,
+            report.keys,
+            report.segments_replaced,
+            report.records_kept,
+            report.records_read,
+            report.tombstones_removed,
+            report.bytes_read,
+            report.bytes_written
+        )?;
+    }
+    drop(opened.log);
+    opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok(Outcome::Clean)
 }

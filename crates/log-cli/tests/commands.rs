@@ -342,3 +342,48 @@ fn every_subcommand_has_help_with_examples() {
         );
     }
 }
+
+#[test]
+fn compact_keeps_the_latest_value_per_key() {
+    let root = tempfile::tempdir().unwrap();
+    let input: String = (0..300).map(|i| format!("k{}:v{i}\n", i % 7)).collect();
+    let out = seglog(
+        &[
+            "produce",
+            "logs/users-0",
+            "--create",
+            "--key-separator",
+            ":",
+            "--batch-records",
+            "10",
+            "--config",
+            "cleanup.policy=compact",
+            "--config",
+            "internal.segment.bytes=1024",
+        ],
+        root.path(),
+        Some(input.as_bytes()),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = seglog(&["compact", "logs/users-0", "--json"], root.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let summary: serde_json::Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+    assert!(summary["records_kept"].as_u64().unwrap() < summary["records_read"].as_u64().unwrap());
+    let out = seglog(
+        &["consume", "logs/users-0", "--print-key"],
+        root.path(),
+        None,
+    );
+    let lines: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    // Every key's latest value survives, and below the active segment each key appears once.
+    for k in 0..7 {
+        let last = (0..300).filter(|i| i % 7 == k).max().unwrap();
+        assert!(lines.contains(&format!("k{k}\tv{last}")), "k{k}: {lines:?}");
+    }
+    assert!(lines.len() < 300);
+    assert!(
+        seglog(&["check", "logs/users-0"], root.path(), None)
+            .status
+            .success()
+    );
+}

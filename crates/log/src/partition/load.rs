@@ -201,10 +201,9 @@ impl<F: FileSystem> Inner<F> {
         self.recovery_point.store(recovery_point, Ordering::Release);
         self.log_start_offset
             .store(log_start_offset, Ordering::Release);
-        self.high_watermark.store(
-            log_start_offset.max(0).min(log_end_offset),
-            Ordering::Release,
-        );
+        // Kafka reads the high watermark from replication-offset-checkpoint, which its replica
+        // manager keeps. seglog has no replicas: what is on disk is what the log holds.
+        self.high_watermark.store(log_end_offset, Ordering::Release);
         let mut sync = self.sync.lock();
         sync.synced_to = recovery_point;
         sync.in_flight_goal = recovery_point;

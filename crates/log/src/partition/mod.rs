@@ -291,6 +291,12 @@ impl<F: FileSystem> PartitionLog<F> {
     pub fn close(&self) -> Result<()> {
         self.wait_for_background_flushes();
         self.flush()?;
+        // Nothing reads through this log any more: `.deleted` files need not wait for their delay
+        // (Kafka leaves them for the next start; a clean directory is friendlier).
+        self.inner
+            .pending_deletes
+            .lock()
+            .retain(|p| !(is_unreferenced(&p.segment) && p.segment.delete().is_ok()));
         for segment in self.segments().values() {
             segment.close()?;
         }
