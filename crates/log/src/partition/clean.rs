@@ -208,6 +208,15 @@ fn to_f64(n: u64) -> f64 {
         + f64::from(u32::try_from(n & 0xF_FFFF).unwrap_or(0))
 }
 
+/// Buffers reused from batch to batch.
+#[derive(Default)]
+struct Work {
+    builder: BatchBuilder,
+    scratch: Vec<u8>,
+    out: Vec<u8>,
+    keep: Vec<bool>,
+}
+
 /// Keeps reading and writing under `log.cleaner.io.max.bytes.per.second`.
 struct Throttle {
     rate: Option<f64>,
@@ -413,44 +422,33 @@ impl<F: FileSystem> Inner<F> {
             naming::CLEANED_FILE_SUFFIX,
             now,
         )?);
-        let mut builder = BatchBuilder::new();
-        let mut out = Vec::new();
-        let mut scratch = Vec::new();
-        for (g, segment) in group.iter().enumerate() {
-            let last_segment = g + 1 == group.len();
-            let mut batches_left = 0_usize;
-            if last_segment {
-                segment.scan_batches(0, |_, _| {
-                    batches_left += 1;
-                    Ok(ControlFlow::<()>::Continue(()))
-                })?;
-            }
+        let mut work = Work::default();
+        // The last batch of the group, if cleaning emptied it: kept empty at the end, so that the
+        // cleaned segment still ends at the group's last offset.
+        let mut emptied_last: Option<(i64, Vec<u8>)> = None;
+        for segment in group {
             segment.scan_batches(0, |_, framed| {
-                batches_left = batches_left.saturating_sub(1);
-                let keep_empty = last_segment && batches_left == 0;
                 let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
                 report.bytes_read += framed.size_in_bytes() as u64;
                 throttle.account(framed.size_in_bytes() as u64);
-                out.clear();
-                self.filter_batch(
-                    &batch,
-                    framed.bytes(),
-                    map,
-                    now,
-                    keep_empty,
-                    &mut builder,
-                    &mut scratch,
-                    &mut out,
-                    report,
-                )
-                .map_err(|e| corrupt(segment, &e))?;
-                if !out.is_empty() {
-                    cleaned.append(batch.last_offset(), &out)?;
-                    report.bytes_written += out.len() as u64;
-                    throttle.account(out.len() as u64);
+                work.out.clear();
+                let kept = self
+                    .filter_batch(&batch, framed.bytes(), map, now, &mut work, report)
+                    .map_err(|e| corrupt(segment, &e))?;
+                if kept {
+                    cleaned.append(batch.last_offset(), &work.out)?;
+                    report.bytes_written += work.out.len() as u64;
+                    throttle.account(work.out.len() as u64);
+                    emptied_last = None;
+                } else {
+                    emptied_last = Some((batch.last_offset(), std::mem::take(&mut work.out)));
                 }
                 Ok(ControlFlow::<()>::Continue(()))
             })?;
+        }
+        if let Some((last_offset, empty)) = emptied_last {
+            cleaned.append(last_offset, &empty)?;
+            report.bytes_written += empty.len() as u64;
         }
         cleaned.on_become_inactive()?;
         cleaned.flush()?;
@@ -460,70 +458,62 @@ impl<F: FileSystem> Inner<F> {
         Ok(cleaned)
     }
 
-    /// Kafka's `filterTo` for one batch: writes into `out` the batch as kept (verbatim, rebuilt, or
-    /// empty), or nothing.
-    #[expect(
-        clippy::too_many_arguments,
-        reason = "one batch's inputs, buffers and tallies"
-    )]
+    /// Kafka's `filterTo` for one batch. Returns true with the batch as kept in `work.out`
+    /// (verbatim or rebuilt), or false with `work.out` holding the batch emptied of records (header
+    /// only), for the caller to keep if it is the group's last.
     fn filter_batch(
         &self,
         batch: &Batch<'_>,
         bytes: &[u8],
         map: &OffsetMap,
         now: i64,
-        keep_empty: bool,
-        builder: &mut BatchBuilder,
-        scratch: &mut Vec<u8>,
-        out: &mut Vec<u8>,
+        work: &mut Work,
         report: &mut CleanReport,
-    ) -> rf::Result<()> {
+    ) -> rf::Result<bool> {
         let v2 = match batch {
             Batch::V2(b) if !b.is_control() => *b,
             // Control batches and legacy entries are kept as they are (see the module doc).
             _ => {
-                out.extend_from_slice(bytes);
-                return Ok(());
+                work.out.extend_from_slice(bytes);
+                return Ok(true);
             }
         };
         let latest = map.latest_offset();
         let horizon = v2.delete_horizon_ms();
         let retain_deletes = horizon.is_none_or(|h| now < h);
-        let records: Vec<rf::Record> = v2
-            .records_with(scratch)?
-            .map(|r| r.map(|r| r.to_record()))
-            .collect::<rf::Result<_>>()?;
-        report.records_read += records.len() as u64;
-        let mut kept = Vec::with_capacity(records.len());
+        work.keep.clear();
         let mut tombstones = false;
-        for r in &records {
-            let keep = if r.offset > latest {
+        // Views borrow the batch, or the scratch buffer a compressed batch decompresses into.
+        let views: Vec<rf::RecordView<'_>> = v2
+            .records_with(&mut work.scratch)?
+            .collect::<rf::Result<_>>()?;
+        let count = views.len();
+        for r in &views {
+            let keep = if r.offset() > latest {
                 true
             } else {
-                match &r.key {
+                match r.key() {
                     None => false,
                     Some(key) => {
-                        let newest = map.get(key_hash(key)).is_none_or(|l| r.offset >= l);
-                        let tombstone_ok = r.value.is_some() || retain_deletes;
-                        if newest && r.value.is_none() && !retain_deletes {
+                        let newest = map.get(key_hash(key)).is_none_or(|l| r.offset() >= l);
+                        if newest && r.value().is_none() && !retain_deletes {
                             report.tombstones_removed += 1;
                         }
-                        newest && tombstone_ok
+                        newest && (r.value().is_some() || retain_deletes)
                     }
                 }
             };
-            if keep {
-                tombstones |= r.value.is_none();
-                kept.push(r);
-            }
+            work.keep.push(keep);
+            tombstones |= keep && r.value().is_none();
         }
-        report.records_kept += kept.len() as u64;
+        let kept = work.keep.iter().filter(|k| **k).count();
+        report.records_read += count as u64;
+        report.records_kept += kept as u64;
         let needs_horizon = tombstones && horizon.is_none();
-        if kept.len() == records.len() && !needs_horizon {
-            out.extend_from_slice(bytes);
-            return Ok(());
+        if kept == count && !needs_horizon {
+            work.out.extend_from_slice(bytes);
+            return Ok(true);
         }
-        let compression = v2.compression()?;
         let log_append = v2.timestamp_type() == TimestampType::LogAppendTime;
         let options = BatchOptions {
             base_offset: v2.base_offset(),
@@ -535,30 +525,39 @@ impl<F: FileSystem> Inner<F> {
             control: false,
             timestamp_type: v2.timestamp_type(),
             log_append_time: if log_append { v2.max_timestamp() } else { -1 },
-            delete_horizon_ms: if tombstones {
-                Some(horizon.unwrap_or_else(|| now.saturating_add(self.config.delete_retention_ms)))
-            } else {
-                None
-            },
-            compression,
+            delete_horizon_ms: tombstones.then(|| {
+                horizon.unwrap_or_else(|| now.saturating_add(self.config.delete_retention_ms))
+            }),
+            compression: v2.compression()?,
             last_offset_delta: Some(v2.last_offset_delta()),
         };
-        if kept.is_empty() {
-            if keep_empty {
-                write_empty_batch(&options, v2.last_offset_delta(), v2.max_timestamp(), out)?;
-            }
-            return Ok(());
+        if kept == 0 {
+            write_empty_batch(
+                &options,
+                v2.last_offset_delta(),
+                v2.max_timestamp(),
+                &mut work.out,
+            )?;
+            return Ok(false);
         }
-        let headers: Vec<Vec<Header<'_>>> = kept
-            .iter()
-            .map(|r| r.headers.iter().map(rf::OwnedHeader::as_header).collect())
-            .collect();
-        let new_records = kept.iter().zip(&headers).map(|(r, h)| {
-            let delta = i32::try_from(r.offset - v2.base_offset()).unwrap_or(i32::MAX);
-            NewRecord::new(delta, r.timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h)
+        // Rebuilt from borrowed slices; headers go into one flat list sliced per record.
+        let mut headers: Vec<Header<'_>> = Vec::new();
+        let mut spans = Vec::with_capacity(kept);
+        for (view, keep) in views.iter().zip(&work.keep) {
+            if *keep {
+                let start = headers.len();
+                headers.extend(view.headers());
+                spans.push((view, start..headers.len()));
+            }
+        }
+        let base = v2.base_offset();
+        let records = spans.iter().map(|(r, range)| {
+            let delta = i32::try_from(r.offset() - base).unwrap_or(i32::MAX);
+            NewRecord::new(delta, r.timestamp(), r.key(), r.value())
+                .with_headers(headers.get(range.clone()).unwrap_or_default())
         });
-        builder.build(&options, new_records, out)?;
-        Ok(())
+        work.builder.build(&options, records, &mut work.out)?;
+        Ok(true)
     }
 
     /// Kafka's `replaceSegments`: `.cleaned` becomes `.swap`, the new segment replaces the old ones
