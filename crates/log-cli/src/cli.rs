@@ -274,6 +274,14 @@ pub(crate) fn run() -> ExitCode {
     match (result, flushed) {
         (Ok(outcome), Ok(())) => ExitCode::from(outcome.exit_code()),
         (Err(e), _) => {
+            // A closed pipe (`seglog dump ... | head`) is not a failure of ours.
+            let broken_pipe = e
+                .chain()
+                .filter_map(|c| c.downcast_ref::<std::io::Error>())
+                .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
+            if broken_pipe {
+                return ExitCode::SUCCESS;
+            }
             let _ = writeln!(err, "seglog: {e:#}");
             ExitCode::from(2)
         }

@@ -56,6 +56,10 @@ pub(crate) struct DumpOptions {
     /// Omit each record's metadata (offset, timestamp, sizes).
     #[arg(long)]
     skip_record_metadata: bool,
+    /// Print JSON Lines instead of Kafka's text: one object per batch, record (with
+    /// --deep-iteration or --print-data-log), index entry, time index entry and problem.
+    #[arg(long)]
+    json: bool,
 }
 
 impl DumpOptions {
@@ -70,6 +74,7 @@ impl DumpOptions {
             max_message_size: 5 * 1024 * 1024,
             max_bytes: i32::MAX,
             skip_record_metadata: false,
+            json: false,
         }
     }
 }
@@ -94,6 +99,14 @@ pub(crate) fn run(
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Outcome> {
+    if options.json {
+        return crate::dump_json::run(
+            &options.files,
+            options.deep_iteration || options.print_data_log,
+            options.max_message_size,
+            out,
+        );
+    }
     let mut reports = Reports::default();
     let mut outcome = Outcome::Clean;
     for file in &options.files {
@@ -182,7 +195,7 @@ fn absolute(path: &Path) -> String {
 }
 
 /// The base offset a segment file's name starts with.
-fn base_offset_of(file: &Path) -> Result<i64> {
+pub(crate) fn base_offset_of(file: &Path) -> Result<i64> {
     let name = file
         .file_name()
         .and_then(|n| n.to_str())
@@ -291,7 +304,7 @@ fn dump_log(
     Ok(outcome)
 }
 
-fn timestamp_type_name(t: Option<TimestampType>) -> &'static str {
+pub(crate) fn timestamp_type_name(t: Option<TimestampType>) -> &'static str {
     match t {
         Some(TimestampType::CreateTime) => "CreateTime",
         Some(TimestampType::LogAppendTime) => "LogAppendTime",
@@ -299,7 +312,7 @@ fn timestamp_type_name(t: Option<TimestampType>) -> &'static str {
     }
 }
 
-fn codec_name(batch: &Batch<'_>) -> String {
+pub(crate) fn codec_name(batch: &Batch<'_>) -> String {
     let codec = match batch {
         Batch::V2(b) => b.compression().map(|c| c.name().to_owned()),
         Batch::Legacy(b) => b.compression().map(|c| c.name().to_owned()),
@@ -540,7 +553,11 @@ fn log_beside(file: &Path, base_offset: i64) -> PathBuf {
 
 /// The first batch at `position` in `log` within `max_size` bytes, decoded: (last offset,
 /// max record timestamp).
-fn first_batch_at(log: &fs::File, position: u64, max_size: u64) -> Result<Option<Vec<u8>>> {
+pub(crate) fn first_batch_at(
+    log: &fs::File,
+    position: u64,
+    max_size: u64,
+) -> Result<Option<Vec<u8>>> {
     let len = log.metadata()?.len();
     if position >= len {
         return Ok(None);
@@ -706,7 +723,7 @@ fn dump_time_index(
 }
 
 /// The largest record timestamp of one batch (decompressing if needed).
-fn max_record_timestamp(bytes: &[u8], scratch: &mut Vec<u8>) -> Result<i64> {
+pub(crate) fn max_record_timestamp(bytes: &[u8], scratch: &mut Vec<u8>) -> Result<i64> {
     let Some(framed) = rf::batches(bytes).next().transpose()? else {
         return Ok(-1);
     };

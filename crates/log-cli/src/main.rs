@@ -7,6 +7,7 @@ mod common;
 mod consume;
 mod demo;
 mod dump;
+mod dump_json;
 mod produce;
 mod reader;
 mod stats;

@@ -24,7 +24,8 @@ fn seglog(args: &[&str], cwd: &Path, stdin: Option<&[u8]>) -> Output {
         .spawn()
         .unwrap();
     let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.unwrap_or_default()).unwrap();
+    // A command that fails early closes its stdin; that is not the test's failure.
+    let _ = input.write_all(stdin.unwrap_or_default());
     drop(input);
     child.wait_with_output().unwrap()
 }
@@ -386,4 +387,114 @@ fn compact_keeps_the_latest_value_per_key() {
             .status
             .success()
     );
+}
+
+#[test]
+#[expect(clippy::too_many_lines, reason = "one check per JSON item type")]
+fn dump_json_has_the_documented_fields() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let parse = |out: &Output| -> Vec<serde_json::Value> {
+        text(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let out = seglog(
+        &[
+            "dump",
+            "--json",
+            "--deep-iteration",
+            "--files",
+            "testdata/segment/00000000000000000000.log",
+        ],
+        &root,
+        None,
+    );
+    assert!(out.status.success());
+    let items = parse(&out);
+    let batch = items.iter().find(|v| v["type"] == "batch").unwrap();
+    for field in [
+        "base_offset",
+        "last_offset",
+        "count",
+        "position",
+        "size",
+        "magic",
+        "compression",
+        "crc",
+        "crc_valid",
+        "timestamp_type",
+        "max_timestamp",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "partition_leader_epoch",
+        "is_transactional",
+        "is_control",
+    ] {
+        assert!(batch.get(field).is_some(), "batch lacks {field}");
+    }
+    let record = items.iter().find(|v| v["type"] == "record").unwrap();
+    for field in ["offset", "timestamp", "key", "value", "headers"] {
+        assert!(record.get(field).is_some(), "record lacks {field}");
+    }
+    assert_eq!(
+        items.iter().filter(|v| v["type"] == "record").count(),
+        79 - 2,
+        "every record but the empty batch's"
+    );
+    let out = seglog(
+        &[
+            "dump",
+            "--json",
+            "--files",
+            "testdata/segment/00000000000000000000.index,testdata/segment/00000000000000000000.timeindex",
+        ],
+        &root,
+        None,
+    );
+    let items = parse(&out);
+    assert_eq!(
+        items.iter().filter(|v| v["type"] == "index_entry").count(),
+        12
+    );
+    assert_eq!(
+        items
+            .iter()
+            .filter(|v| v["type"] == "time_index_entry")
+            .count(),
+        4
+    );
+    assert!(items.iter().all(|v| v["type"] != "problem"));
+    // Problems name the file and the byte position.
+    let out = seglog(
+        &[
+            "dump",
+            "--json",
+            "--files",
+            "testdata/segment-torn/00000000000000000000.log",
+        ],
+        &root,
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let last = parse(&out).pop().unwrap();
+    assert_eq!(last["type"], "problem");
+    assert_eq!(last["kind"], "invalid_bytes");
+    assert_eq!(last["position"], 4288);
+    let out = seglog(
+        &[
+            "dump",
+            "--json",
+            "--files",
+            "testdata/kafka-dump/extra/index-errors/00000000000000000000.index",
+        ],
+        &root,
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(parse(&out).iter().any(|v| v["kind"] == "index_mismatch"));
 }
