@@ -200,6 +200,13 @@ fn fixtures() -> Result<()> {
         .arg(&requirements)
         .current_dir(&root))?;
     run(Command::new(&python).arg(&script).current_dir(&root))?;
+    // The README's sample segment is made from those batches; Kafka's goldens in
+    // testdata/kafka-dump are made from it (interop/kafka/make-goldens.sh, which needs Maven).
+    let sample = root.join("testdata").join("gen").join("sample_segment.py");
+    run(Command::new(&python).arg(&sample).current_dir(&root))?;
+    eprintln!(
+        "fixtures: if testdata/segment/00000000000000000000.log changed, rerun interop/kafka/make-goldens.sh"
+    );
     // The committed fixtures are checked by the record-format and mmap-index tests.
     cargo(&root, &["test", "--locked", "--workspace", "fixture"], &[])
 }
