@@ -155,6 +155,9 @@ pub(crate) fn copy_out<W: Word>(
     };
     let mut word = position / 4;
     let skip = position % 4;
+    if n > TOUCH_FROM {
+        touch_lines(cells, word, (position + n).div_ceil(4));
+    }
     let mut out = out;
     if skip != 0 {
         let bytes = word_bytes(cells, word);
@@ -180,6 +183,31 @@ pub(crate) fn copy_out<W: Word>(
         }
     }
     n
+}
+
+/// Copies longer than this first touch each cache line of the source once.
+const TOUCH_FROM: usize = 128;
+
+/// Words per 64-byte cache line.
+const LINE_WORDS: usize = 16;
+
+/// Loads one word of every cache line of `cells[from..to]`, before the copy reads them in order.
+/// A copy loop of 4-byte loads keeps only a few lines in flight (the out-of-order window holds
+/// a few dozen iterations), so a cold batch would be fetched from memory a few lines at a time;
+/// these independent loads start every line's miss at once, as `memcpy`'s wide loads (or a
+/// `pread`'s in-kernel copy) would.
+#[inline]
+fn touch_lines<W: Word>(cells: &[W], from: usize, to: usize) {
+    let mut sum = 0_u32;
+    for w in cells
+        .get(from..to.min(cells.len()))
+        .unwrap_or_default()
+        .iter()
+        .step_by(LINE_WORDS)
+    {
+        sum ^= w.load();
+    }
+    std::hint::black_box(sum);
 }
 
 /// The bytes of word `index`, in memory order (zero past the end).

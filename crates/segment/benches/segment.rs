@@ -150,6 +150,37 @@ fn translate_and_recover(c: &mut Criterion) {
             black_box(buf[8])
         });
     });
+    // A one-record fetch's copy: 1.3 KiB at a random batch, through the segment (its mapping)
+    // and, as the baseline, with one positioned read.
+    let mut region = Vec::new();
+    group.bench_function("read_region_1300_bytes_random", |b| {
+        b.iter(|| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let position = (rng % batches_count) * batch_size;
+            seg.read_region(
+                seglog_segment::FileRegion {
+                    position,
+                    length: 1300,
+                },
+                &mut region,
+            )
+            .unwrap();
+            black_box(region.len())
+        });
+    });
+    group.bench_function("pread_1300_bytes_baseline", |b| {
+        let mut buf = vec![0_u8; 1300];
+        b.iter(|| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let at = (rng % batches_count) * batch_size;
+            std::os::unix::fs::FileExt::read_at(&log, &mut buf, at).unwrap();
+            black_box(buf[8])
+        });
+    });
     group.throughput(Throughput::Bytes(seg.size()));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(15));
