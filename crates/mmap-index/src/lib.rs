@@ -13,6 +13,10 @@
 //! - [`LazyIndex`]: Kafka's lazy open, so that 10,000 segments cost nothing until used.
 //! - `open_read_only` (Kafka's `writable = false`, for dump tools): `O_RDONLY`, `PROT_READ`,
 //!   every modification refused.
+//! - [`MappedFile`]: a read-only shared mapping of a file its owner appends to (a segment's
+//!   `.log`), with lock-free, system-call-free reads below a published length, growth that never
+//!   waits for readers, and a shrink that waits until no reader can touch the bytes cut (see
+//!   `docs/unsafe.md`, "Mapped data files"). Its mappings are counted by [`live_file_mappings`].
 //! - `sanity_check` (Kafka's rules and messages) and `verify` (a [`VerifyReport`] that also
 //!   finds zero tails and out-of-order entries, which Kafka's check misses).
 //!
