@@ -72,7 +72,9 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
     let mut values: Vec<(Vec<u8>, Vec<u8>)> =
         Vec::with_capacity(PER_BATCH.unsigned_abs().try_into().unwrap_or(0));
     let mut offset = 0_i64;
+    let bar = crate::common::progress(RECORDS.unsigned_abs(), "appending");
     while offset < RECORDS {
+        bar.set_position(offset.unsigned_abs());
         values.clear();
         for i in offset..offset + PER_BATCH {
             let key = format!("user-{}", i * 7919 % 10_000).into_bytes();
@@ -98,6 +100,7 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         offset += PER_BATCH;
     }
+    bar.finish_and_clear();
     log.flush().map_err(|e| anyhow::anyhow!("{e}"))?;
     let elapsed = started.elapsed();
     writeln!(

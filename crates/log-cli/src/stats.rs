@@ -127,6 +127,7 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
     let segments = reader::segments(dir)?;
     let mut anomalies = Vec::new();
     let mut all = Vec::new();
+    let bar = crate::common::progress(segments.len() as u64, "reading segments");
     for (i, segment) in segments.iter().enumerate() {
         all.push(segment_stats(
             dir,
@@ -134,7 +135,9 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
             &mut anomalies,
             i + 1 == segments.len(),
         )?);
+        bar.inc(1);
     }
+    bar.finish_and_clear();
     if !json {
         writeln!(
             out,
