@@ -9,33 +9,44 @@
 /// Bytes per slot: a 16-byte hash and an 8-byte offset, as in Kafka.
 pub(crate) const SLOT_BYTES: usize = 24;
 
-/// A bounded map from key hash to latest offset. It counts as full at 90% of its slots (Kafka's
-/// `log.cleaner.io.buffer.load.factor`).
+/// A bounded map from key hash to latest offset. It counts as full at 90% of the slots its budget
+/// pays for (Kafka's `log.cleaner.io.buffer.load.factor`). Unlike Kafka's, the table starts small
+/// and doubles as keys arrive, up to the budget: a few keys in a large budget then stay in cache.
 #[derive(Debug)]
 pub(crate) struct OffsetMap {
     /// `(hash, offset)`; a hash of 0 marks an empty slot (a real hash of 0 is remapped to 1).
     slots: Vec<(u128, i64)>,
     entries: usize,
+    /// The slots the budget allows.
+    budget_slots: usize,
+    /// The keys the budget allows (90% of its slots).
     max_entries: usize,
     /// The last offset put into the map (Kafka's `latestOffset`), or -1.
     latest_offset: i64,
 }
+
+/// The table's first size.
+const INITIAL_SLOTS: usize = 1 << 12;
 
 /// A key's 128-bit hash, never 0.
 pub(crate) fn key_hash(key: &[u8]) -> u128 {
     twox_hash::XxHash3_128::oneshot(key).max(1)
 }
 
+/// 90% of `slots`, in integer arithmetic.
+fn ninety_percent(slots: usize) -> usize {
+    (slots / 10 * 9 + slots % 10 * 9 / 10).max(1)
+}
+
 impl OffsetMap {
     /// A map using at most `budget_bytes` of memory (at least one slot).
     pub(crate) fn with_budget(budget_bytes: usize) -> Self {
-        let slots = (budget_bytes / SLOT_BYTES).max(1);
-        // 90% of the slots, in integer arithmetic.
-        let max_entries = (slots / 10 * 9 + slots % 10 * 9 / 10).max(1);
+        let budget_slots = (budget_bytes / SLOT_BYTES).max(2);
         Self {
-            slots: vec![(0, 0); slots],
+            slots: vec![(0, 0); budget_slots.min(INITIAL_SLOTS)],
             entries: 0,
-            max_entries,
+            budget_slots,
+            max_entries: ninety_percent(budget_slots),
             latest_offset: -1,
         }
     }
@@ -45,9 +56,8 @@ impl OffsetMap {
     /// stall on it (Redpanda #16952). The overshoot is bounded by one batch's record count.
     pub(crate) fn fit_first_batch(&mut self, keys: usize) {
         if self.entries == 0 && self.room() < keys {
-            let slots = keys.saturating_mul(10) / 9 + 2;
-            self.slots = vec![(0, 0); slots];
-            self.max_entries = slots - 1;
+            self.budget_slots = keys.saturating_mul(10) / 9 + 2;
+            self.max_entries = self.budget_slots - 1;
         }
     }
 
@@ -71,33 +81,59 @@ impl OffsetMap {
         self.latest_offset = self.latest_offset.max(offset);
     }
 
+    /// The home slot of `hash` in a table of `len` slots (a multiply-shift on the top 64 bits).
+    fn home(hash: u128, len: usize) -> usize {
+        let top = u64::try_from(hash >> 64).unwrap_or(0);
+        usize::try_from((u128::from(top) * len as u128) >> 64).unwrap_or(0)
+    }
+
     fn slot_of(&self, hash: u128) -> usize {
         let len = self.slots.len();
-        let mut i = usize::try_from(hash % (len as u128)).unwrap_or(0);
+        let mut i = Self::home(hash, len);
         loop {
             match self.slots.get(i) {
                 Some((h, _)) if *h == 0 || *h == hash => return i,
-                _ => i = (i + 1) % len,
+                _ => i = if i + 1 == len { 0 } else { i + 1 },
+            }
+        }
+    }
+
+    /// Doubles the table (up to the budget) and reinserts every key.
+    fn grow(&mut self) {
+        let size = (self.slots.len() * 2).min(self.budget_slots);
+        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
+        for (hash, offset) in old.into_iter().filter(|(h, _)| *h != 0) {
+            let i = self.slot_of(hash);
+            if let Some(slot) = self.slots.get_mut(i) {
+                *slot = (hash, offset);
             }
         }
     }
 
     /// Records `offset` as the latest offset of the key with `hash`. Returns false, changing
-    /// nothing, when the key is new and the table has no free slot left.
+    /// nothing, when the key is new and the map is full.
     pub(crate) fn put(&mut self, hash: u128, offset: i64) -> bool {
-        let i = self.slot_of(hash);
-        let capacity = self.slots.len();
-        let Some(slot) = self.slots.get_mut(i) else {
-            return false;
-        };
-        if slot.0 == 0 {
+        let mut i = self.slot_of(hash);
+        let is_new = self.slots.get(i).is_some_and(|(h, _)| *h == 0);
+        if is_new {
+            if self.entries >= self.max_entries {
+                return false;
+            }
+            if self.entries + 1 > ninety_percent(self.slots.len())
+                && self.slots.len() < self.budget_slots
+            {
+                self.grow();
+                i = self.slot_of(hash);
+            }
             // One slot always stays empty, so that probing for an absent key ends.
-            if self.entries + 1 >= capacity {
+            if self.entries + 1 >= self.slots.len() {
                 return false;
             }
             self.entries += 1;
         }
-        *slot = (hash, offset);
+        if let Some(slot) = self.slots.get_mut(i) {
+            *slot = (hash, offset);
+        }
         self.latest_offset = self.latest_offset.max(offset);
         true
     }
@@ -125,7 +161,7 @@ mod tests {
         assert_eq!(map.get(key_hash(b"b")), Some(4));
         assert_eq!(map.get(key_hash(b"zz")), None);
         assert_eq!(map.latest_offset(), 4);
-        assert_eq!(map.slots.len() * SLOT_BYTES, 100 * SLOT_BYTES);
+        assert!(map.slots.len() * SLOT_BYTES <= 100 * SLOT_BYTES);
     }
 
     #[test]
@@ -137,5 +173,26 @@ mod tests {
         assert!(!map.put(key_hash(b"d"), 3));
         assert!(map.put(key_hash(b"a"), 4));
         assert_eq!(map.get(key_hash(b"a")), Some(4));
+    }
+}
+
+#[cfg(test)]
+mod growth_tests {
+    use super::*;
+
+    #[test]
+    fn grows_to_its_budget_and_no_further() {
+        let budget_slots = 100_000;
+        let mut map = OffsetMap::with_budget(budget_slots * SLOT_BYTES);
+        assert_eq!(map.slots.len(), INITIAL_SLOTS);
+        let mut n = 0_i64;
+        while map.put(key_hash(&n.to_be_bytes()), n) {
+            n += 1;
+        }
+        assert_eq!(map.len(), ninety_percent(budget_slots));
+        assert_eq!(map.slots.len(), budget_slots);
+        for k in (0..n).step_by(997) {
+            assert_eq!(map.get(key_hash(&k.to_be_bytes())), Some(k));
+        }
     }
 }
