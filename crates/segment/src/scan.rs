@@ -26,6 +26,13 @@ use crate::io::File;
 pub trait ReadSource {
     /// Reads up to `buf.len()` bytes at `position`; returns how many (0 at or past the end).
     fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize>;
+
+    /// Whether reads cost no system call (a memory mapping): then [`scan_headers`] reads each
+    /// header alone instead of a window of several, since copying bytes it skips costs more
+    /// than the reads it saves.
+    fn reads_are_cheap(&self) -> bool {
+        false
+    }
 }
 
 impl<F: File> ReadSource for F {
@@ -53,6 +60,12 @@ impl<F: File> ReadSource for MappedLog<'_, F> {
             return Ok(n);
         }
         self.file.read_at(buf, position)
+    }
+
+    #[inline]
+    fn reads_are_cheap(&self) -> bool {
+        self.map
+            .is_some_and(|m| m.mapped_len() > 0 && !m.is_empty())
     }
 }
 
@@ -233,7 +246,11 @@ pub fn scan_headers<F: ReadSource + ?Sized, T>(
 ) -> Result<Scan<T>> {
     // A stack buffer: this walk runs on every offset translation and must not allocate.
     let mut buf = [0_u8; MAX_HEADER_WINDOW];
-    let window = window.clamp(HEADER_PREFIX, MAX_HEADER_WINDOW);
+    let window = if file.reads_are_cheap() {
+        HEADER_PREFIX
+    } else {
+        window.clamp(HEADER_PREFIX, MAX_HEADER_WINDOW)
+    };
     let mut buf_start = start;
     let mut buf_len = 0_usize;
     let mut position = start;
