@@ -16,10 +16,10 @@
 use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use parking_lot::Mutex;
 use seglog_mmap_index::{
     LazyOffsetIndex, LazyTimeIndex, MappedFile, OffsetIndexReader, TimeIndexReader, TimestampOffset,
 };
@@ -163,7 +163,9 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     config: SegmentConfig,
     log: F::File,
     /// The `.log`'s current path (it changes with the suffix).
-    log_path: RwLock<PathBuf>,
+    /// The `.log` path; cloned out under a momentary lock (never held across other locks, so a
+    /// rename under the writer's lock cannot invert the order with a reader).
+    log_path: Mutex<Arc<PathBuf>>,
     /// The logical size of the `.log` (the file may be longer when preallocated).
     size: AtomicU64,
     offset_reader: OnceLock<OffsetIndexReader>,
@@ -223,7 +225,7 @@ impl<F: FileSystem> LogSegment<F> {
             base_offset,
             config,
             log,
-            log_path: RwLock::new(log_path),
+            log_path: Mutex::new(Arc::new(log_path)),
             size: AtomicU64::new(size),
             offset_reader: OnceLock::new(),
             time_reader: OnceLock::new(),
@@ -256,7 +258,7 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// The `.log` file's current path.
     pub fn log_path(&self) -> PathBuf {
-        self.log_path.read().clone()
+        PathBuf::clone(&self.path())
     }
 
     /// The `.index` file's current path (the file may not exist yet).
@@ -350,9 +352,9 @@ impl<F: FileSystem> LogSegment<F> {
         }
     }
 
-    /// The `.log` path, read-locked (only a rename takes the write lock).
-    fn path(&self) -> RwLockReadGuard<'_, PathBuf> {
-        self.log_path.read()
+    /// The `.log` path (a cheap clone; no lock is held afterwards).
+    fn path(&self) -> Arc<PathBuf> {
+        Arc::clone(&self.log_path.lock())
     }
 
     /// Appends already-offset-assigned batches whose largest offset is `largest_offset`
@@ -370,14 +372,14 @@ impl<F: FileSystem> LogSegment<F> {
         let physical_position = self.size.load(Ordering::Relaxed);
         if !self.can_convert_to_relative_offset(largest_offset) {
             return Err(Error::OffsetOverflow {
-                path: self.path().clone(),
+                path: self.log_path(),
                 offset: largest_offset,
             });
         }
         let new_size = physical_position + records.len() as u64;
         if new_size > MAX_SEGMENT_SIZE {
             return Err(Error::SegmentTooLarge {
-                path: self.path().clone(),
+                path: self.log_path(),
                 size: new_size,
             });
         }
@@ -528,7 +530,7 @@ impl<F: FileSystem> LogSegment<F> {
             Scan::Stopped(found) => Ok(Some(found)),
             Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
             Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
-                path: path.clone(),
+                path: PathBuf::clone(&path),
                 position,
                 source: error,
             }),
@@ -548,7 +550,7 @@ impl<F: FileSystem> LogSegment<F> {
     ) -> Result<Option<FetchData>> {
         if max_size < 0 {
             return Err(Error::InvalidMaxSize {
-                path: self.path().clone(),
+                path: self.log_path(),
                 max_size,
             });
         }
@@ -645,7 +647,7 @@ impl<F: FileSystem> LogSegment<F> {
         )?;
         if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
             return Err(Error::Corrupt {
-                path: path.clone(),
+                path: PathBuf::clone(&path),
                 position,
                 source: error,
             });
@@ -734,7 +736,7 @@ impl<F: FileSystem> LogSegment<F> {
             Scan::Stopped(found) => Ok(Some(found)),
             Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
             Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
-                path: path.clone(),
+                path: PathBuf::clone(&path),
                 position,
                 source: error,
             }),
@@ -760,7 +762,7 @@ impl<F: FileSystem> LogSegment<F> {
             buf,
         )?;
         let corrupt = |source: rf::Error| Error::Corrupt {
-            path: path.clone(),
+            path: PathBuf::clone(&path),
             position: h.position,
             source,
         };
@@ -825,7 +827,7 @@ impl<F: FileSystem> LogSegment<F> {
         )?;
         if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
             return Err(Error::Corrupt {
-                path: path.clone(),
+                path: PathBuf::clone(&path),
                 position,
                 source: error,
             });
@@ -984,13 +986,12 @@ impl<F: FileSystem> LogSegment<F> {
     /// suffix (`""`, `.deleted`, `.cleaned`, `.swap`), without opening lazy indexes.
     pub fn change_file_suffixes(&self, old: &str, new: &str) -> Result<()> {
         let mut w = self.writer.lock();
-        let mut log_path = self.log_path.write();
-        let to = replace_suffix(&log_path, old, new);
+        let from = self.path();
+        let to = replace_suffix(&from, old, new);
         self.fs
-            .rename(&log_path, &to)
-            .map_err(|e| Error::io(&*log_path, "rename", e))?;
-        *log_path = to;
-        drop(log_path);
+            .rename(&from, &to)
+            .map_err(|e| Error::io(&*from, "rename", e))?;
+        *self.log_path.lock() = Arc::new(to);
         let to = replace_suffix(w.offset_index.path(), old, new);
         w.offset_index.rename(&to)?;
         let to = replace_suffix(w.time_index.path(), old, new);

@@ -72,7 +72,7 @@ impl<F: FileSystem> LogSegment<F> {
     /// prefix like a CRC failure does ([`StopReason::OffsetsOutOfOrder`]), where Kafka would
     /// split the segment or truncate all of it.
     pub fn recover(&self) -> Result<RecoveryReport> {
-        let path = self.log_path.read().clone();
+        let path = self.log_path();
         let mut w = self.writer.lock();
         w.offset_index.get_mut()?.reset()?;
         w.time_index.get_mut()?.reset()?;
@@ -176,7 +176,7 @@ impl<F: FileSystem> LogSegment<F> {
     /// resizes them back to full size so the segment can take appends again. Returns the bytes cut.
     pub fn truncate_to(&self, offset: i64, now_ms: i64) -> Result<u64> {
         let mapping = self.translate_offset(offset, 0)?;
-        let path = self.log_path.read().clone();
+        let path = self.log_path();
         let mut w = self.writer.lock();
         let max_index_size = self.config.max_index_size;
         w.offset_index.get_mut()?.truncate_to(offset)?;
