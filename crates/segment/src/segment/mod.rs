@@ -16,8 +16,8 @@
 use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use seglog_mmap_index::{
