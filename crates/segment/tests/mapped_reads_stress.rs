@@ -158,3 +158,25 @@ fn reads_race_appends_growth_and_truncations() {
     assert_eq!(&all, shadow.read().unwrap().last().unwrap());
     segment.close().unwrap();
 }
+
+/// The first read of a segment maps its `.log` under the writer's lock, while a rename takes the
+/// writer's lock and then the path's: no lock order between them may invert (a deadlock found by
+/// the log crate's retention stress test, fixed by never holding the path's lock across reads).
+#[test]
+fn first_reads_race_renames_without_deadlock() {
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..200_i64 {
+        let segment = Arc::new(common::create(dir.path(), round * 10, 4096));
+        segment
+            .append(round * 10, &common::single(round * 10))
+            .unwrap();
+        let reader = {
+            let segment = segment.clone();
+            std::thread::spawn(move || segment.read_next_offset().unwrap())
+        };
+        segment.change_file_suffixes("", ".deleted").unwrap();
+        segment.change_file_suffixes(".deleted", "").unwrap();
+        assert_eq!(reader.join().unwrap(), round * 10 + 1);
+        segment.delete().unwrap();
+    }
+}
