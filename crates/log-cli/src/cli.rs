@@ -104,7 +104,7 @@ struct ProduceArgs {
     /// Acknowledge each batch only after fsync.
     #[arg(long)]
     sync: bool,
-    /// Print "acked <last offset>" on stdout after each batch is appended (and fsynced with --sync).
+    /// Print `acked <last offset>` on stdout after each batch is appended (and fsynced with --sync).
     #[arg(long)]
     print_acks: bool,
 }
