@@ -1,7 +1,12 @@
 //! The flags `commands.rs` does not reach: `consume --follow` picking up records appended by
 //! another process, `produce --sync`, `offsets --max-timestamp`, the `--json` forms of `check`
 //! and `recover`, and `demo` end to end.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::format_collect,
+    reason = "tests"
+)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
