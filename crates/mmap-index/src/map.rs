@@ -166,6 +166,13 @@ impl MmapMemory {
                 "mmap returned a short or misaligned mapping",
             ));
         }
+        if std::ptr::eq(counter, &LIVE_MAPPINGS) {
+            // An index is read by binary search and written a few bytes at a time: readahead on
+            // a fault only zero-fills pages of the preallocated (sparse) tail that no entry will
+            // reach soon, which made each append's first touch of a page cost microseconds.
+            // Advice is a hint: a kernel that refuses it changes nothing but speed.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Self {
             map: Some(map),
