@@ -166,7 +166,7 @@ impl MmapMemory {
                 "mmap returned a short or misaligned mapping",
             ));
         }
-        if std::ptr::eq(counter, &LIVE_MAPPINGS) {
+        if std::ptr::eq(counter, &raw const LIVE_MAPPINGS) {
             // An index is read by binary search and written a few bytes at a time: readahead on
             // a fault only zero-fills pages of the preallocated (sparse) tail that no entry will
             // reach soon, which made each append's first touch of a page cost microseconds.
