@@ -65,6 +65,9 @@ fn append(c: &mut Criterion) {
     group.bench_function("segment_append_baseline", |b| {
         b.iter_batched(
             || {
+                // The previous run's files go first, so dirty page cache does not pile up
+                // into writeback throttling that the later bench would pay for.
+                let _ = std::fs::remove_dir_all(root.path().join(format!("seg-{run}")));
                 run += 1;
                 let dir = root.path().join(format!("seg-{run}"));
                 std::fs::create_dir_all(&dir).unwrap();
@@ -92,6 +95,7 @@ fn append(c: &mut Criterion) {
     group.bench_function("partition_leader_append", |b| {
         b.iter_batched(
             || {
+                let _ = std::fs::remove_dir_all(root.path().join(format!("t-{run}")));
                 run += 1;
                 let log = open_log(&root.path().join(format!("t-{run}")), LogConfig::default());
                 log.active_segment().index_entries().unwrap();
