@@ -218,3 +218,72 @@ fn demo_builds_a_log_that_check_accepts() {
         assert!(out.status.success(), "{}", text(&out.stdout));
     }
 }
+
+fn repo_root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+#[test]
+fn dump_max_bytes_stops_at_the_last_whole_batch_inside_the_limit() {
+    let root = repo_root();
+    let file = "testdata/segment/00000000000000000000.log";
+    let full = text(&seglog(&["dump", "--files", file], &root, b"").stdout);
+    let ends: Vec<u64> = full
+        .lines()
+        .filter(|l| l.starts_with("baseOffset:"))
+        .map(|l| {
+            let field = |name: &str| -> u64 {
+                let rest = &l[l.find(name).unwrap() + name.len()..];
+                rest.split_whitespace().next().unwrap().parse().unwrap()
+            };
+            field(" position: ") + field(" size: ")
+        })
+        .collect();
+    assert!(ends.len() > 3);
+    // Kafka slices the file at --max-bytes: three whole batches fit, the fourth is cut, and the
+    // cut is not reported as invalid bytes.
+    let limit = (ends[2] + 5).to_string();
+    let out = seglog(
+        &["dump", "--files", file, "--max-bytes", &limit],
+        &root,
+        b"",
+    );
+    assert!(out.status.success());
+    let cut = text(&out.stdout);
+    let expected: Vec<&str> = full
+        .lines()
+        .filter(|l| l.starts_with("baseOffset:"))
+        .take(3)
+        .collect();
+    let got: Vec<&str> = cut
+        .lines()
+        .filter(|l| l.starts_with("baseOffset:"))
+        .collect();
+    assert_eq!(got, expected);
+    assert!(!cut.contains("invalid bytes"), "{cut}");
+}
+
+#[test]
+fn dump_verify_index_is_an_alias_of_verify_index_only() {
+    let root = repo_root();
+    let file = "testdata/segment/00000000000000000000.index";
+    let only = seglog(
+        &["dump", "--files", file, "--verify-index-only"],
+        &root,
+        b"",
+    );
+    let alias = seglog(&["dump", "--files", file, "--verify-index"], &root, b"");
+    assert!(only.status.success() && alias.status.success());
+    assert_eq!(alias.stdout, only.stdout);
+    assert_eq!(alias.stderr, only.stderr);
+    let all = seglog(&["dump", "--files", file], &root, b"");
+    assert_ne!(
+        all.stdout, only.stdout,
+        "--verify-index-only prints no entries"
+    );
+}
