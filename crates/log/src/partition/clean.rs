@@ -215,6 +215,8 @@ struct Work {
     scratch: Vec<u8>,
     out: Vec<u8>,
     keep: Vec<bool>,
+    /// The key hash of each record of a batch that the map is asked about (0: not asked).
+    hashes: Vec<u128>,
 }
 
 /// Keeps reading and writing under `log.cleaner.io.max.bytes.per.second`.
@@ -261,6 +263,7 @@ fn build_offset_map<F: FileSystem>(
     let dirty: Vec<(i64, &Arc<LogSegment<F>>)> =
         segments.range(floor..end).map(|(b, s)| (*b, s)).collect();
     let mut scratch = Vec::new();
+    let mut pending: Vec<(u128, i64)> = Vec::new();
     for (i, (_, segment)) in dirty.iter().enumerate() {
         let mut full = false;
         segment.scan_batches(0, |_, framed| {
@@ -287,16 +290,17 @@ fn build_offset_map<F: FileSystem>(
             }
             // Stop at the first key that does not fit: the map then covers exactly the records
             // before it (offsets increase within a batch), and the next cleaning starts there.
-            let mut overflow = false;
+            pending.clear();
             for_each_record(&batch, &mut scratch, |offset, key, _| {
-                if overflow || offset < start || offset >= end {
-                    return;
-                }
-                if let Some(key) = key {
-                    overflow = !map.put(key_hash(key), offset);
+                if let Some(key) = key
+                    && (start..end).contains(&offset)
+                {
+                    pending.push((key_hash(key), offset));
                 }
             })
             .map_err(|e| corrupt(segment, &e))?;
+            map.touch(pending.iter().map(|(hash, _)| *hash));
+            let overflow = !pending.iter().all(|(hash, offset)| map.put(*hash, *offset));
             if overflow {
                 full = true;
                 return Ok(ControlFlow::Break(()));
@@ -488,20 +492,23 @@ impl<F: FileSystem> Inner<F> {
             .records_with(&mut work.scratch)?
             .collect::<rf::Result<_>>()?;
         let count = views.len();
-        for r in &views {
+        work.hashes.clear();
+        work.hashes.extend(views.iter().map(|r| match r.key() {
+            Some(key) if r.offset() <= latest => key_hash(key),
+            _ => 0,
+        }));
+        map.touch(work.hashes.iter().copied().filter(|h| *h != 0));
+        for (r, hash) in views.iter().zip(&work.hashes) {
             let keep = if r.offset() > latest {
                 true
+            } else if r.key().is_none() {
+                false
             } else {
-                match r.key() {
-                    None => false,
-                    Some(key) => {
-                        let newest = map.get(key_hash(key)).is_none_or(|l| r.offset() >= l);
-                        if newest && r.value().is_none() && !retain_deletes {
-                            report.tombstones_removed += 1;
-                        }
-                        newest && (r.value().is_some() || retain_deletes)
-                    }
+                let newest = map.get(*hash).is_none_or(|l| r.offset() >= l);
+                if newest && r.value().is_none() && !retain_deletes {
+                    report.tombstones_removed += 1;
                 }
+                newest && (r.value().is_some() || retain_deletes)
             };
             work.keep.push(keep);
             tombstones |= keep && r.value().is_none();
