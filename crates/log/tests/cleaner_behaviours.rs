@@ -1,0 +1,214 @@
+//! Behaviours Kafka's `LogCleanerTest` pins (reference 7.5), on our cleaner: unkeyed records are
+//! dropped (`testCleaningWithUnkeyedMessages`), a map that fits one key still makes progress round
+//! by round (`testPartialSegmentClean`), and a tombstone with an old timestamp survives the first
+//! cleanings because its horizon counts from cleaning time (`testCleanTombstone`).
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "tests"
+)]
+
+mod common;
+
+use seglog_log::{CleanOptions, Isolation, LoadOptions, LogConfig, MockClock, PartitionLog};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+
+fn config() -> LogConfig {
+    LogConfig::from_pairs([
+        ("internal.segment.bytes", "700"),
+        ("cleanup.policy", "compact"),
+        ("segment.index.bytes", "4096"),
+        ("delete.retention.ms", "1000"),
+    ])
+    .unwrap()
+}
+
+/// One record per batch: `(key, value)`, `None` for null.
+fn append(log: &PartitionLog, records: &[(Option<&str>, Option<&str>)], ts: i64) {
+    let mut builder = BatchBuilder::new();
+    for (key, value) in records {
+        let mut batch = Vec::new();
+        let record = NewRecord::new(0, ts, key.map(str::as_bytes), value.map(str::as_bytes));
+        builder
+            .build(
+                &BatchOptions::new(0, Compression::None),
+                [record],
+                &mut batch,
+            )
+            .unwrap();
+        log.append_as_leader(&mut batch).unwrap();
+    }
+}
+
+/// Every record as `(offset, key, value)`.
+fn all(log: &PartitionLog) -> Vec<(i64, Option<String>, Option<String>)> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    let mut buf = Vec::new();
+    while next < log.log_end_offset() {
+        let fetch = log.read(next, 1 << 20, Isolation::LogEnd, true).unwrap();
+        fetch.read_into(&mut buf).unwrap();
+        if buf.is_empty() {
+            break;
+        }
+        let mut advanced = next;
+        for b in seglog_record_format::batches(&buf) {
+            let d = b.unwrap().decode().unwrap();
+            advanced = advanced.max(d.last_offset() + 1);
+            for r in d.to_records().unwrap() {
+                if r.offset >= next {
+                    let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8(b).unwrap());
+                    out.push((r.offset, text(r.key), text(r.value)));
+                }
+            }
+        }
+        next = advanced;
+    }
+    out
+}
+
+fn roll_and_commit(log: &PartitionLog) {
+    log.roll().unwrap();
+    log.set_high_watermark(log.log_end_offset());
+}
+
+#[test]
+fn unkeyed_records_are_dropped_from_the_cleaned_range() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (log, _) = common::open(
+        &common::partition_dir(root.path()),
+        config(),
+        LoadOptions::default(),
+        &clock,
+    );
+    let mut records = Vec::new();
+    let names: Vec<String> = (0..40).map(|i| format!("v{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        let key = if i % 4 == 0 {
+            None
+        } else {
+            Some(["a", "b", "c"][i % 3])
+        };
+        records.push((key, Some(name.as_str())));
+    }
+    append(&log, &records, 1_000);
+    roll_and_commit(&log);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert_eq!(report.end_offset, 40);
+    let after = all(&log);
+    assert!(after.iter().all(|(_, k, _)| k.is_some()), "{after:?}");
+    // The latest of each key survives at its original offset.
+    for key in ["a", "b", "c"] {
+        let last = (0..40_usize)
+            .filter(|i| i % 4 != 0 && ["a", "b", "c"][i % 3] == key)
+            .max()
+            .unwrap();
+        assert!(
+            after.contains(&(last as i64, Some(key.to_owned()), Some(format!("v{last}")))),
+            "{key}: {after:?}"
+        );
+    }
+    assert_eq!(after.len(), 3);
+}
+
+#[test]
+fn a_map_that_fits_one_key_still_progresses_each_round() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (log, _) = common::open(
+        &common::partition_dir(root.path()),
+        config(),
+        LoadOptions::default(),
+        &clock,
+    );
+    let keys = ["a", "b", "c", "d"];
+    let values: Vec<String> = (0..24).map(|i| format!("v{i}")).collect();
+    let records: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Some(keys[i % 4]), Some(v.as_str())))
+        .collect();
+    append(&log, &records, 1_000);
+    roll_and_commit(&log);
+    let before: Vec<i64> = all(&log).iter().map(|r| r.0).collect();
+    // Budget for two slots: one key (Kafka's test sizes its map the same way).
+    let mut options = CleanOptions {
+        dedupe_buffer_bytes: 48,
+        ..CleanOptions::default()
+    };
+    let mut rounds = 0;
+    while options.first_dirty_offset < 24 {
+        let report = log.clean(&options).unwrap();
+        assert!(
+            report.end_offset > options.first_dirty_offset,
+            "round {rounds} made no progress: {report:?}"
+        );
+        options.first_dirty_offset = report.end_offset;
+        rounds += 1;
+        assert!(rounds < 30, "no end in sight");
+        // Offsets never move; they only disappear.
+        let now: Vec<i64> = all(&log).iter().map(|r| r.0).collect();
+        assert!(now.iter().all(|o| before.contains(o)));
+        assert!(now.windows(2).all(|w| w[0] < w[1]));
+    }
+    assert!(rounds > 1, "a one-key map cleaned four keys in one round");
+    let after = all(&log);
+    for (k, key) in keys.iter().enumerate() {
+        let last = 20 + k;
+        assert!(
+            after.contains(&(
+                last as i64,
+                Some((*key).to_owned()),
+                Some(format!("v{last}"))
+            )),
+            "{key}: {after:?}"
+        );
+    }
+}
+
+#[test]
+fn an_old_tombstone_survives_until_the_horizon_measured_from_the_cleaning() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000_000);
+    let (log, _) = common::open(
+        &common::partition_dir(root.path()),
+        config(),
+        LoadOptions::default(),
+        &clock,
+    );
+    // Record timestamps far in the past: the horizon must not be taken from them.
+    append(
+        &log,
+        &[
+            (Some("a"), Some("1")),
+            (Some("b"), Some("2")),
+            (Some("a"), None),
+        ],
+        10,
+    );
+    append(&log, &[(Some("c"), Some("3"))], 10);
+    roll_and_commit(&log);
+    log.clean(&CleanOptions::default()).unwrap();
+    let tombstone = (2_i64, Some("a".to_owned()), None);
+    assert!(
+        all(&log).contains(&tombstone),
+        "first cleaning dropped the tombstone"
+    );
+    // Within delete.retention.ms of that cleaning it is still there.
+    clock.advance(500);
+    log.clean(&CleanOptions::default()).unwrap();
+    assert!(all(&log).contains(&tombstone), "dropped before its horizon");
+    // Past the horizon the next cleaning removes it; the other keys stay.
+    clock.advance(1_000);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    let after = all(&log);
+    assert!(
+        !after.iter().any(|(_, k, _)| k.as_deref() == Some("a")),
+        "{after:?} {report:?}"
+    );
+    assert!(after.contains(&(1, Some("b".to_owned()), Some("2".to_owned()))));
+    assert!(after.contains(&(3, Some("c".to_owned()), Some("3".to_owned()))));
+}
