@@ -1,7 +1,9 @@
 //! Behaviours Kafka's `LogCleanerTest` pins (reference 7.5), on our cleaner: unkeyed records are
 //! dropped (`testCleaningWithUnkeyedMessages`), a map that fits one key still makes progress round
 //! by round (`testPartialSegmentClean`), and a tombstone with an old timestamp survives the first
-//! cleanings because its horizon counts from cleaning time (`testCleanTombstone`).
+//! cleanings because its horizon counts from cleaning time (`testCleanTombstone`), nothing at or
+//! past the first uncleanable offset changes (`testCleaningWithUncleanableSection`), and cleaned
+//! segments of a preallocated log are trimmed (`testSizeTrimmedForPreallocatedAndCompactedTopic`).
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -211,4 +213,83 @@ fn an_old_tombstone_survives_until_the_horizon_measured_from_the_cleaning() {
     );
     assert!(after.contains(&(1, Some("b".to_owned()), Some("2".to_owned()))));
     assert!(after.contains(&(3, Some("c".to_owned()), Some("3".to_owned()))));
+}
+
+#[test]
+fn nothing_at_or_past_the_first_uncleanable_offset_changes() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (log, _) = common::open(
+        &common::partition_dir(root.path()),
+        config(),
+        LoadOptions::default(),
+        &clock,
+    );
+    let values: Vec<String> = (0..60).map(|i| format!("v{i}")).collect();
+    let records: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Some(["a", "b"][i % 2]), Some(v.as_str())))
+        .collect();
+    append(&log, &records, 1_000);
+    log.roll().unwrap();
+    // The high watermark stops in the middle of the log: only whole segments below it are cleanable.
+    log.set_high_watermark(30);
+    let before = all(&log);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert!(report.end_offset <= 30, "{report:?}");
+    assert!(report.end_offset > 0, "{report:?}");
+    let after = all(&log);
+    let tail = |rs: &[(i64, Option<String>, Option<String>)]| {
+        rs.iter()
+            .filter(|r| r.0 >= report.end_offset)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(tail(&after), tail(&before));
+    assert!(after.len() < before.len());
+}
+
+#[test]
+fn cleaned_segments_of_a_preallocated_log_are_trimmed() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let config = LogConfig::from_pairs([
+        ("internal.segment.bytes", "2000"),
+        ("cleanup.policy", "compact"),
+        ("segment.index.bytes", "4096"),
+        ("preallocate", "true"),
+    ])
+    .unwrap();
+    let (log, _) = common::open(&dir, config, LoadOptions::default(), &clock);
+    let values: Vec<String> = (0..80).map(|i| format!("v{i}")).collect();
+    let records: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Some(["a", "b", "c"][i % 3]), Some(v.as_str())))
+        .collect();
+    append(&log, &records, 1_000);
+    roll_and_commit(&log);
+    // The active segment shows preallocation is on: its file is longer than its data.
+    let active = log.active_segment().log_path();
+    assert_eq!(std::fs::metadata(&active).unwrap().len(), 2000);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert!(report.segments_replaced > 0, "{report:?}");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "log") && path != active {
+            let bytes = std::fs::read(&path).unwrap();
+            let mut batches = seglog_record_format::batches(&bytes);
+            for b in &mut batches {
+                b.unwrap();
+            }
+            assert_eq!(
+                batches.position(),
+                bytes.len(),
+                "{}: untrimmed tail",
+                path.display()
+            );
+        }
+    }
 }
