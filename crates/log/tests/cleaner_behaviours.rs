@@ -9,6 +9,7 @@
     clippy::indexing_slicing,
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
+    clippy::case_sensitive_file_extension_comparisons,
     reason = "tests"
 )]
 
@@ -291,5 +292,50 @@ fn cleaned_segments_of_a_preallocated_log_are_trimmed() {
                 path.display()
             );
         }
+    }
+}
+
+#[test]
+fn a_corrupt_batch_size_stops_the_cleaning_with_the_file_and_byte() {
+    // Kafka: "Log segment may be corrupt, batch size X > Y bytes left in segment"
+    // (testCorruptMessageSizeLargerThanBytesAvailable), and sizes below the minimum.
+    for bad_size in [0x7FFF_0000_u32, 5] {
+        let root = tempfile::tempdir().unwrap();
+        let clock = MockClock::new(0);
+        let dir = common::partition_dir(root.path());
+        let (log, _) = common::open(&dir, config(), LoadOptions::default(), &clock);
+        let values: Vec<String> = (0..30).map(|i| format!("v{i}")).collect();
+        let records: Vec<_> = values
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (Some(["a", "b"][i % 2]), Some(v.as_str())))
+            .collect();
+        append(&log, &records, 1_000);
+        roll_and_commit(&log);
+        let first = dir.join("00000000000000000000.log");
+        let mut bytes = std::fs::read(&first).unwrap();
+        let second = seglog_record_format::batches(&bytes)
+            .next()
+            .unwrap()
+            .unwrap()
+            .size_in_bytes();
+        bytes[second + 8..second + 12].copy_from_slice(&bad_size.to_be_bytes());
+        std::fs::write(&first, &bytes).unwrap();
+
+        let error = log.clean(&CleanOptions::default()).unwrap_err().to_string();
+        assert!(error.contains("00000000000000000000.log"), "{error}");
+        assert!(error.contains(&second.to_string()), "{error}");
+        // Nothing was swapped in: the damaged segment is still the one the log holds.
+        assert_eq!(std::fs::read(&first).unwrap(), bytes, "{bad_size}");
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert!(
+            names
+                .iter()
+                .all(|n| !n.ends_with(".swap") && !n.ends_with(".deleted")),
+            "{names:?}"
+        );
     }
 }

@@ -266,7 +266,7 @@ fn build_offset_map<F: FileSystem>(
     let mut pending: Vec<(u128, i64)> = Vec::new();
     for (i, (_, segment)) in dirty.iter().enumerate() {
         let mut full = false;
-        segment.scan_batches(0, |_, framed| {
+        let scan = segment.scan_batches(0, |_, framed| {
             let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
             if batch.last_offset() < start {
                 return Ok(ControlFlow::Continue(()));
@@ -308,6 +308,7 @@ fn build_offset_map<F: FileSystem>(
             map.advance_to(batch.last_offset().min(end - 1));
             Ok(ControlFlow::Continue(()))
         })?;
+        whole_segment_read(segment, &scan)?;
         if full {
             break;
         }
@@ -318,6 +319,37 @@ fn build_offset_map<F: FileSystem>(
         }
     }
     Ok(map)
+}
+
+/// A walk that ended before the segment's end met a corrupt or partial batch: the cleaning stops
+/// with an error naming the file and byte (Kafka: "Log segment may be corrupt, batch size X > Y
+/// bytes left in segment"), instead of rewriting the segment without the bytes past it.
+fn whole_segment_read<F: FileSystem, T>(
+    segment: &LogSegment<F>,
+    scan: &seglog_segment::scan::Scan<T>,
+) -> std::result::Result<(), seglog_segment::Error> {
+    use seglog_segment::scan::{Scan, ScanEnd};
+    match scan {
+        Scan::Stopped(_) => Ok(()),
+        Scan::Ended(ScanEnd::Clean { position }) if *position >= segment.size() => Ok(()),
+        Scan::Ended(ScanEnd::Clean { position }) => Err(seglog_segment::Error::Io {
+            path: segment.log_path(),
+            op: "clean",
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "the batch at byte {position} runs past the end of the segment ({} bytes \
+                     left): the segment may be corrupt",
+                    segment.size() - *position
+                ),
+            ),
+        }),
+        Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(seglog_segment::Error::Corrupt {
+            path: segment.log_path(),
+            position: *position,
+            source: error.clone(),
+        }),
+    }
 }
 
 fn corrupt<F: FileSystem>(segment: &LogSegment<F>, e: &rf::Error) -> seglog_segment::Error {
@@ -431,7 +463,7 @@ impl<F: FileSystem> Inner<F> {
         // cleaned segment still ends at the group's last offset.
         let mut emptied_last: Option<(i64, Vec<u8>)> = None;
         for segment in group {
-            segment.scan_batches(0, |_, framed| {
+            let scan = segment.scan_batches(0, |_, framed| {
                 let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
                 report.bytes_read += framed.size_in_bytes() as u64;
                 throttle.account(framed.size_in_bytes() as u64);
@@ -449,6 +481,7 @@ impl<F: FileSystem> Inner<F> {
                 }
                 Ok(ControlFlow::<()>::Continue(()))
             })?;
+            whole_segment_read(segment, &scan)?;
         }
         if let Some((last_offset, empty)) = emptied_last {
             cleaned.append(last_offset, &empty)?;
