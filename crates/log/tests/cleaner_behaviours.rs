@@ -15,7 +15,7 @@
 
 mod common;
 
-use seglog_log::{CleanOptions, Isolation, LoadOptions, LogConfig, MockClock, PartitionLog};
+use seglog_log::{CleanOptions, LoadOptions, LogConfig, MockClock, PartitionLog};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
 fn config() -> LogConfig {
@@ -47,29 +47,22 @@ fn append(log: &PartitionLog, records: &[(Option<&str>, Option<&str>)], ts: i64)
 
 /// Every record as `(offset, key, value)`.
 fn all(log: &PartitionLog) -> Vec<(i64, Option<String>, Option<String>)> {
-    let mut out = Vec::new();
-    let mut next = log.log_start_offset();
-    let mut buf = Vec::new();
-    while next < log.log_end_offset() {
-        let fetch = log.read(next, 1 << 20, Isolation::LogEnd, true).unwrap();
-        fetch.read_into(&mut buf).unwrap();
-        if buf.is_empty() {
-            break;
-        }
-        let mut advanced = next;
-        for b in seglog_record_format::batches(&buf) {
-            let d = b.unwrap().decode().unwrap();
-            advanced = advanced.max(d.last_offset() + 1);
-            for r in d.to_records().unwrap() {
-                if r.offset >= next {
-                    let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8(b).unwrap());
-                    out.push((r.offset, text(r.key), text(r.value)));
-                }
-            }
-        }
-        next = advanced;
-    }
-    out
+    let text = |b: Option<Vec<u8>>| b.map(|b| String::from_utf8(b).unwrap());
+    common::read_records(log, log.log_start_offset())
+        .into_iter()
+        .map(|r| (r.offset, text(r.key), text(r.value)))
+        .collect()
+}
+
+/// `count` records with values `v0`, `v1`, ... and keys taken from `keys` in turn, one a batch.
+fn append_round_robin(log: &PartitionLog, count: usize, keys: &[&str]) {
+    let values: Vec<String> = (0..count).map(|i| format!("v{i}")).collect();
+    let records: Vec<_> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (Some(keys[i % keys.len()]), Some(v.as_str())))
+        .collect();
+    append(log, &records, 1_000);
 }
 
 fn roll_and_commit(log: &PartitionLog) {
@@ -128,13 +121,7 @@ fn a_map_that_fits_one_key_still_progresses_each_round() {
         &clock,
     );
     let keys = ["a", "b", "c", "d"];
-    let values: Vec<String> = (0..24).map(|i| format!("v{i}")).collect();
-    let records: Vec<_> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (Some(keys[i % 4]), Some(v.as_str())))
-        .collect();
-    append(&log, &records, 1_000);
+    append_round_robin(&log, 24, &keys);
     roll_and_commit(&log);
     let before: Vec<i64> = all(&log).iter().map(|r| r.0).collect();
     // Budget for two slots: one key (Kafka's test sizes its map the same way).
@@ -226,13 +213,7 @@ fn nothing_at_or_past_the_first_uncleanable_offset_changes() {
         LoadOptions::default(),
         &clock,
     );
-    let values: Vec<String> = (0..60).map(|i| format!("v{i}")).collect();
-    let records: Vec<_> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (Some(["a", "b"][i % 2]), Some(v.as_str())))
-        .collect();
-    append(&log, &records, 1_000);
+    append_round_robin(&log, 60, &["a", "b"]);
     log.roll().unwrap();
     // The high watermark stops in the middle of the log: only whole segments below it are cleanable.
     log.set_high_watermark(30);
@@ -264,13 +245,7 @@ fn cleaned_segments_of_a_preallocated_log_are_trimmed() {
     ])
     .unwrap();
     let (log, _) = common::open(&dir, config, LoadOptions::default(), &clock);
-    let values: Vec<String> = (0..80).map(|i| format!("v{i}")).collect();
-    let records: Vec<_> = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (Some(["a", "b", "c"][i % 3]), Some(v.as_str())))
-        .collect();
-    append(&log, &records, 1_000);
+    append_round_robin(&log, 80, &["a", "b", "c"]);
     roll_and_commit(&log);
     // The active segment shows preallocation is on: its file is longer than its data.
     let active = log.active_segment().log_path();
@@ -304,13 +279,7 @@ fn a_corrupt_batch_size_stops_the_cleaning_with_the_file_and_byte() {
         let clock = MockClock::new(0);
         let dir = common::partition_dir(root.path());
         let (log, _) = common::open(&dir, config(), LoadOptions::default(), &clock);
-        let values: Vec<String> = (0..30).map(|i| format!("v{i}")).collect();
-        let records: Vec<_> = values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (Some(["a", "b"][i % 2]), Some(v.as_str())))
-            .collect();
-        append(&log, &records, 1_000);
+        append_round_robin(&log, 30, &["a", "b"]);
         roll_and_commit(&log);
         let first = dir.join("00000000000000000000.log");
         let mut bytes = std::fs::read(&first).unwrap();

@@ -65,29 +65,13 @@ fn latest_values(log: &PartitionLog) -> BTreeMap<u8, (i64, u16)> {
 }
 
 fn all(log: &PartitionLog) -> Vec<(i64, u16)> {
-    let mut out = Vec::new();
-    let mut next = log.log_start_offset();
-    let mut buf = Vec::new();
-    while next < log.log_end_offset() {
-        let fetch = log.read(next, 1 << 20, Isolation::LogEnd, true).unwrap();
-        fetch.read_into(&mut buf).unwrap();
-        if buf.is_empty() {
-            break;
-        }
-        let mut advanced = next;
-        for b in seglog_record_format::batches(&buf) {
-            let d = b.unwrap().decode().unwrap();
-            advanced = advanced.max(d.last_offset() + 1);
-            for r in d.to_records().unwrap() {
-                if r.offset >= next {
-                    let v = r.value.unwrap();
-                    out.push((r.offset, u16::from_be_bytes([v[0], v[1]])));
-                }
-            }
-        }
-        next = advanced;
-    }
-    out
+    common::read_records(log, log.log_start_offset())
+        .into_iter()
+        .map(|r| {
+            let v = r.value.unwrap();
+            (r.offset, u16::from_be_bytes([v[0], v[1]]))
+        })
+        .collect()
 }
 
 #[test]

@@ -56,31 +56,47 @@ pub(crate) fn open(
     PartitionLog::open(RealFs, dir, config, options, Arc::new(clock.clone())).unwrap()
 }
 
-/// Every (offset, value) readable from `start` to the end.
-pub(crate) fn read_values<F: seglog_segment::io::FileSystem>(
+/// Every record readable from `start` to the end, batch by batch (a batch emptied by compaction
+/// still moves the walk past its last offset).
+pub(crate) fn read_records<F: seglog_segment::io::FileSystem>(
     log: &PartitionLog<F>,
     start: i64,
-) -> Vec<(i64, String)> {
+) -> Vec<seglog_record_format::Record> {
     let mut out = Vec::new();
-    let mut offset = start;
+    let mut next = start;
     let mut buf = Vec::new();
-    while offset < log.log_end_offset() {
+    while next < log.log_end_offset() {
         let fetch = log
-            .read(offset, 1 << 20, seglog_log::Isolation::LogEnd, true)
+            .read(next, 1 << 20, seglog_log::Isolation::LogEnd, true)
             .unwrap();
         fetch.read_into(&mut buf).unwrap();
         if buf.is_empty() {
             break;
         }
+        let mut advanced = next;
         for batch in seglog_record_format::batches(&buf) {
-            let batch = batch.unwrap();
-            for r in batch.decode().unwrap().to_records().unwrap() {
-                if r.offset >= offset {
-                    out.push((r.offset, String::from_utf8(r.value.unwrap()).unwrap()));
-                }
-            }
+            let batch = batch.unwrap().decode().unwrap();
+            advanced = advanced.max(batch.last_offset() + 1);
+            out.extend(
+                batch
+                    .to_records()
+                    .unwrap()
+                    .into_iter()
+                    .filter(|r| r.offset >= next),
+            );
         }
-        offset = out.last().map_or(offset + 1, |r| r.0 + 1);
+        next = advanced;
     }
     out
+}
+
+/// Every (offset, value) readable from `start` to the end.
+pub(crate) fn read_values<F: seglog_segment::io::FileSystem>(
+    log: &PartitionLog<F>,
+    start: i64,
+) -> Vec<(i64, String)> {
+    read_records(log, start)
+        .into_iter()
+        .map(|r| (r.offset, String::from_utf8(r.value.unwrap()).unwrap()))
+        .collect()
 }
