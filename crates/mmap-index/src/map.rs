@@ -125,14 +125,14 @@ impl MmapMemory {
     /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
     /// read-only.
     pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
-        Self::map_counted(file, len, writable, &LIVE_MAPPINGS)
+        Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)
     }
 
     /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
     /// data-file mapping. `len` may exceed the file's length (mapping ahead of a growing file):
     /// the owner of the mapping must then never let a reader touch a page past the end of file.
     pub(crate) fn map_data_read_only(file: &File, len: usize) -> io::Result<Self> {
-        Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS)
+        Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS, false)
     }
 
     fn map_counted(
@@ -140,6 +140,7 @@ impl MmapMemory {
         len: usize,
         writable: bool,
         counter: &'static std::sync::atomic::AtomicUsize,
+        random_access: bool,
     ) -> io::Result<Self> {
         if len == 0 {
             return Ok(Self {
@@ -166,7 +167,7 @@ impl MmapMemory {
                 "mmap returned a short or misaligned mapping",
             ));
         }
-        if std::ptr::eq(counter, &raw const LIVE_MAPPINGS) {
+        if random_access {
             // An index is read by binary search and written a few bytes at a time: readahead on
             // a fault only zero-fills pages of the preallocated (sparse) tail that no entry will
             // reach soon, which made each append's first touch of a page cost microseconds.
