@@ -3,7 +3,13 @@
 //! by round (`testPartialSegmentClean`), and a tombstone with an old timestamp survives the first
 //! cleanings because its horizon counts from cleaning time (`testCleanTombstone`), nothing at or
 //! past the first uncleanable offset changes (`testCleaningWithUncleanableSection`), and cleaned
-//! segments of a preallocated log are trimmed (`testSizeTrimmedForPreallocatedAndCompactedTopic`).
+//! segments of a preallocated log are trimmed (`testSizeTrimmedForPreallocatedAndCompactedTopic`),
+//! the next dirty offset moves past offset gaps between segments (`testCleaningBeyondMissingOffsets`),
+//! a source segment deleted meanwhile abandons the swap (`testCleanSegmentsWithConcurrentSegmentDeletion`),
+//! a batch larger than today's `max.message.bytes` is still cleaned (`testLargeMessage`,
+//! `testMessageLargerThanMaxMessageSize`), and grouping keeps each cleaned segment's offsets
+//! within `i32::MAX` of its base across sparse offsets and empty segments
+//! (`testSegmentGroupingWithSparseOffsets...`).
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -307,4 +313,240 @@ fn a_corrupt_batch_size_stops_the_cleaning_with_the_file_and_byte() {
             "{names:?}"
         );
     }
+}
+
+/// One single-record batch with offset `offset` (for follower appends), key and value as given.
+fn follower_batch(offset: i64, key: &str, value: &[u8]) -> Vec<u8> {
+    let mut batch = Vec::new();
+    BatchBuilder::new()
+        .build(
+            &BatchOptions::new(offset, Compression::None),
+            [NewRecord::new(0, 1_000, Some(key.as_bytes()), Some(value))],
+            &mut batch,
+        )
+        .unwrap();
+    batch
+}
+
+#[test]
+fn the_next_dirty_offset_moves_past_offset_gaps_between_segments() {
+    // Ten equal batches fill a segment; the next batch rolls a new one at its own base offset,
+    // which leaves a gap of missing offsets between the two segments.
+    let size = follower_batch(0, "0", b"0").len();
+    // Each case: the (start, end) offset ranges of the rolled segments, and the active base.
+    for (segments, active_base) in [(&[(0, 10)][..], 11_i64), (&[(0, 10), (15, 25)][..], 30)] {
+        let root = tempfile::tempdir().unwrap();
+        let clock = MockClock::new(0);
+        let config = LogConfig::from_pairs([
+            (
+                "internal.segment.bytes",
+                (10 * size + size / 2).to_string().as_str(),
+            ),
+            ("cleanup.policy", "compact"),
+        ])
+        .unwrap();
+        let dir = common::partition_dir(root.path());
+        let (log, _) = common::open(&dir, config, LoadOptions::default(), &clock);
+        for range in segments {
+            for offset in range.0..range.1 {
+                let key = (offset % 10).to_string();
+                log.append_as_follower(&follower_batch(offset, &key, key.as_bytes()))
+                    .unwrap();
+            }
+        }
+        log.append_as_follower(&follower_batch(active_base, "1015", b"1015"))
+            .unwrap();
+        let bases: Vec<i64> = log.segments().keys().copied().collect();
+        let mut expected: Vec<i64> = segments.iter().map(|r| r.0).collect();
+        expected.push(active_base);
+        assert_eq!(bases, expected, "the setup did not roll where it meant to");
+        log.set_high_watermark(log.log_end_offset());
+
+        let report = log.clean(&CleanOptions::default()).unwrap();
+        assert_eq!(
+            report.end_offset, active_base,
+            "the cleaning point must pass the offset gap: {report:?}"
+        );
+        // A second cleaning finds nothing dirty.
+        let again = log
+            .clean(&CleanOptions {
+                first_dirty_offset: report.end_offset,
+                ..CleanOptions::default()
+            })
+            .unwrap();
+        assert_eq!(again.groups, 0, "{again:?}");
+    }
+}
+
+#[test]
+fn a_source_segment_deleted_during_the_cleaning_abandons_the_swap() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let config = LogConfig::from_pairs([
+        ("internal.segment.bytes", "2000"),
+        ("cleanup.policy", "compact"),
+        ("file.delete.delay.ms", "0"),
+    ])
+    .unwrap();
+    let (log, _) = common::open(&dir, config, LoadOptions::default(), &clock);
+    append_round_robin(&log, 120, &["a", "b", "c"]);
+    roll_and_commit(&log);
+    assert!(log.segment_count() > 3);
+    let first_segment_end = *log.segments().keys().nth(1).unwrap();
+    let log = std::sync::Arc::new(log);
+    let cleaner = {
+        let log = std::sync::Arc::clone(&log);
+        std::thread::spawn(move || {
+            // Slow enough (a few seconds for ~9 KB read and written) that the deletion below
+            // lands while the cleaned segment is being written, before the swap.
+            log.clean(&CleanOptions {
+                io_max_bytes_per_second: Some(4_000.0),
+                ..CleanOptions::default()
+            })
+        })
+    };
+    // Wait for the `.cleaned` segment to appear: the key map is built, the rewrite has begun.
+    let cleaned_exists = || {
+        std::fs::read_dir(&dir).unwrap().any(|e| {
+            e.unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".cleaned")
+        })
+    };
+    let started = std::time::Instant::now();
+    while !cleaned_exists() {
+        assert!(
+            !cleaner.is_finished(),
+            "the cleaning ended before it was seen"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_mins(1));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // Retention removes the first segment meanwhile (Kafka's test deletes it the same way).
+    assert!(log.delete_records_before(first_segment_end).unwrap());
+    let deleted = log.delete_old_segments().unwrap();
+    assert_eq!(deleted.log_start_breached, vec![0]);
+    let before = all(&log);
+
+    let report = cleaner.join().unwrap().unwrap();
+    assert!(report.aborted, "{report:?}");
+    assert_eq!(report.groups, 0, "{report:?}");
+    // Nothing changed, and no replacement file is left behind.
+    assert_eq!(all(&log), before);
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .all(|n| !n.ends_with(".cleaned") && !n.ends_with(".swap")),
+        "{names:?}"
+    );
+    // The next cleaning, from the new log start, succeeds.
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert!(!report.aborted && report.groups > 0, "{report:?}");
+    let after = all(&log);
+    for key in ["a", "b", "c"] {
+        let last = before
+            .iter()
+            .rev()
+            .find(|r| r.1.as_deref() == Some(key))
+            .unwrap();
+        assert!(after.contains(last), "{key}: {after:?}");
+    }
+}
+
+#[test]
+fn a_batch_larger_than_todays_max_message_bytes_is_still_cleaned() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let big: Vec<u8> = (0..3 * 1024 * 1024_u32).map(|i| (i % 251) as u8).collect();
+    let pairs = |max: &str| {
+        LogConfig::from_pairs([
+            ("cleanup.policy", "compact"),
+            ("max.message.bytes", max),
+            ("segment.bytes", "16777216"),
+        ])
+        .unwrap()
+    };
+    {
+        let (log, _) = common::open(&dir, pairs("4000000"), LoadOptions::default(), &clock);
+        append(&log, &[(Some("small"), Some("old"))], 1_000);
+        let mut batch = Vec::new();
+        BatchBuilder::new()
+            .build(
+                &BatchOptions::new(0, Compression::None),
+                [NewRecord::new(0, 1_000, Some(b"big"), Some(&big[..]))],
+                &mut batch,
+            )
+            .unwrap();
+        log.append_as_leader(&mut batch).unwrap();
+        append(&log, &[(Some("small"), Some("new"))], 1_000);
+        log.close().unwrap();
+    }
+    // Reopened with the default limit (1 MiB): the 3 MiB batch is in the log and must survive.
+    let (log, _) = common::open(&dir, pairs("1048588"), LoadOptions::default(), &clock);
+    roll_and_commit(&log);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert_eq!(report.records_kept, 2, "{report:?}");
+    let after = common::read_records(&log, 0);
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[0].offset, 1);
+    assert_eq!(after[0].value.as_deref(), Some(&big[..]));
+    assert_eq!(after[1].value.as_deref(), Some(&b"new"[..]));
+}
+
+#[test]
+fn grouping_keeps_offsets_within_i32_max_across_sparse_offsets_and_empty_segments() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let (log, _) = common::open(&dir, config(), LoadOptions::default(), &clock);
+    let far = i64::from(i32::MAX) + 10;
+    // Offsets 0..4, an empty segment at 5 (rolled, never written), then offsets past i32::MAX:
+    // the batch at `far` cannot live in a segment based at 5, so it rolls its own.
+    for offset in 0..5 {
+        log.append_as_follower(&follower_batch(
+            offset,
+            if offset % 2 == 0 { "a" } else { "b" },
+            b"x",
+        ))
+        .unwrap();
+    }
+    log.roll().unwrap();
+    for (i, offset) in [far, far + 1, 2 * far, 2 * far + 1].into_iter().enumerate() {
+        log.append_as_follower(&follower_batch(
+            offset,
+            ["a", "b"][i % 2],
+            format!("y{i}").as_bytes(),
+        ))
+        .unwrap();
+    }
+    roll_and_commit(&log);
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    assert!(bases.starts_with(&[0, 5, far]), "{bases:?}");
+
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert!(!report.aborted && report.groups >= 2, "{report:?}");
+    // Every cleaned segment's offsets fit its index: each lies within i32::MAX of its base.
+    for (base, segment) in log.segments().iter() {
+        let next = segment.read_next_offset().unwrap();
+        assert!(next - 1 - base <= i64::from(i32::MAX), "{base}..{next}");
+    }
+    let after: Vec<(i64, Option<String>)> = all(&log).into_iter().map(|r| (r.0, r.2)).collect();
+    assert_eq!(
+        after,
+        vec![
+            (2 * far, Some("y2".to_owned())),
+            (2 * far + 1, Some("y3".to_owned()))
+        ]
+    );
+    // The log still takes appends and answers reads after the cleaning.
+    log.append_as_follower(&follower_batch(2 * far + 2, "c", b"z"))
+        .unwrap();
+    assert_eq!(all(&log).len(), 3);
 }

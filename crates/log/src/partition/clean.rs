@@ -264,7 +264,7 @@ fn build_offset_map<F: FileSystem>(
         segments.range(floor..end).map(|(b, s)| (*b, s)).collect();
     let mut scratch = Vec::new();
     let mut pending: Vec<(u128, i64)> = Vec::new();
-    for (i, (_, segment)) in dirty.iter().enumerate() {
+    for (base, segment) in &dirty {
         let mut full = false;
         let scan = segment.scan_batches(0, |_, framed| {
             let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
@@ -312,9 +312,9 @@ fn build_offset_map<F: FileSystem>(
         if full {
             break;
         }
-        // Past a fully read segment, jump over any offset gap to the next one (Kafka's
-        // testCleaningBeyondMissingOffsets).
-        if let Some((next_base, _)) = dirty.get(i + 1) {
+        // Past a fully read segment, jump over any offset gap to the next segment of the log,
+        // which may be the first uncleanable one (Kafka's `testCleaningBeyondMissingOffsets`).
+        if let Some((next_base, _)) = segments.range(base + 1..).next() {
             map.advance_to((next_base - 1).min(end - 1));
         }
     }
