@@ -550,3 +550,64 @@ fn grouping_keeps_offsets_within_i32_max_across_sparse_offsets_and_empty_segment
         .unwrap();
     assert_eq!(all(&log).len(), 3);
 }
+
+#[test]
+fn the_last_batch_of_each_producer_is_kept_even_when_emptied() {
+    // Kafka's testLogCleanerRetainsProducerLastSequence, record for record.
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let (log, _) = common::open(&dir, config(), LoadOptions::default(), &clock);
+    // (key, value, producer id, sequence); producer id -1 is a plain (non-idempotent) batch.
+    for (key, value, producer, sequence) in [
+        ("0", "0", -1_i64, -1),
+        ("0", "1", 1, 0),
+        ("0", "2", 2, 0),
+        ("0", "3", 3, 0),
+        ("1", "1", 2, 1),
+    ] {
+        let options = BatchOptions {
+            producer_id: producer,
+            producer_epoch: if producer < 0 { -1 } else { 0 },
+            base_sequence: sequence,
+            ..BatchOptions::new(0, Compression::None)
+        };
+        let mut batch = Vec::new();
+        BatchBuilder::new()
+            .build(
+                &options,
+                [NewRecord::new(
+                    0,
+                    1_000,
+                    Some(key.as_bytes()),
+                    Some(value.as_bytes()),
+                )],
+                &mut batch,
+            )
+            .unwrap();
+        log.append_as_leader(&mut batch).unwrap();
+    }
+    roll_and_commit(&log);
+    log.clean(&CleanOptions::default()).unwrap();
+
+    // Batches left: producer 1's (emptied: key 0 has a newer value), producer 3's, producer 2's
+    // last; producer 2's first batch and the plain one are gone.
+    let segment = std::fs::read(dir.join("00000000000000000000.log")).unwrap();
+    let mut last_offsets = Vec::new();
+    let mut last_sequences = Vec::new();
+    for framed in seglog_record_format::batches(&segment) {
+        let framed = framed.unwrap();
+        let seglog_record_format::Batch::V2(b) = framed.decode().unwrap() else {
+            panic!("v2 expected");
+        };
+        last_offsets.push(b.last_offset());
+        last_sequences.push((b.producer_id(), b.base_sequence() + b.last_offset_delta()));
+    }
+    assert_eq!(last_offsets, vec![1, 3, 4]);
+    assert_eq!(last_sequences, vec![(1, 0), (3, 0), (2, 1)]);
+    let records: Vec<(i64, Option<String>)> = all(&log).into_iter().map(|r| (r.0, r.1)).collect();
+    assert_eq!(
+        records,
+        vec![(3, Some("0".to_owned())), (4, Some("1".to_owned()))]
+    );
+}

@@ -27,6 +27,8 @@ pub const LAST_OFFSET_DELTA_OFFSET: usize = 23;
 pub const BASE_TIMESTAMP_OFFSET: usize = 27;
 /// Byte offset of the v2 `maxTimestamp`.
 pub const MAX_TIMESTAMP_OFFSET: usize = 35;
+/// Byte offset of the v2 `producerId`.
+pub const PRODUCER_ID_OFFSET: usize = 43;
 /// Byte offset of the v2 record count.
 pub const RECORDS_COUNT_OFFSET: usize = 57;
 

@@ -12,8 +12,8 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use seglog_record_format::{
-    self as rf, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD,
-    MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_TIMESTAMP,
+    self as rf, ATTRIBUTES_OFFSET, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD,
+    MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PRODUCER_ID, NO_TIMESTAMP, PRODUCER_ID_OFFSET,
 };
 
 use seglog_mmap_index::MappedFile;
@@ -113,6 +113,13 @@ pub fn read_up_to<F: ReadSource + ?Sized>(
         }
     }
     Ok(filled)
+}
+
+fn be_i16(bytes: &[u8], at: usize) -> Option<i16> {
+    bytes
+        .get(at..at + 2)
+        .and_then(|b| b.try_into().ok())
+        .map(i16::from_be_bytes)
 }
 
 fn be_i32(bytes: &[u8], at: usize) -> Option<i32> {
@@ -229,6 +236,10 @@ pub struct BatchHeader {
     pub last_offset: i64,
     /// Kafka's `maxTimestamp()`: the header field of v2, the wrapper's timestamp of v1, -1 for v0.
     pub max_timestamp: i64,
+    /// The producer id of a v2 batch, -1 (`NO_PRODUCER_ID`) for none and for legacy entries.
+    pub producer_id: i64,
+    /// Whether this is a v2 control batch (a transaction marker).
+    pub is_control: bool,
 }
 
 /// The header prefix [`scan_headers`] needs: all 61 bytes of a v2 header.
@@ -336,7 +347,7 @@ fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<Ba
     };
     let offset_field = be_i64(head, 0).ok_or_else(|| corrupt("truncated batch header"))?;
     let magic = head.get(16).copied().unwrap_or(0).cast_signed();
-    let (last_offset, max_timestamp) = match magic {
+    let (last_offset, max_timestamp, producer_id, is_control) = match magic {
         2.. => {
             if size < HEADER_PREFIX as u64 {
                 return Err(corrupt("record batch smaller than its 61-byte header"));
@@ -345,11 +356,26 @@ fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<Ba
                 .ok_or_else(|| corrupt("truncated header"))?;
             let max_ts =
                 be_i64(head, MAX_TIMESTAMP_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
-            (offset_field.wrapping_add(i64::from(delta)), max_ts)
+            let producer_id =
+                be_i64(head, PRODUCER_ID_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
+            let attributes =
+                be_i16(head, ATTRIBUTES_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
+            let is_control = rf::Attributes(attributes).is_control();
+            (
+                offset_field.wrapping_add(i64::from(delta)),
+                max_ts,
+                producer_id,
+                is_control,
+            )
         }
         // offset 8 | size 4 | crc 4 | magic 1 | attributes 1 | timestamp 8
-        1 if size >= 26 => (offset_field, be_i64(head, 18).unwrap_or(NO_TIMESTAMP)),
-        _ => (offset_field, NO_TIMESTAMP),
+        1 if size >= 26 => (
+            offset_field,
+            be_i64(head, 18).unwrap_or(NO_TIMESTAMP),
+            NO_PRODUCER_ID,
+            false,
+        ),
+        _ => (offset_field, NO_TIMESTAMP, NO_PRODUCER_ID, false),
     };
     Ok(BatchHeader {
         position,
@@ -358,5 +384,7 @@ fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<Ba
         offset_field,
         last_offset,
         max_timestamp,
+        producer_id,
+        is_control,
     })
 }

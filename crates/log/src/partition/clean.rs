@@ -9,11 +9,14 @@
 //!   records in the cleaned range are dropped; tombstones are kept until their batch's delete
 //!   horizon (set on the first cleaning that keeps them to now + `delete.retention.ms`);
 //! - batches keep their base and last offsets; an emptied batch is dropped, except the last of
-//!   each group, kept empty so the group's offsets stay covered;
+//!   each group, kept empty so the group's offsets stay covered, and the last data batch of each
+//!   producer, kept empty so its epoch and last sequence survive (Kafka keeps those of active
+//!   producers; seglog keeps no producer state and never expires a producer);
 //! - control batches are kept as they are, and transactions are not modelled: records of aborted
 //!   transactions are treated as committed, and markers are never removed;
 //! - legacy (v0/v1) tombstones are kept (Kafka's legacy horizon uses segment modification times).
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -183,8 +186,13 @@ impl<F: FileSystem> PartitionLog<F> {
         }
         report.end_offset = map.latest_offset() + 1;
         let groups = group_segments(inner, &segments, report.end_offset)?;
+        let mut work = Work {
+            last_batch_of_producer: last_batch_of_each_producer(&segments)?,
+            ..Work::default()
+        };
         for group in groups {
-            let cleaned = inner.clean_group(&group, &map, now, &mut report, &mut throttle)?;
+            let cleaned =
+                inner.clean_group(&group, &map, now, &mut report, &mut throttle, &mut work)?;
             if stop == StopAfter::Cleaned {
                 return Ok(report);
             }
@@ -217,6 +225,8 @@ struct Work {
     keep: Vec<bool>,
     /// The key hash of each record of a batch that the map is asked about (0: not asked).
     hashes: Vec<u128>,
+    /// The last offset of the last data batch of each producer in the log.
+    last_batch_of_producer: HashMap<i64, i64>,
 }
 
 /// Keeps reading and writing under `log.cleaner.io.max.bytes.per.second`.
@@ -244,6 +254,24 @@ impl Throttle {
             std::thread::sleep(ahead);
         }
     }
+}
+
+/// The last offset of the last data batch of every producer with a batch in `segments` (Kafka's
+/// `lastRecordsOfActiveProducers`; seglog keeps no producer state, so the log is its record, and
+/// producers never expire). Only batch headers are read.
+fn last_batch_of_each_producer<F: FileSystem>(
+    segments: &super::SegmentMap<F>,
+) -> Result<HashMap<i64, i64>> {
+    let mut last = HashMap::new();
+    for segment in segments.values() {
+        segment.scan_batch_headers(0, |h| {
+            if h.producer_id != rf::NO_PRODUCER_ID && !h.is_control {
+                last.insert(h.producer_id, h.last_offset);
+            }
+            Ok(ControlFlow::<()>::Continue(()))
+        })?;
+    }
+    Ok(last)
 }
 
 /// Kafka's `buildOffsetMap`: the latest offset of every key from `start` up to `end`, stopping at a
@@ -438,6 +466,7 @@ impl<F: FileSystem> Inner<F> {
         now: i64,
         report: &mut CleanReport,
         throttle: &mut Throttle,
+        work: &mut Work,
     ) -> Result<Arc<LogSegment<F>>> {
         let base = group.first().map_or(0, |s| s.base_offset());
         for path in [
@@ -458,7 +487,6 @@ impl<F: FileSystem> Inner<F> {
             naming::CLEANED_FILE_SUFFIX,
             now,
         )?);
-        let mut work = Work::default();
         // The last batch of the group, if cleaning emptied it: kept empty at the end, so that the
         // cleaned segment still ends at the group's last offset.
         let mut emptied_last: Option<(i64, Vec<u8>)> = None;
@@ -469,7 +497,7 @@ impl<F: FileSystem> Inner<F> {
                 throttle.account(framed.size_in_bytes() as u64);
                 work.out.clear();
                 let kept = self
-                    .filter_batch(&batch, framed.bytes(), map, now, &mut work, report)
+                    .filter_batch(&batch, framed.bytes(), map, now, work, report)
                     .map_err(|e| corrupt(segment, &e))?;
                 if kept {
                     cleaned.append(batch.last_offset(), &work.out)?;
@@ -578,7 +606,11 @@ impl<F: FileSystem> Inner<F> {
                 v2.max_timestamp(),
                 &mut work.out,
             )?;
-            return Ok(false);
+            // A producer's last batch stays, emptied, so that its epoch and last sequence survive
+            // (Kafka's `testLogCleanerRetainsProducerLastSequence`).
+            let producers_last = v2.producer_id() != rf::NO_PRODUCER_ID
+                && work.last_batch_of_producer.get(&v2.producer_id()) == Some(&v2.last_offset());
+            return Ok(producers_last);
         }
         // Rebuilt from borrowed slices; headers go into one flat list sliced per record.
         let mut headers: Vec<Header<'_>> = Vec::new();

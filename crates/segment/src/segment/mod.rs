@@ -1019,6 +1019,17 @@ impl<F: FileSystem> LogSegment<F> {
         crate::scan::scan_batches(&self.log, &path, from, self.size(), 4 << 20, f)
     }
 
+    /// Walks the headers of the batches from byte `from` to the end, never reading a batch's body
+    /// (for what needs only offsets, timestamps or producer ids of every batch).
+    pub fn scan_batch_headers<T>(
+        &self,
+        from: u64,
+        f: impl FnMut(BatchHeader) -> Result<ControlFlow<T>>,
+    ) -> Result<Scan<T>> {
+        let path = self.path();
+        scan_headers(&self.source(), &path, from, self.size(), HEADER_WINDOW, f)
+    }
+
     /// Resizes only the time index: Kafka's loader creates a missing `.timeindex` empty this way
     /// (`sanityCheck(timeIndexFileNewlyCreated)`), so that it is not preallocated full of zeros.
     pub fn resize_time_index(&self, size: u32) -> Result<()> {
