@@ -4,6 +4,7 @@
 //! cannot diverge. The other subcommands are the pieces it is made of, plus tools that CI does not run.
 
 mod deps;
+mod kills;
 mod tidy;
 
 use std::env;
@@ -22,7 +23,9 @@ commands:
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
   fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
-  bench      run the criterion benches (extra arguments go to cargo bench)";
+  bench      run the criterion benches (extra arguments go to cargo bench)
+  kills      SIGKILL writers at random moments, then recover, check and verify every ack
+             (--kills N, default 200; --seed S; --release)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -37,6 +40,7 @@ fn main() -> Result<()> {
         "loom" => loom(rest),
         "fixtures" => fixtures(),
         "bench" => bench(rest),
+        "kills" => kills::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -82,6 +86,7 @@ fn ci() -> Result<()> {
     step("deps", || deps::check(&root))?;
     step("tidy", || tidy::check(&root))?;
     step("loom", || loom(&[]))?;
+    step("kills", || kills::run(&[]))?;
     println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }
