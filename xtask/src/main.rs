@@ -3,6 +3,7 @@
 //! `cargo xtask ci` is the one test command: `.ci/run` calls it and nothing else, so a local run and CI
 //! cannot diverge. The other subcommands are the pieces it is made of, plus tools that CI does not run.
 
+mod bench_compare;
 mod deps;
 mod kills;
 mod tidy;
@@ -25,7 +26,9 @@ commands:
   fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
   bench      run the criterion benches (extra arguments go to cargo bench)
   kills      SIGKILL writers at random moments, then recover, check and verify every ack
-             (--kills N, default 200; --seed S; --release)";
+             (--kills N, default 200; --seed S; --release)
+  bench-compare [--quick] [--dataset-mib N] [--no-kafka]
+             seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -41,6 +44,7 @@ fn main() -> Result<()> {
         "fixtures" => fixtures(),
         "bench" => bench(rest),
         "kills" => kills::run(rest),
+        "bench-compare" => bench_compare::run(&project_root(), rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())

@@ -1,0 +1,177 @@
+//! The hardware limit: what the same work costs with nothing but the system calls and an in-memory
+//! search. Appends are a plain `write_all` loop of the exact bytes seglog appends (plus `sync_data`
+//! every MiB); lookups are a `partition_point` over an in-memory array of the index entries; a read is
+//! that search plus one `pread` of the fetch size; recovery's floor is one sequential `read` pass.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+
+use crate::{
+    BASE_TIMESTAMP, FETCH_BYTES, FSYNC_EVERY, Figure, Params, SHAPES, Shape, kafka_batches,
+    measure, mib_per_s, random_ops,
+};
+
+fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
+    let mib = if fsync {
+        params.fsync_append_mib
+    } else {
+        params.append_mib
+    };
+    let batches = kafka_batches(shape, shape.batches_for(mib))?;
+    let path = params.dir.join("append.log");
+    let samples = measure(
+        params,
+        || {
+            let _ = std::fs::remove_file(&path);
+            let mut file =
+                File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+            let mut unsynced = 0_u64;
+            let started = Instant::now();
+            for (_, bytes) in &batches {
+                file.write_all(bytes)?;
+                unsynced += bytes.len() as u64;
+                if fsync && unsynced >= FSYNC_EVERY {
+                    file.sync_data()?;
+                    unsynced = 0;
+                }
+            }
+            let elapsed = started.elapsed();
+            drop(file);
+            std::fs::remove_file(&path)?;
+            Ok(elapsed)
+        },
+        mib_per_s(shape.payload_bytes(batches.len())),
+    )?;
+    let suffix = if fsync { "_fsync_1m" } else { "" };
+    Ok(Figure {
+        workload: format!("append_{}{suffix}", shape.name),
+        unit: "MiB/s",
+        samples,
+        note: "write_all of seglog's batch bytes; sync_data every MiB".to_owned(),
+    })
+}
+
+/// One batch of the dataset: its last offset, its largest timestamp and where it starts.
+struct Entry {
+    last_offset: i64,
+    max_timestamp: i64,
+    position: u64,
+}
+
+/// The dataset written with `write_all` (and made durable, untimed), with an entry per batch.
+fn dataset(params: &Params, shape: Shape) -> Result<(PathBuf, Vec<Entry>, u64, i64)> {
+    let batches = kafka_batches(shape, shape.batches_for(params.dataset_mib))?;
+    let path = params.dir.join("dataset.log");
+    let mut entries = Vec::with_capacity(batches.len());
+    {
+        let mut file = File::create(&path)?;
+        let mut position = 0_u64;
+        for (last, bytes) in &batches {
+            entries.push(Entry {
+                last_offset: *last,
+                max_timestamp: BASE_TIMESTAMP + last,
+                position,
+            });
+            file.write_all(bytes)?;
+            position += bytes.len() as u64;
+        }
+        file.sync_data()?;
+    }
+    let size = std::fs::metadata(&path)?.len();
+    let next_offset = batches.last().map_or(0, |(last, _)| last + 1);
+    Ok((path, entries, size, next_offset))
+}
+
+pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+    let mut figures = Vec::new();
+    for fsync in [false, true] {
+        for shape in SHAPES {
+            figures.push(append_figure(params, shape, fsync)?);
+        }
+    }
+    let shape = SHAPES[0];
+    let (path, entries, size, next_offset) = dataset(params, shape)?;
+    let mut chunk = vec![0_u8; 1 << 20];
+    figures.push(Figure {
+        workload: "recovery".to_owned(),
+        unit: "MiB/s",
+        samples: measure(
+            params,
+            || {
+                let mut file = File::open(&path)?;
+                let mut total = 0_u64;
+                let started = Instant::now();
+                loop {
+                    let n = file.read(&mut chunk)?;
+                    if n == 0 {
+                        break;
+                    }
+                    total += n as u64;
+                }
+                let elapsed = started.elapsed();
+                ensure!(total == size, "read {total} of {size} bytes");
+                Ok(elapsed)
+            },
+            mib_per_s(size),
+        )?,
+        note: "one sequential read pass in 1 MiB chunks (no CRC, no index)".to_owned(),
+    });
+    // An index entry for every batch (each is larger than index.interval.bytes), as relative offset
+    // and position, the way the .index holds them.
+    let index: Vec<(u32, u32)> = entries
+        .iter()
+        .map(|e| {
+            (
+                (e.last_offset + 1 - shape.records_per_batch as i64) as u32,
+                e.position as u32,
+            )
+        })
+        .collect();
+    figures.push(Figure {
+        workload: "index_lookup".to_owned(),
+        unit: "ns/op",
+        samples: random_ops(params, params.lookups, next_offset as u64, |target| {
+            let at = index.partition_point(|e| i64::from(e.0) <= target);
+            let (offset, position) = index.get(at.wrapping_sub(1)).copied().unwrap_or((0, 0));
+            ensure!(i64::from(offset) <= target, "floor above the target");
+            Ok(u64::from(position))
+        })?,
+        note: format!(
+            "partition_point over an in-memory array of {} entries",
+            index.len()
+        ),
+    });
+    let file = File::open(&path)?;
+    let mut buf = vec![0_u8; FETCH_BYTES];
+    figures.push(Figure {
+        workload: "read_by_offset".to_owned(),
+        unit: "ns/op",
+        samples: random_ops(params, params.reads, next_offset as u64, |target| {
+            let at = entries.partition_point(|e| e.last_offset < target);
+            let entry = entries.get(at).context("offset past the end")?;
+            let n = file.read_at(&mut buf, entry.position)?;
+            ensure!(n > 0, "empty read");
+            Ok(n as u64)
+        })?,
+        note: "partition_point over in-memory batch positions, then one pread of 17 KiB".to_owned(),
+    });
+    figures.push(Figure {
+        workload: "lookup_by_timestamp".to_owned(),
+        unit: "ns/op",
+        samples: random_ops(params, params.reads, next_offset as u64, |target| {
+            let ts = BASE_TIMESTAMP + target;
+            let at = entries.partition_point(|e| e.max_timestamp < ts);
+            let entry = entries.get(at).context("timestamp past the end")?;
+            Ok(entry.position)
+        })?,
+        note: "partition_point over in-memory batch max timestamps (the search alone)".to_owned(),
+    });
+    drop(file);
+    std::fs::remove_file(&path)?;
+    Ok(figures)
+}

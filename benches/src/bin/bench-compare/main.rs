@@ -1,0 +1,267 @@
+//! One system's side of `cargo xtask bench-compare`: runs every workload that the system supports and
+//! prints one JSON document of samples on stdout. The xtask runs this binary once per system (seglog,
+//! commitlog, limit), one process after the other, and the Kafka harness (interop/kafka-bench) with the
+//! same parameters; it computes the medians and ratios itself.
+//!
+//! ```text
+//! seglog-bench-compare <seglog|commitlog|limit> --dir D --append-mib N --fsync-append-mib N
+//!     --dataset-mib N --samples N --warmup N --lookups N --reads N
+//! ```
+//!
+//! Every system builds its own data (untimed) in its own format, then times only the operation.
+//! The workloads and their units are described in `docs/benchmarks.md`.
+#![allow(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "a benchmark converts counts and durations to floats for reporting"
+)]
+
+mod commitlog_system;
+mod limit;
+mod seglog_system;
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use serde_json::{Value, json};
+
+/// The first record's timestamp; record `o` has timestamp `BASE_TIMESTAMP + o`.
+pub(crate) const BASE_TIMESTAMP: i64 = 1_700_000_000_000;
+/// The most bytes one read by offset returns (Kafka's `maxSize`, commitlog's `ReadLimit`): one batch of
+/// 16 records of 1 KiB and a little more.
+pub(crate) const FETCH_BYTES: usize = 17 * 1024;
+/// Bytes appended between two fsyncs in the `_fsync_1m` workloads.
+pub(crate) const FSYNC_EVERY: u64 = 1 << 20;
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Records of `record_bytes` (values, no key) in batches of `records_per_batch`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    pub(crate) name: &'static str,
+    pub(crate) record_bytes: usize,
+    pub(crate) records_per_batch: usize,
+}
+
+pub(crate) const SHAPES: [Shape; 2] = [
+    Shape {
+        name: "1k_x16",
+        record_bytes: 1024,
+        records_per_batch: 16,
+    },
+    Shape {
+        name: "100b_x100",
+        record_bytes: 100,
+        records_per_batch: 100,
+    },
+];
+
+impl Shape {
+    /// The number of batches whose values add up to `mib` MiB.
+    pub(crate) fn batches_for(self, mib: u64) -> usize {
+        ((mib << 20) as usize / (self.record_bytes * self.records_per_batch)).max(1)
+    }
+
+    pub(crate) fn payload_bytes(self, batches: usize) -> u64 {
+        (batches * self.records_per_batch * self.record_bytes) as u64
+    }
+}
+
+/// The workload sizes, the same for every system (the xtask passes them to the Kafka harness too).
+#[derive(Debug, Clone)]
+pub(crate) struct Params {
+    pub(crate) dir: PathBuf,
+    pub(crate) append_mib: u64,
+    pub(crate) fsync_append_mib: u64,
+    pub(crate) dataset_mib: u64,
+    pub(crate) samples: usize,
+    pub(crate) warmup: usize,
+    pub(crate) lookups: usize,
+    pub(crate) reads: usize,
+}
+
+/// One measured figure: every timed sample, warm-ups excluded.
+#[derive(Debug)]
+pub(crate) struct Figure {
+    pub(crate) workload: String,
+    pub(crate) unit: &'static str,
+    pub(crate) samples: Vec<f64>,
+    pub(crate) note: String,
+}
+
+impl Figure {
+    fn to_json(&self) -> Value {
+        json!({
+            "workload": self.workload,
+            "unit": self.unit,
+            "higher_is_better": self.unit == "MiB/s",
+            "samples": self.samples,
+            "note": self.note,
+        })
+    }
+}
+
+/// Runs `warmup` untimed and `samples` timed rounds of `round`, which returns the time of its
+/// measured part, and converts each to a figure with `convert`.
+pub(crate) fn measure(
+    params: &Params,
+    mut round: impl FnMut() -> Result<Duration>,
+    convert: impl Fn(Duration) -> f64,
+) -> Result<Vec<f64>> {
+    for _ in 0..params.warmup {
+        round()?;
+    }
+    let mut out = Vec::with_capacity(params.samples);
+    for _ in 0..params.samples {
+        out.push(convert(round()?));
+    }
+    Ok(out)
+}
+
+/// MiB/s of `bytes` moved in `elapsed`.
+pub(crate) fn mib_per_s(bytes: u64) -> impl Fn(Duration) -> f64 {
+    move |elapsed| bytes as f64 / MIB / elapsed.as_secs_f64()
+}
+
+/// Nanoseconds per operation for `ops` operations in `elapsed`.
+pub(crate) fn ns_per_op(ops: usize) -> impl Fn(Duration) -> f64 {
+    move |elapsed| elapsed.as_nanos() as f64 / ops as f64
+}
+
+/// xorshift64: the same random targets in every process.
+#[derive(Debug, Clone)]
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new() -> Self {
+        Self(0x9e37_79b9_7f4a_7c15)
+    }
+
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// Kafka RecordBatch v2 bytes of `batches` batches of `shape`, offsets from 0, record `o` stamped
+/// `BASE_TIMESTAMP + o`, each with its last offset. seglog appends these; the limit writes them.
+pub(crate) fn kafka_batches(shape: Shape, batches: usize) -> Result<Vec<(i64, Vec<u8>)>> {
+    let value = vec![b'v'; shape.record_bytes];
+    let mut builder = BatchBuilder::new();
+    let per = shape.records_per_batch as i64;
+    (0..batches as i64)
+        .map(|b| {
+            let base = b * per;
+            let records = (0..shape.records_per_batch as i32).map(|i| {
+                NewRecord::new(
+                    i,
+                    BASE_TIMESTAMP + base + i64::from(i),
+                    None,
+                    Some(&value[..]),
+                )
+            });
+            let mut out = Vec::new();
+            builder
+                .build(
+                    &BatchOptions::new(base, Compression::None),
+                    records,
+                    &mut out,
+                )
+                .context("building a batch")?;
+            Ok((base + per - 1, out))
+        })
+        .collect()
+}
+
+/// Times `ops` random targets in `0..count` through `op`, which must check its own answer.
+pub(crate) fn random_ops(
+    params: &Params,
+    ops: usize,
+    count: u64,
+    mut op: impl FnMut(i64) -> Result<u64>,
+) -> Result<Vec<f64>> {
+    let mut rng = Rng::new();
+    measure(
+        params,
+        || {
+            let mut sink = 0_u64;
+            let started = Instant::now();
+            for _ in 0..ops {
+                sink = sink.wrapping_add(op(rng.below(count) as i64)?);
+            }
+            let elapsed = started.elapsed();
+            black_box(sink);
+            Ok(elapsed)
+        },
+        ns_per_op(ops),
+    )
+}
+
+fn parse_args() -> Result<(String, Params)> {
+    let mut args = std::env::args().skip(1);
+    let system = args
+        .next()
+        .context("usage: seglog-bench-compare <system> --dir D ...")?;
+    let mut dir = None;
+    let mut numbers = std::collections::HashMap::new();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value"))?;
+        if flag == "--dir" {
+            dir = Some(PathBuf::from(value));
+        } else {
+            let n: u64 = value
+                .parse()
+                .with_context(|| format!("{flag} {value}: not a number"))?;
+            numbers.insert(flag, n);
+        }
+    }
+    let mut get = |name: &str| {
+        numbers
+            .remove(name)
+            .with_context(|| format!("missing {name}"))
+    };
+    let params = Params {
+        dir: dir.context("missing --dir")?,
+        append_mib: get("--append-mib")?,
+        fsync_append_mib: get("--fsync-append-mib")?,
+        dataset_mib: get("--dataset-mib")?,
+        samples: get("--samples")? as usize,
+        warmup: get("--warmup")? as usize,
+        lookups: get("--lookups")? as usize,
+        reads: get("--reads")? as usize,
+    };
+    if let Some(flag) = numbers.keys().next() {
+        bail!("unknown flag {flag}");
+    }
+    if params.samples == 0 {
+        bail!("--samples must be at least 1");
+    }
+    Ok((system, params))
+}
+
+fn main() -> Result<()> {
+    let (system, params) = parse_args()?;
+    std::fs::create_dir_all(&params.dir)
+        .with_context(|| format!("creating {}", params.dir.display()))?;
+    let (figures, version) = match system.as_str() {
+        "seglog" => (seglog_system::run(&params)?, env!("CARGO_PKG_VERSION")),
+        "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
+        "limit" => (limit::run(&params)?, "-"),
+        other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+    };
+    let doc = json!({
+        "system": system,
+        "version": version,
+        "figures": figures.iter().map(Figure::to_json).collect::<Vec<_>>(),
+    });
+    println!("{doc}");
+    Ok(())
+}
