@@ -12,7 +12,7 @@ use seglog_log::{
     LOG_START_OFFSET_CHECKPOINT, LogConfig, LogDir, LogDirOptions, OffsetCheckpoint,
     RECOVERY_POINT_CHECKPOINT, SystemClock, TopicPartition,
 };
-use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
+use seglog_mmap_index::{CorruptKind, OffsetIndex, Problem, TimeIndex};
 use seglog_record_format::Batch;
 use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::naming;
@@ -378,13 +378,21 @@ fn check_indexes(
     if time_path.exists() {
         let index = TimeIndex::open_read_only(&time_path, base)?;
         let report = index.verify()?;
+        // An active segment's preallocated zero tail is expected, and so is what follows from it:
+        // Kafka's sanity rule reads the zero last slot as a last timestamp (0) below the first.
+        let preallocated = report
+            .problems
+            .iter()
+            .any(|p| matches!(p, Problem::ZeroTail { .. } | Problem::LastTimestampZero));
         for problem in &report.problems {
-            if !(active
-                && matches!(
-                    problem,
-                    Problem::ZeroTail { .. } | Problem::LastTimestampZero
-                ))
-            {
+            let expected = match problem {
+                Problem::ZeroTail { .. } | Problem::LastTimestampZero => true,
+                Problem::Kafka(CorruptKind::LastTimestampBelowFirst {
+                    last_timestamp: 0, ..
+                }) => preallocated,
+                _ => false,
+            };
+            if !(active && expected) {
                 index_problem(&time_path, problem, findings);
             }
         }

@@ -211,6 +211,74 @@ fn recover_repairs_a_torn_tail_and_check_reports_it_first() {
     assert_eq!(std::fs::read(&log).unwrap().len(), good);
 }
 
+/// What a Kafka broker leaves in an active segment it did not close (after SIGKILL, and always in
+/// its `__cluster_metadata-0` log, which it recovers on every start): both indexes preallocated
+/// to `segment.index.bytes`, a zero tail after the real entries. Kafka recovers such a segment;
+/// `check` must not report it, including the sanity rule the zero last slot breaks (the last
+/// timestamp, 0, is below the first), while the same tail on an inactive segment is reported.
+#[test]
+fn check_accepts_the_preallocated_indexes_of_an_active_segment() {
+    let root = tempfile::tempdir().unwrap();
+    let input: String = (0..400)
+        .map(|i| format!("value-{i:04}-{}\n", "x".repeat(40)))
+        .collect();
+    let out = seglog(
+        &[
+            "produce",
+            "logs/t-0",
+            "--create",
+            "--batch-records",
+            "10",
+            "--config",
+            "index.interval.bytes=100",
+            "--config",
+            "internal.segment.bytes=8192",
+        ],
+        root.path(),
+        Some(input.as_bytes()),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = root.path().join("logs/t-0");
+    let mut logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() > 1, "expected rolled segments: {logs:?}");
+    let preallocate = |log: &Path| {
+        for (ext, len) in [("index", 10_485_760), ("timeindex", 10_485_756)] {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(log.with_extension(ext))
+                .unwrap();
+            assert!(f.metadata().unwrap().len() > 0, "{ext} has entries");
+            f.set_len(len).unwrap();
+        }
+    };
+    preallocate(logs.last().unwrap());
+    let out = seglog(&["check", "logs/t-0"], root.path(), None);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // The same on an inactive segment is a problem, and recover trims it.
+    preallocate(&logs[0]);
+    let out = seglog(&["check", "logs/t-0", "--json"], root.path(), None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("index_zero_tail"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = seglog(&["recover", "logs/t-0"], root.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = seglog(&["check", "logs/t-0"], root.path(), None);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+}
+
 #[test]
 fn bad_input_gives_one_clear_line_and_the_documented_status() {
     let root = tempfile::tempdir().unwrap();
