@@ -1,6 +1,7 @@
 //! Kafka's text checkpoint files (`server-common CheckpointFile`, `OffsetCheckpointFile`):
 //! `recovery-point-offset-checkpoint`, `log-start-offset-checkpoint`, `cleaner-offset-checkpoint` and
-//! `replication-offset-checkpoint`.
+//! `replication-offset-checkpoint`; and a partition's `leader-epoch-checkpoint`
+//! (`LeaderEpochCheckpointFile`), the same framing with `epoch start-offset` lines.
 //!
 //! ```text
 //! 0                 version
@@ -33,6 +34,191 @@ pub const LOG_START_OFFSET_CHECKPOINT: &str = "log-start-offset-checkpoint";
 pub const CLEANER_OFFSET_CHECKPOINT: &str = "cleaner-offset-checkpoint";
 /// The high watermarks (written by Kafka's `ReplicaManager`).
 pub const REPLICATION_OFFSET_CHECKPOINT: &str = "replication-offset-checkpoint";
+
+/// The version of a `leader-epoch-checkpoint` file.
+pub const LEADER_EPOCH_CHECKPOINT_VERSION: i32 = 0;
+
+/// A partition's leader epochs, in the partition directory.
+pub const LEADER_EPOCH_CHECKPOINT: &str = "leader-epoch-checkpoint";
+
+/// One entry of a leader epoch cache: the first offset written under `epoch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct EpochEntry {
+    /// The leader epoch.
+    pub epoch: i32,
+    /// The first offset of that epoch.
+    pub start_offset: i64,
+}
+
+/// A partition's `leader-epoch-checkpoint` (Kafka's `LeaderEpochCheckpointFile`): version 0, the
+/// entry count, then one `epoch start-offset` line per entry, epochs and offsets increasing.
+///
+/// ```text
+/// 0
+/// 2
+/// 0 0
+/// 3 1500
+/// ```
+///
+/// Kafka reads it when it loads the partition and trusts it for fetches from followers
+/// (`OffsetsForLeaderEpoch`) and for truncation. seglog neither keeps nor needs a leader epoch
+/// cache; this type lets a tool that writes batches into a broker's partition keep the broker's
+/// cache true (see docs/kafka-compat.md). Writes are atomic as for [`OffsetCheckpoint`].
+#[derive(Debug, Clone)]
+pub struct LeaderEpochCheckpoint<F: FileSystem> {
+    fs: F,
+    path: PathBuf,
+}
+
+impl<F: FileSystem> LeaderEpochCheckpoint<F> {
+    /// The checkpoint of the partition directory `partition_dir`.
+    pub fn in_dir(fs: F, partition_dir: &Path) -> Self {
+        Self {
+            fs,
+            path: partition_dir.join(LEADER_EPOCH_CHECKPOINT),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the entries. A missing or empty file is no entries, as in Kafka. Entries whose
+    /// epochs or start offsets go backwards are an error naming the line (Kafka's cache would
+    /// drop them on load; a checkpoint like that was not written by Kafka or by us).
+    pub fn read(&self) -> Result<Vec<EpochEntry>> {
+        let bytes = match self.fs.open(&self.path, OpenMode::ReadOnly) {
+            Ok(file) => read_all(&file).map_err(|e| Error::io(&self.path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.path, e)),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| Error::Checkpoint {
+            path: self.path.clone(),
+            line: 0,
+            problem: format!("not UTF-8: {e}"),
+        })?;
+        parse_epochs(&self.path, &text)
+    }
+
+    /// Writes `entries` (which must increase in both epoch and start offset): temp file, fsync,
+    /// atomic rename, directory fsync.
+    pub fn write(&self, entries: &[EpochEntry]) -> Result<()> {
+        assert!(
+            entries
+                .windows(2)
+                .all(|w| w[0].epoch < w[1].epoch && w[0].start_offset <= w[1].start_offset),
+            "leader epoch entries must increase: {entries:?}"
+        );
+        write_atomically(&self.fs, &self.path, &render_epochs(entries))
+    }
+}
+
+/// The text of a `leader-epoch-checkpoint` holding `entries`.
+pub(crate) fn render_epochs(entries: &[EpochEntry]) -> String {
+    let mut text = format!("{LEADER_EPOCH_CHECKPOINT_VERSION}\n{}\n", entries.len());
+    for e in entries {
+        let _ = writeln!(text, "{} {}", e.epoch, e.start_offset);
+    }
+    text
+}
+
+/// Parses a `leader-epoch-checkpoint` with Kafka's framing rules (`CheckpointFile.read`).
+pub(crate) fn parse_epochs(path: &Path, text: &str) -> Result<Vec<EpochEntry>> {
+    let err = |line: usize, problem: String| Error::Checkpoint {
+        path: path.to_path_buf(),
+        line,
+        problem,
+    };
+    let malformed = |line: usize, content: &str| {
+        err(
+            line,
+            format!(
+                "Malformed line in checkpoint file [{}]: {content}",
+                path.display()
+            ),
+        )
+    };
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let Some((n, version_line)) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    let version: i32 = version_line
+        .trim()
+        .parse()
+        .map_err(|_| malformed(n, version_line))?;
+    if version != LEADER_EPOCH_CHECKPOINT_VERSION {
+        return Err(err(
+            n,
+            format!(
+                "Unrecognised version:{version}, expected version: {LEADER_EPOCH_CHECKPOINT_VERSION} in checkpoint file at: {}",
+                path.display()
+            ),
+        ));
+    }
+    let Some((n, count_line)) = lines.next() else {
+        return Ok(Vec::new());
+    };
+    let count: usize = count_line
+        .trim()
+        .parse()
+        .map_err(|_| malformed(n, count_line))?;
+    let mut entries: Vec<EpochEntry> = Vec::new();
+    for (n, line) in lines {
+        if entries.len() == count {
+            break;
+        }
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let [epoch, offset] = parts.as_slice() else {
+            return Err(malformed(n, line));
+        };
+        let entry = EpochEntry {
+            epoch: epoch.parse().map_err(|_| malformed(n, line))?,
+            start_offset: offset.parse().map_err(|_| malformed(n, line))?,
+        };
+        if let Some(last) = entries.last()
+            && (entry.epoch <= last.epoch || entry.start_offset < last.start_offset)
+        {
+            return Err(err(
+                n,
+                format!(
+                    "leader epoch entry {} {} does not follow {} {}",
+                    entry.epoch, entry.start_offset, last.epoch, last.start_offset
+                ),
+            ));
+        }
+        entries.push(entry);
+    }
+    if entries.len() != count {
+        return Err(err(
+            0,
+            format!(
+                "Expected [{count}] entries in checkpoint file [{}], but found only [{}]",
+                path.display(),
+                entries.len()
+            ),
+        ));
+    }
+    Ok(entries)
+}
+
+/// Writes `text` to `path` through `<path>.tmp`: write, fsync, rename, directory fsync.
+fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
+    let mut tmp = path.to_path_buf().into_os_string();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let io_err = |e| Error::io(&tmp, e);
+    let _ = fs.remove_file(&tmp);
+    let file = fs.open(&tmp, OpenMode::CreateNew).map_err(io_err)?;
+    file.write_all_at(text.as_bytes(), 0).map_err(io_err)?;
+    file.sync_data().map_err(io_err)?;
+    drop(file);
+    fs.rename(&tmp, path).map_err(|e| Error::io(path, e))?;
+    if let Some(dir) = path.parent() {
+        fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
+    }
+    Ok(())
+}
 
 /// One offset checkpoint file.
 #[derive(Debug, Clone)]
@@ -70,23 +256,7 @@ impl<F: FileSystem> OffsetCheckpoint<F> {
 
     /// Writes the checkpoint: temp file, fsync, atomic rename, directory fsync.
     pub fn write(&self, entries: &BTreeMap<TopicPartition, i64>) -> Result<()> {
-        let text = render(entries);
-        let mut tmp = self.path.clone().into_os_string();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        let io_err = |e| Error::io(&tmp, e);
-        let _ = self.fs.remove_file(&tmp);
-        let file = self.fs.open(&tmp, OpenMode::CreateNew).map_err(io_err)?;
-        file.write_all_at(text.as_bytes(), 0).map_err(io_err)?;
-        file.sync_data().map_err(io_err)?;
-        drop(file);
-        self.fs
-            .rename(&tmp, &self.path)
-            .map_err(|e| Error::io(&self.path, e))?;
-        if let Some(dir) = self.path.parent() {
-            self.fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
-        }
-        Ok(())
+        write_atomically(&self.fs, &self.path, &render(entries))
     }
 
     fn problem(&self, line: usize, problem: String) -> Error {
@@ -226,6 +396,67 @@ mod tests {
             let err = parse(p, text).unwrap_err().to_string();
             assert!(err.contains(expected), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn leader_epochs_render_and_parse_as_kafka_writes_them() {
+        let entries = [
+            EpochEntry {
+                epoch: 0,
+                start_offset: 0,
+            },
+            EpochEntry {
+                epoch: 3,
+                start_offset: 1500,
+            },
+        ];
+        // Byte for byte what Kafka 4.4.0 wrote for a partition led in epochs 0 and 3.
+        assert_eq!(render_epochs(&entries), "0\n2\n0 0\n3 1500\n");
+        assert_eq!(render_epochs(&[]), "0\n0\n");
+        let p = Path::new("/x/leader-epoch-checkpoint");
+        assert_eq!(parse_epochs(p, "0\n2\n0 0\n3\t1500\n").unwrap(), entries);
+        assert!(parse_epochs(p, "").unwrap().is_empty());
+        let cases = [
+            ("1\n0\n", "Unrecognised version:1"),
+            ("0\n1\n0\n", "Malformed line"),
+            ("0\n1\n0 0 0\n", "Malformed line"),
+            ("0\n1\nx 0\n", "Malformed line"),
+            ("0\n2\n0 0\n", "Expected [2] entries"),
+            ("0\n2\n3 10\n2 20\n", "does not follow"),
+            ("0\n2\n2 20\n3 10\n", "does not follow"),
+        ];
+        for (text, expected) in cases {
+            let err = parse_epochs(p, text).unwrap_err().to_string();
+            assert!(err.contains(expected), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn leader_epoch_write_is_durable_and_read_back() {
+        let fs = SimFs::new();
+        fs.create_dir_all(Path::new("/logs/t-0")).unwrap();
+        let cp = LeaderEpochCheckpoint::in_dir(fs.clone(), Path::new("/logs/t-0"));
+        assert!(cp.read().unwrap().is_empty());
+        let entries = [EpochEntry {
+            epoch: 7,
+            start_offset: 42,
+        }];
+        cp.write(&entries).unwrap();
+        let after = LeaderEpochCheckpoint::in_dir(fs.crash(Tear::DropAll), Path::new("/logs/t-0"));
+        assert_eq!(after.read().unwrap(), entries);
+        assert_eq!(after.path(), Path::new("/logs/t-0/leader-epoch-checkpoint"));
+    }
+
+    #[test]
+    #[should_panic(expected = "leader epoch entries must increase")]
+    fn leader_epoch_write_refuses_decreasing_entries() {
+        let fs = SimFs::new();
+        let cp = LeaderEpochCheckpoint::in_dir(fs, Path::new("/logs/t-0"));
+        let e = |epoch, start_offset| EpochEntry {
+            epoch,
+            start_offset,
+        };
+        let _ = cp.write(&[e(2, 0), e(1, 5)]);
     }
 
     #[test]

@@ -63,8 +63,10 @@ mod time;
 mod topic_partition;
 
 pub use checkpoint::{
-    CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, OFFSET_CHECKPOINT_VERSION,
-    OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT, EpochEntry, LEADER_EPOCH_CHECKPOINT,
+    LEADER_EPOCH_CHECKPOINT_VERSION, LOG_START_OFFSET_CHECKPOINT, LeaderEpochCheckpoint,
+    OFFSET_CHECKPOINT_VERSION, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT,
+    REPLICATION_OFFSET_CHECKPOINT,
 };
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
