@@ -354,7 +354,18 @@ fn check_indexes(
         if active {
             findings.retain(|f| !(f.file == index_path && f.kind == "index_zero_tail"));
         }
-        for slot in 0..zero_tail.unwrap_or(report.entries) {
+        // An active segment's index that is zeros from slot 0 on was preallocated and never
+        // written (a broker stopped before its first entry): it has no entries.
+        let unwritten = active
+            && zero_tail == Some(1)
+            && index.entry(0)?.offset == base
+            && index.entry(0)?.position == 0;
+        let live = if unwritten {
+            0
+        } else {
+            zero_tail.unwrap_or(report.entries)
+        };
+        for slot in 0..live {
             let entry = index.entry(slot)?;
             match by_position.get(&u64::from(entry.position)) {
                 Some(last) if *last == entry.offset => {}
@@ -400,6 +411,15 @@ fn check_indexes(
             Problem::ZeroTail { first_slot, .. } => Some(*first_slot),
             _ => None,
         });
+        let unwritten = active
+            && zero_tail == Some(1)
+            && index.entry(0)?.offset == base
+            && index.entry(0)?.timestamp == 0;
+        let live = if unwritten {
+            0
+        } else {
+            zero_tail.unwrap_or(report.entries)
+        };
         let mut running_max = -1_i64;
         let maxima: BTreeMap<i64, i64> = batches
             .iter()
@@ -408,7 +428,7 @@ fn check_indexes(
                 (*last, running_max)
             })
             .collect();
-        for slot in 0..zero_tail.unwrap_or(report.entries) {
+        for slot in 0..live {
             let entry = index.entry(slot)?;
             match maxima.get(&entry.offset) {
                 Some(max) if *max == entry.timestamp => {}

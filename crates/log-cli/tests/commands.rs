@@ -215,7 +215,8 @@ fn recover_repairs_a_torn_tail_and_check_reports_it_first() {
 /// its `__cluster_metadata-0` log, which it recovers on every start): both indexes preallocated
 /// to `segment.index.bytes`, a zero tail after the real entries. Kafka recovers such a segment;
 /// `check` must not report it, including the sanity rule the zero last slot breaks (the last
-/// timestamp, 0, is below the first), while the same tail on an inactive segment is reported.
+/// timestamp, 0, is below the first) and an index preallocated before its first entry (zeros from
+/// slot 0), while the same tail on an inactive segment is reported.
 #[test]
 fn check_accepts_the_preallocated_indexes_of_an_active_segment() {
     let root = tempfile::tempdir().unwrap();
@@ -256,7 +257,26 @@ fn check_accepts_the_preallocated_indexes_of_an_active_segment() {
             f.set_len(len).unwrap();
         }
     };
-    preallocate(logs.last().unwrap());
+    let active = logs.last().unwrap();
+    preallocate(active);
+    let out = seglog(&["check", "logs/t-0"], root.path(), None);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    // Preallocated before its first entry: zeros from slot 0 on, which read as an entry for the
+    // base offset at byte 0 and timestamp 0 if taken literally.
+    for ext in ["index", "timeindex"] {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(active.with_extension(ext))
+            .unwrap();
+        let len = f.metadata().unwrap().len();
+        f.set_len(0).unwrap();
+        f.set_len(len).unwrap();
+    }
     let out = seglog(&["check", "logs/t-0"], root.path(), None);
     assert!(
         out.status.success(),
