@@ -101,13 +101,18 @@ impl<F: FileSystem> LeaderEpochCheckpoint<F> {
         parse_epochs(&self.path, &text)
     }
 
-    /// Writes `entries` (which must increase in both epoch and start offset): temp file, fsync,
-    /// atomic rename, directory fsync.
+    /// Writes `entries`: temp file, fsync, atomic rename, directory fsync.
+    ///
+    /// # Panics
+    ///
+    /// If the epochs do not strictly increase or the start offsets go backwards (a caller's bug:
+    /// Kafka's cache would not hold such entries).
     pub fn write(&self, entries: &[EpochEntry]) -> Result<()> {
         assert!(
             entries
-                .windows(2)
-                .all(|w| w[0].epoch < w[1].epoch && w[0].start_offset <= w[1].start_offset),
+                .iter()
+                .zip(entries.iter().skip(1))
+                .all(|(a, b)| a.epoch < b.epoch && a.start_offset <= b.start_offset),
             "leader epoch entries must increase: {entries:?}"
         );
         write_atomically(&self.fs, &self.path, &render_epochs(entries))
@@ -410,8 +415,10 @@ mod tests {
                 start_offset: 1500,
             },
         ];
-        // Byte for byte what Kafka 4.4.0 wrote for a partition led in epochs 0 and 3.
+        // Kafka's framing: version, count, `epoch start-offset` lines (Kafka 4.4.0 wrote
+        // "0\n1\n0 0\n" for a partition led from offset 0 in epoch 0).
         assert_eq!(render_epochs(&entries), "0\n2\n0 0\n3 1500\n");
+        assert_eq!(render_epochs(&entries[..1]), "0\n1\n0 0\n");
         assert_eq!(render_epochs(&[]), "0\n0\n");
         let p = Path::new("/x/leader-epoch-checkpoint");
         assert_eq!(parse_epochs(p, "0\n2\n0 0\n3\t1500\n").unwrap(), entries);
