@@ -35,11 +35,19 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     org.apache.kafka.tools.DumpLogSegments, exactly as kafka-dump-log.sh runs it.
  *     Exit status: 0 on success, the status Kafka passes to Exit.exit (usage errors),
  *     or 1 if Kafka throws (the stack trace goes to stderr).
- * Oracle recover &lt;segment-dir&gt; &lt;base-offset&gt; &lt;index-interval-bytes&gt; &lt;segment-index-bytes&gt;
- *     LogSegment.open on the existing &lt;base-offset&gt;.log in segment-dir, LogSegment.recover with a fresh
- *     ProducerStateManager and LeaderEpochFileCache (both kept in a temporary directory, not in segment-dir),
- *     prints the number of bytes truncated on stdout, then closes the segment, which trims the
- *     .index and .timeindex files to their entries.
+ * Oracle recover &lt;segment-dir&gt; &lt;base-offset&gt;[,&lt;base-offset&gt;...] &lt;index-interval-bytes&gt; &lt;segment-index-bytes&gt;
+ *     For each base offset in turn: LogSegment.open on the existing &lt;base-offset&gt;.log in segment-dir,
+ *     LogSegment.recover with a fresh ProducerStateManager and LeaderEpochFileCache (both kept in a
+ *     temporary directory, not in segment-dir), prints the number of bytes truncated on stdout (one line
+ *     per segment), then closes the segment, which trims the .index and .timeindex files to their entries.
+ * Oracle storage &lt;kafka-storage.sh args...&gt;
+ *     kafka.tools.StorageTool (formats a KRaft node's log directory), with the exit status it passes to Exit.exit.
+ * Oracle broker &lt;server.properties&gt; &lt;log file&gt;
+ *     kafka.Kafka, a broker in this JVM, logging to the file through log4j2. It exits (cleanly, through
+ *     Kafka's shutdown hook) on SIGTERM or when its stdin reaches end of file, so it cannot outlive the
+ *     process that started it with a pipe on stdin. See {@link Broker}.
+ * Oracle create-topic | produce | consume ...
+ *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
  * </pre>
  *
  * stdout and stderr are UTF-8 whatever the platform charset is, so the output does not depend on the locale.
@@ -56,8 +64,8 @@ public final class Oracle {
         }
     }
 
-    private static final PrintStream OUT = utf8(FileDescriptor.out);
-    private static final PrintStream ERR = utf8(FileDescriptor.err);
+    static final PrintStream OUT = utf8(FileDescriptor.out);
+    static final PrintStream ERR = utf8(FileDescriptor.err);
 
     private static PrintStream utf8(FileDescriptor fd) {
         return new PrintStream(new BufferedOutputStream(new FileOutputStream(fd), 1 << 16), false, StandardCharsets.UTF_8);
@@ -94,6 +102,16 @@ public final class Oracle {
                 return dump(rest);
             case "recover":
                 return recover(rest);
+            case "storage":
+                return storage(rest);
+            case "broker":
+                return Broker.run(rest);
+            case "create-topic":
+                return Clients.createTopic(rest);
+            case "produce":
+                return Clients.produce(rest);
+            case "consume":
+                return Clients.consume(rest);
             default:
                 return usage();
         }
@@ -101,8 +119,27 @@ public final class Oracle {
 
     private static int usage() {
         ERR.println("usage: Oracle dump <DumpLogSegments args...>");
-        ERR.println("       Oracle recover <segment-dir> <base-offset> <index-interval-bytes> <segment-index-bytes>");
+        ERR.println("       Oracle recover <segment-dir> <base-offset>[,<base-offset>...] <index-interval-bytes> <segment-index-bytes>");
+        ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
+        ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
+        ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
+        ERR.println("       Oracle produce <bootstrap> <topic> <codec>[,<codec>...] <records|forever> <seed>");
+        ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms>");
         return 2;
+    }
+
+    private static int storage(String[] args) {
+        Exit.setExitProcedure((status, message) -> {
+            throw new ExitCalled(status, message);
+        });
+        try {
+            kafka.tools.StorageTool.main(args);
+            return 0;
+        } catch (ExitCalled e) {
+            return e.status;
+        } finally {
+            Exit.resetExitProcedure();
+        }
     }
 
     private static int dump(String[] args) throws IOException {
@@ -128,7 +165,7 @@ public final class Oracle {
             return usage();
         }
         File dir = new File(args[0]);
-        long baseOffset = Long.parseLong(args[1]);
+        String[] bases = args[1].split(",");
         int indexIntervalBytes = Integer.parseInt(args[2]);
         int segmentIndexBytes = Integer.parseInt(args[3]);
 
@@ -144,22 +181,28 @@ public final class Oracle {
         KafkaScheduler scheduler = new KafkaScheduler(1, true, "seglog-oracle-scheduler-");
         scheduler.startup();
         try {
-            ProducerStateManager producerState = new ProducerStateManager(tp, state.toFile(), 60 * 60 * 1000,
-                new ProducerStateManagerConfig(24 * 60 * 60 * 1000, false), Time.SYSTEM);
-            LeaderEpochFileCache epochs = new LeaderEpochFileCache(tp,
-                new LeaderEpochCheckpointFile(LeaderEpochCheckpointFile.newFile(state.toFile()), new LogDirFailureChannel(1)),
-                scheduler);
+            for (String base : bases) {
+                long baseOffset = Long.parseLong(base);
+                // a fresh producer state and epoch cache per segment: each is recovered on its own
+                ProducerStateManager producerState = new ProducerStateManager(tp, state.toFile(), 60 * 60 * 1000,
+                    new ProducerStateManagerConfig(24 * 60 * 60 * 1000, false), Time.SYSTEM);
+                producerState.truncateFullyAndStartAt(baseOffset);
+                LeaderEpochFileCache epochs = new LeaderEpochFileCache(tp,
+                    new LeaderEpochCheckpointFile(LeaderEpochCheckpointFile.newFile(state.toFile()), new LogDirFailureChannel(1)),
+                    scheduler);
+                epochs.clearAndFlush();
 
-            // the same call LogLoader makes for an existing segment: fileAlreadyExists=true, initFileSize=0,
-            // preallocate=false, no file suffix
-            LogSegment segment = LogSegment.open(dir, baseOffset, config, Time.SYSTEM, true, 0, false, "");
-            int truncated;
-            try {
-                truncated = segment.recover(producerState, epochs);
-            } finally {
-                segment.close();
+                // the same call LogLoader makes for an existing segment: fileAlreadyExists=true, initFileSize=0,
+                // preallocate=false, no file suffix
+                LogSegment segment = LogSegment.open(dir, baseOffset, config, Time.SYSTEM, true, 0, false, "");
+                int truncated;
+                try {
+                    truncated = segment.recover(producerState, epochs);
+                } finally {
+                    segment.close();
+                }
+                OUT.println(truncated);
             }
-            OUT.println(truncated);
             return 0;
         } finally {
             scheduler.shutdown();
