@@ -6,6 +6,7 @@
 mod bench_compare;
 mod deps;
 mod kills;
+mod kafka_interop;
 mod tidy;
 
 use std::env;
@@ -28,7 +29,9 @@ commands:
   kills      SIGKILL writers at random moments, then recover, check and verify every ack
              (--kills N, default 200; --seed S; --release)
   bench-compare [--quick] [--dataset-mib N] [--no-kafka]
-             seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)";
+             seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
+  kafka-interop
+             Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)";
 
 fn main() -> Result<()> {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -45,6 +48,7 @@ fn main() -> Result<()> {
         "bench" => bench(rest),
         "kills" => kills::run(rest),
         "bench-compare" => bench_compare::run(&project_root(), rest),
+        "kafka-interop" => kafka_interop::run(&project_root()),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
@@ -91,6 +95,7 @@ fn ci() -> Result<()> {
     step("tidy", || tidy::check(&root))?;
     step("loom", || loom(&[]))?;
     step("kills", || kills::run(&[]))?;
+    step("kafka-interop", || kafka_interop::run(&root))?;
     println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }
