@@ -268,8 +268,12 @@ impl Guard {
         self.child.id()
     }
 
-    /// Sends `signal` (a `kill` name such as TERM or KILL) to the process group.
+    /// Sends `signal` (a `kill` name such as TERM or KILL) to the process group, while the child is
+    /// not reaped (so the group id is still ours).
     fn signal_group(&self, signal: &str) {
+        if self.done {
+            return;
+        }
         let _ = Command::new("kill")
             .args([&format!("-{signal}"), "--", &format!("-{}", self.pid())])
             .stdout(Stdio::null())
@@ -299,9 +303,15 @@ impl Guard {
         }
     }
 
-    /// SIGKILLs the group and reaps the child.
+    /// SIGKILLs the group and reaps the child. Once the child is reaped its process group id can
+    /// be reused by an unrelated process, so a reaped child's group is never signalled.
     fn kill(&mut self) {
+        if self.done {
+            return;
+        }
         self.signal_group("KILL");
+        // In case `kill` could not run: at least the child itself.
+        let _ = self.child.kill();
         let _ = self.child.wait();
         self.done = true;
     }
@@ -309,11 +319,7 @@ impl Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        // Even after the leader exited, anything it left in its group goes too.
-        self.signal_group("KILL");
-        if !self.done {
-            let _ = self.child.wait();
-        }
+        self.kill();
     }
 }
 
