@@ -5,8 +5,8 @@
 
 mod bench_compare;
 mod deps;
-mod kills;
 mod kafka_interop;
+mod kills;
 mod tidy;
 
 use std::env;
