@@ -9,7 +9,8 @@
 //! 3. Kafka writes, we read: a single-node KRaft broker, one producer per codec; after a clean stop
 //!    `seglog check` passes on its log directory and `seglog consume --json` returns exactly the
 //!    acknowledged records. Then a broker is SIGKILLed mid-produce, and `seglog recover` and
-//!    `seglog check` must handle the unclean directory, keeping every acknowledged record.
+//!    `seglog check` must handle the unclean directory, keeping every acknowledged record; a broker
+//!    restarted on the recovered directory must serve the same records.
 //! 4. We write, Kafka serves: seglog appends to a partition directory the broker created and writes
 //!    the checkpoints the broker reads; after a restart a real consumer reads every record.
 //!
@@ -1222,6 +1223,37 @@ fn step3b(ctx: &Ctx, kafka: &KafkaNode, broker: Broker) -> Result<()> {
             .collect::<Vec<_>>()
             .join("; "),
         checked.trim(),
+        consumed.len()
+    );
+    kafka_serves_recovered(ctx, kafka, topic, &consumed)
+}
+
+/// Kafka takes back the directory seglog recovered, and serves exactly what seglog found there.
+fn kafka_serves_recovered(
+    ctx: &Ctx,
+    kafka: &KafkaNode,
+    topic: &str,
+    consumed: &[Value],
+) -> Result<()> {
+    let broker = kafka.start(ctx)?;
+    let cmd = ctx.oracle(&[
+        "consume",
+        &kafka.bootstrap,
+        topic,
+        "0",
+        &consumed.len().to_string(),
+        "90000",
+    ]);
+    let served = ctx.run_ok(cmd, "step3b-kafka-consume", Duration::from_secs(150))?;
+    same_records(
+        "Kafka's consumer after seglog recover vs seglog consume",
+        consumed,
+        &json_lines(&served, "Kafka's consumer")?,
+    )?;
+    broker.errors_about(&format!("{topic}-0"))?;
+    broker.stop()?;
+    eprintln!(
+        "kafka-interop: a broker restarted on the recovered directory served the same {} records",
         consumed.len()
     );
     Ok(())
