@@ -532,8 +532,6 @@ fn remove_dir_all<F: FileSystem>(fs: &F, dir: &Path) -> Result<()> {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&entry, e)),
         }
-        // Index files live on the real file system even under a simulated one.
-        let _ = std::fs::remove_file(&entry);
     }
     let _ = std::fs::remove_dir(dir);
     Ok(())

@@ -20,7 +20,7 @@ use seglog_segment::io::{FileSystem, SimFs, Tear};
 fn durable_appends_survive_a_power_loss() {
     let fs = SimFs::new();
     let real_root = tempfile::tempdir().unwrap();
-    // Index files live on the real file system; the .log goes through SimFs.
+    // Every file, the indexes included, lives in SimFs.
     let dir = partition_dir(real_root.path());
     fs.create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&dir).unwrap();

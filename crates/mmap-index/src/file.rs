@@ -5,11 +5,13 @@
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::MmapMemory;
 use crate::raw::{Core, Reader, View};
+use crate::store::{Backing, IndexStore};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
 pub(crate) fn round_down(number: u64, factor: usize) -> u64 {
@@ -27,12 +29,22 @@ pub(crate) struct IndexFile<E: Entry> {
     length: u64,
     /// Opened with `open_read_only`: mapped `PROT_READ`, every modification refused.
     read_only: bool,
+    /// A real mapped file, or anonymous memory written back to a store.
+    backing: Backing,
 }
 
 impl<E: Entry> IndexFile<E> {
     /// Kafka's constructor: creates and preallocates a missing file, or opens an existing one and
     /// takes `length / entry_size` entries from it without scanning.
-    pub(crate) fn open(path: &Path, base_offset: i64, max_index_size: u32) -> Result<Self> {
+    pub(crate) fn open(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            return Self::open_stored(backing, store, path, base_offset, max_index_size);
+        }
         let created = OpenOptions::new()
             .read(true)
             .write(true)
@@ -73,7 +85,11 @@ impl<E: Entry> IndexFile<E> {
     /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
     /// creating a missing file). `reset` on such an index resizes it to zero, as Kafka's
     /// `maxIndexSize = -1` does.
-    pub(crate) fn open_existing(path: &Path, base_offset: i64) -> Result<Self> {
+    pub(crate) fn open_existing(backing: &Backing, path: &Path, base_offset: i64) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            let bytes = load_existing(store.as_ref(), path)?;
+            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, false);
+        }
         let file = open_rw(path)?;
         Self::map_file(path, &file, base_offset, 0, false, false)
     }
@@ -81,9 +97,82 @@ impl<E: Entry> IndexFile<E> {
     /// Opens an existing file read-only (Kafka's `writable = false`), for tools: the file is
     /// opened `O_RDONLY` and mapped `PROT_READ`, and every operation that would modify it fails
     /// with `ReadOnly`.
-    pub(crate) fn open_read_only(path: &Path, base_offset: i64) -> Result<Self> {
+    pub(crate) fn open_read_only(backing: &Backing, path: &Path, base_offset: i64) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            let bytes = load_existing(store.as_ref(), path)?;
+            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, true);
+        }
         let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
         Self::map_file(path, &file, base_offset, 0, false, true)
+    }
+
+    /// `open` on a stored backing: the same steps, with the store's file.
+    fn open_stored(
+        backing: &Backing,
+        store: &Arc<dyn IndexStore>,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        if let Some(bytes) = store.load(path).map_err(|e| Error::io(path, "open", e))? {
+            return Self::from_bytes(
+                backing,
+                path,
+                &bytes,
+                base_offset,
+                max_index_size,
+                false,
+                false,
+            );
+        }
+        if (max_index_size as usize) < E::SIZE {
+            return Err(Error::InvalidMaxIndexSize {
+                file: path.to_path_buf(),
+                max_index_size,
+            });
+        }
+        let length = round_down(u64::from(max_index_size), E::SIZE);
+        store
+            .create(path, length)
+            .map_err(|e| Error::io(path, "create", e))?;
+        let zeros = vec![0_u8; usize::try_from(length).unwrap_or(0)];
+        Self::from_bytes(
+            backing,
+            path,
+            &zeros,
+            base_offset,
+            max_index_size,
+            true,
+            false,
+        )
+    }
+
+    /// An index over anonymous memory holding `bytes` (a stored backing).
+    fn from_bytes(
+        backing: &Backing,
+        path: &Path,
+        bytes: &[u8],
+        base_offset: i64,
+        max_index_size: u32,
+        newly_created: bool,
+        read_only: bool,
+    ) -> Result<Self> {
+        let mem =
+            MmapMemory::anonymous(bytes, !read_only).map_err(|e| Error::io(path, "mmap", e))?;
+        let entries = if newly_created {
+            0
+        } else {
+            bytes.len() / E::SIZE
+        };
+        Ok(Self {
+            core: Core::new(mem, entries, base_offset, path.to_path_buf()),
+            path: path.to_path_buf(),
+            base_offset,
+            max_index_size,
+            length: bytes.len() as u64,
+            read_only,
+            backing: backing.clone(),
+        })
     }
 
     fn map_file(
@@ -111,7 +200,26 @@ impl<E: Entry> IndexFile<E> {
             max_index_size,
             length,
             read_only,
+            backing: Backing::Mapped,
         })
+    }
+
+    /// The current content, `length` bytes, as a write-back would write it (stored backing).
+    fn snapshot(&self) -> Vec<u8> {
+        let len = usize::try_from(self.length).unwrap_or(0);
+        self.core
+            .with_memory(|mem| mem.snapshot(len))
+            .unwrap_or_default()
+    }
+
+    /// Writes the content back to the store (a stored backing; a no-op for a mapped file).
+    fn write_back(&self) -> Result<()> {
+        match self.backing.store() {
+            Some(store) if !self.read_only && !self.core.is_closed() => store
+                .store(&self.path, &self.snapshot())
+                .map_err(|e| Error::io(&self.path, "write", e)),
+            _ => Ok(()),
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -234,6 +342,20 @@ impl<E: Entry> IndexFile<E> {
                 entries: self.entries(),
             });
         }
+        if let Some(store) = self.backing.store().cloned() {
+            let len = usize::try_from(rounded).unwrap_or(0);
+            let mut bytes = self.snapshot();
+            bytes.resize(len, 0);
+            // The file first (it may run out of space), then the memory, as for a real file.
+            store
+                .store(&self.path, &bytes)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            let mem = MmapMemory::anonymous(&bytes, true)
+                .map_err(|e| Error::io(&self.path, "mmap", e))?;
+            self.core.remap(mem, rounded < self.length);
+            self.length = rounded;
+            return Ok(true);
+        }
         let file = open_rw(&self.path)?;
         if rounded > self.length {
             file.set_len(rounded)
@@ -265,6 +387,18 @@ impl<E: Entry> IndexFile<E> {
 
     /// `msync` of the mapping.
     pub(crate) fn flush(&self) -> Result<()> {
+        if let Some(store) = self.backing.store() {
+            if self.core.is_closed() {
+                return Err(self.closed_error());
+            }
+            if self.read_only {
+                return Ok(());
+            }
+            self.write_back()?;
+            return store
+                .sync(&self.path)
+                .map_err(|e| Error::io(&self.path, "msync", e));
+        }
         self.core
             .with_memory(MmapMemory::flush)
             .ok_or_else(|| self.closed_error())?
@@ -284,6 +418,19 @@ impl<E: Entry> IndexFile<E> {
             return Ok(());
         }
         let valid = (self.entries() * E::SIZE) as u64;
+        if let Some(store) = self.backing.store().cloned() {
+            let mut bytes = self.snapshot();
+            bytes.truncate(usize::try_from(valid).unwrap_or(0));
+            self.core.close(true);
+            if self.read_only {
+                return Ok(());
+            }
+            store
+                .store(&self.path, &bytes)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            self.length = valid;
+            return Ok(());
+        }
         self.core.close(true);
         if self.read_only {
             return Ok(());
@@ -300,7 +447,7 @@ impl<E: Entry> IndexFile<E> {
     /// Kafka's `deleteIfExists`: unmap, then delete; false when there was no file.
     pub(crate) fn delete(&mut self) -> Result<bool> {
         self.core.close(true);
-        delete_if_exists(&self.path)
+        delete_if_exists(&self.backing, &self.path)
     }
 
     /// Kafka's `updateParentDir`: the file now lives in `dir` (its directory was renamed);
@@ -315,7 +462,7 @@ impl<E: Entry> IndexFile<E> {
     /// Kafka's `renameTo`: renames the file; the new name is taken even when the rename fails,
     /// as Kafka does.
     pub(crate) fn rename(&mut self, to: &Path) -> Result<()> {
-        let result = fs::rename(&self.path, to).map_err(|e| Error::io(&self.path, "rename", e));
+        let result = rename(&self.backing, &self.path, to);
         self.path = to.to_path_buf();
         *self.core.meta().path.write() = to.to_path_buf();
         result
@@ -340,7 +487,41 @@ pub(crate) fn open_rw(path: &Path) -> Result<File> {
         .map_err(|e| Error::io(path, "open", e))
 }
 
-pub(crate) fn delete_if_exists(path: &Path) -> Result<bool> {
+/// Renames an index file of `backing`.
+pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
+    match backing.store() {
+        Some(store) => store.rename(from, to),
+        None => fs::rename(from, to),
+    }
+    .map_err(|e| Error::io(from, "rename", e))
+}
+
+/// Whether an index file of `backing` exists.
+pub(crate) fn exists(backing: &Backing, path: &Path) -> bool {
+    match backing.store() {
+        Some(store) => store.exists(path),
+        None => path.exists(),
+    }
+}
+
+/// Loads an existing stored file; `NotFound` when it is missing.
+fn load_existing(store: &dyn IndexStore, path: &Path) -> Result<Vec<u8>> {
+    store
+        .load(path)
+        .map_err(|e| Error::io(path, "open", e))?
+        .ok_or_else(|| {
+            Error::io(
+                path,
+                "open",
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            )
+        })
+}
+
+pub(crate) fn delete_if_exists(backing: &Backing, path: &Path) -> Result<bool> {
+    if let Some(store) = backing.store() {
+        return store.remove(path).map_err(|e| Error::io(path, "delete", e));
+    }
     match fs::remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -352,4 +533,12 @@ fn map(path: &Path, file: &File, length: u64, writable: bool) -> Result<MmapMemo
     let len = usize::try_from(length)
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
     MmapMemory::map(file, len, writable).map_err(|e| Error::io(path, "mmap", e))
+}
+
+impl<E: Entry> Drop for IndexFile<E> {
+    /// A stored index that was never closed leaves its content to the store, as a process that
+    /// exits leaves its dirty pages to the kernel (not synced). Errors cannot be reported here.
+    fn drop(&mut self) {
+        let _ = self.write_back();
+    }
 }

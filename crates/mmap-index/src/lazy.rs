@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
-use crate::file::delete_if_exists;
+use crate::file::{delete_if_exists, exists, rename};
 use crate::offset_index::OffsetIndex;
+use crate::store::Backing;
 use crate::time_index::TimeIndex;
 
 mod sealed {
@@ -20,7 +21,12 @@ mod sealed {
 /// The index types a [`LazyIndex`] can hold.
 pub trait LazyOpen: sealed::Sealed + Sized {
     /// Opens (creating and preallocating if missing) the index.
-    fn open_index(path: &Path, base_offset: i64, max_index_size: u32) -> Result<Self>;
+    fn open_index(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self>;
     /// Closes it (trim, then unmap).
     fn close_index(&mut self) -> Result<()>;
     /// Unmaps and deletes it.
@@ -34,8 +40,13 @@ pub trait LazyOpen: sealed::Sealed + Sized {
 }
 
 impl LazyOpen for OffsetIndex {
-    fn open_index(path: &Path, base_offset: i64, max_index_size: u32) -> Result<Self> {
-        Self::open(path, base_offset, max_index_size)
+    fn open_index(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        Self::open_with(backing, path, base_offset, max_index_size)
     }
     fn close_index(&mut self) -> Result<()> {
         self.close()
@@ -55,8 +66,13 @@ impl LazyOpen for OffsetIndex {
 }
 
 impl LazyOpen for TimeIndex {
-    fn open_index(path: &Path, base_offset: i64, max_index_size: u32) -> Result<Self> {
-        Self::open(path, base_offset, max_index_size)
+    fn open_index(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        Self::open_with(backing, path, base_offset, max_index_size)
     }
     fn close_index(&mut self) -> Result<()> {
         self.close()
@@ -99,6 +115,7 @@ pub struct LazyIndex<I> {
     path: PathBuf,
     base_offset: i64,
     max_index_size: u32,
+    backing: Backing,
     index: OnceLock<I>,
     /// Serializes first opens through `&self`.
     opening: parking_lot::Mutex<()>,
@@ -117,10 +134,21 @@ impl<I> std::fmt::Debug for LazyIndex<I> {
 impl<I: LazyOpen> LazyIndex<I> {
     /// Remembers where the index lives. No file is touched.
     pub fn new(path: impl Into<PathBuf>, base_offset: i64, max_index_size: u32) -> Self {
+        Self::with_backing(path, base_offset, max_index_size, Backing::Mapped)
+    }
+
+    /// [`LazyIndex::new`] for an index on `backing` (see [`Backing`]). No file is touched.
+    pub fn with_backing(
+        path: impl Into<PathBuf>,
+        base_offset: i64,
+        max_index_size: u32,
+        backing: Backing,
+    ) -> Self {
         Self {
             path: path.into(),
             base_offset,
             max_index_size,
+            backing,
             index: OnceLock::new(),
             opening: parking_lot::Mutex::new(()),
         }
@@ -136,14 +164,24 @@ impl<I: LazyOpen> LazyIndex<I> {
         if let Some(index) = self.index.get() {
             return Ok(index);
         }
-        let index = I::open_index(&self.path, self.base_offset, self.max_index_size)?;
+        let index = I::open_index(
+            &self.backing,
+            &self.path,
+            self.base_offset,
+            self.max_index_size,
+        )?;
         Ok(self.index.get_or_init(|| index))
     }
 
     /// The index for writing, opened on first call.
     pub fn get_mut(&mut self) -> Result<&mut I> {
         if self.index.get().is_none() {
-            let index = I::open_index(&self.path, self.base_offset, self.max_index_size)?;
+            let index = I::open_index(
+                &self.backing,
+                &self.path,
+                self.base_offset,
+                self.max_index_size,
+            )?;
             // We hold `&mut self`: nobody can have set it since the check.
             let _ = self.index.set(index);
         }
@@ -192,10 +230,8 @@ impl<I: LazyOpen> LazyIndex<I> {
         let to = to.as_ref();
         let result = match self.index.get_mut() {
             Some(index) => index.rename_index(to),
-            None => match std::fs::rename(&self.path, to) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && !self.path.exists() => Ok(()),
-                other => other.map_err(|e| Error::io(&self.path, "rename", e)),
-            },
+            None if !exists(&self.backing, &self.path) => Ok(()),
+            None => rename(&self.backing, &self.path, to),
         };
         self.path = to.to_path_buf();
         result
@@ -205,7 +241,7 @@ impl<I: LazyOpen> LazyIndex<I> {
     pub fn delete(&mut self) -> Result<bool> {
         match self.index.get_mut() {
             Some(index) => index.delete_index(),
-            None => delete_if_exists(&self.path),
+            None => delete_if_exists(&self.backing, &self.path),
         }
     }
 

@@ -53,6 +53,7 @@ mod map;
 mod mapped_file;
 mod offset_index;
 mod raw;
+mod store;
 mod sync;
 mod time_index;
 mod verify;
@@ -62,6 +63,7 @@ pub use error::{CorruptKind, Error, IndexKind, Result};
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
+pub use store::{Backing, IndexStore};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
 

@@ -135,6 +135,52 @@ impl MmapMemory {
         Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS, false)
     }
 
+    /// Anonymous memory holding a copy of `bytes`, counted as an index mapping: the page cache
+    /// of an index whose file lives in an [`IndexStore`](crate::IndexStore) rather than on a real
+    /// file system. `writable` as for [`MmapMemory::map`].
+    pub(crate) fn anonymous(bytes: &[u8], writable: bool) -> io::Result<Self> {
+        if bytes.is_empty() {
+            return Ok(Self {
+                map: None,
+                words: 0,
+                writable,
+                counter: &LIVE_MAPPINGS,
+            });
+        }
+        let mut anon = memmap2::MmapOptions::new().len(bytes.len()).map_anon()?;
+        anon.copy_from_slice(bytes);
+        let map = memmap2::MmapRaw::from(anon);
+        if map.len() != bytes.len()
+            || map
+                .as_ptr()
+                .align_offset(align_of::<std::sync::atomic::AtomicU32>())
+                != 0
+        {
+            return Err(io::Error::other(
+                "mmap returned a short or misaligned mapping",
+            ));
+        }
+        LIVE_MAPPINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Self {
+            map: Some(map),
+            words: bytes.len() / 4,
+            writable,
+            counter: &LIVE_MAPPINGS,
+        })
+    }
+
+    /// The first `len` bytes of the memory (zeros past its end), read word by word with the same
+    /// relaxed atomic loads as lookups: what a write-back of the mapping would write.
+    pub(crate) fn snapshot(&self, len: usize) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(len);
+        for word in self.atomics() {
+            let value = word.load(std::sync::atomic::Ordering::Relaxed);
+            bytes.extend_from_slice(zerocopy::IntoBytes::as_bytes(&value));
+        }
+        bytes.resize(len, 0);
+        bytes
+    }
+
     fn map_counted(
         file: &File,
         len: usize,
@@ -205,8 +251,9 @@ impl MmapMemory {
         // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
         //   page-aligned (and `map` checked it).
         // - Valid for `words * 4 <= map.len()` bytes while `&self` lives (unmapped only on drop),
-        //   all in pages the file backs: an index maps only its file; a data-file mapping is
-        //   viewed only below a published length (docs/unsafe.md); `words * 4` fits `isize`.
+        //   all in pages the file backs: an index maps only its file (or anonymous memory of
+        //   exactly its length, for a stored backing); a data-file mapping is viewed only below
+        //   a published length (docs/unsafe.md); `words * 4` fits `isize`.
         // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
         // - We access them only through these atomics; docs/unsafe.md rules out other writers
         //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.

@@ -8,6 +8,7 @@ use crate::error::{CorruptKind, Error, IndexKind, Result};
 use crate::file::{IndexFile, relative};
 use crate::map::MmapMemory;
 use crate::raw::{Bound, Field, Reader};
+use crate::store::Backing;
 use crate::verify::{self, VerifyReport};
 
 /// A memory-mapped time index (`.timeindex`): sparse `(timestamp, offset)` entries, 12 bytes
@@ -58,13 +59,13 @@ impl TimeIndex {
     /// preallocated to `floor(max_index_size / 12) * 12` bytes (an error if that is below one
     /// entry); an existing file is mapped whole and every full slot counts as an entry.
     pub fn open(path: impl AsRef<Path>, base_offset: i64, max_index_size: u32) -> Result<Self> {
-        Self::from_file(IndexFile::open(path.as_ref(), base_offset, max_index_size)?)
+        Self::open_with(&Backing::Mapped, path, base_offset, max_index_size)
     }
 
     /// Opens an existing index and never creates one (a missing file is an `Io` error with
     /// `NotFound`). Its `max_index_size` is 0, so [`TimeIndex::reset`] resizes it to nothing.
     pub fn open_existing(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
-        Self::from_file(IndexFile::open_existing(path.as_ref(), base_offset)?)
+        Self::open_existing_with(&Backing::Mapped, path, base_offset)
     }
 
     /// Opens an existing index read-only (Kafka's `writable = false`, as `DumpLogSegments`
@@ -73,7 +74,49 @@ impl TimeIndex {
     /// work; every operation that would modify the index fails with `ReadOnly`, and `close`
     /// only unmaps.
     pub fn open_read_only(path: impl AsRef<Path>, base_offset: i64) -> Result<Self> {
-        Self::from_file(IndexFile::open_read_only(path.as_ref(), base_offset)?)
+        Self::open_read_only_with(&Backing::Mapped, path, base_offset)
+    }
+
+    /// [`TimeIndex::open`] on `backing`: a real mapped file, or a file of an
+    /// [`IndexStore`](crate::IndexStore) held in anonymous memory.
+    pub fn open_with(
+        backing: &Backing,
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        Self::from_file(IndexFile::open(
+            backing,
+            path.as_ref(),
+            base_offset,
+            max_index_size,
+        )?)
+    }
+
+    /// [`TimeIndex::open_existing`] on `backing`.
+    pub fn open_existing_with(
+        backing: &Backing,
+        path: impl AsRef<Path>,
+        base_offset: i64,
+    ) -> Result<Self> {
+        Self::from_file(IndexFile::open_existing(
+            backing,
+            path.as_ref(),
+            base_offset,
+        )?)
+    }
+
+    /// [`TimeIndex::open_read_only`] on `backing`.
+    pub fn open_read_only_with(
+        backing: &Backing,
+        path: impl AsRef<Path>,
+        base_offset: i64,
+    ) -> Result<Self> {
+        Self::from_file(IndexFile::open_read_only(
+            backing,
+            path.as_ref(),
+            base_offset,
+        )?)
     }
 
     /// Whether the index was opened with [`TimeIndex::open_read_only`].

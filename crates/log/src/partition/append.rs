@@ -369,7 +369,6 @@ impl<F: FileSystem> Inner<F> {
             naming::time_index_file(&self.dir, new_offset, ""),
         ] {
             let _ = self.fs.remove_file(&path);
-            let _ = std::fs::remove_file(&path);
         }
         active.on_become_inactive()?;
         let segment = Arc::new(self.open_new_segment(new_offset)?);

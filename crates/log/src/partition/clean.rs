@@ -476,7 +476,6 @@ impl<F: FileSystem> Inner<F> {
         ] {
             // A leftover of an earlier, interrupted cleaning.
             let _ = self.fs.remove_file(&path);
-            let _ = std::fs::remove_file(&path);
         }
         let cleaned = Arc::new(LogSegment::open(
             self.fs.clone(),

@@ -329,10 +329,11 @@ impl<F: FileSystem> Inner<F> {
         for base in logs.keys() {
             let segment = self.open_segment(*base, "", true)?;
             let index_path = naming::offset_index_file(&self.dir, *base, "");
-            if !naming::time_index_file(&self.dir, *base, "").exists() && index_path.exists() {
+            let time_path = naming::time_index_file(&self.dir, *base, "");
+            if !self.fs.exists(&time_path) && self.fs.exists(&index_path) {
                 segment.resize_time_index(0)?;
             }
-            if !index_path.exists() {
+            if !self.fs.exists(&index_path) {
                 let recovered = segment.recover()?;
                 report.rebuilt_missing_index.push(*base);
                 report.segments_scanned += 1;

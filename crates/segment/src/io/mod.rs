@@ -8,8 +8,10 @@
 //!   last write at any byte, and can inject `ENOSPC` or running out of file descriptors.
 //!
 //! The seam is generic (static dispatch), so the real path pays no virtual call.
-//! Memory-mapped index files are not routed through it: they are derived data, rebuilt from the `.log`
-//! by recovery, and the mmap-index crate owns their I/O.
+//! Index files are opened, renamed and deleted through [`FileSystem::index_backing`]: on [`RealFs`]
+//! the mmap-index crate maps the real files (their bytes never pass through this seam); on
+//! [`SimFs`] they are files of the simulated file system, held in anonymous memory and written
+//! back at flush, resize, trim and close, so a simulated crash reaches them too.
 //! Reads of a real `.log` may bypass it too: [`File::mappable`] hands the segment the real file to map
 //! read-only, an optional accelerator that [`SimFs`] does not offer.
 
@@ -20,6 +22,8 @@ use std::fmt;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+
+use seglog_mmap_index::Backing;
 
 pub use real::{RealFile, RealFs, RealLock};
 pub use sim::{SimFile, SimFs, SimLock, SimStats, Tear};
@@ -75,6 +79,13 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// Takes an exclusive advisory lock on `path` (created if missing) without waiting. Fails with
     /// `WouldBlock` when another holder (another process, or another handle in this one) has it.
     fn try_lock(&self, path: &Path) -> io::Result<Self::Lock>;
+
+    /// Where the indexes of segments on this file system keep their bytes: real files mapped
+    /// shared (the default), or, for a simulated file system, files of that file system held in
+    /// anonymous memory and written back at flush, resize, trim and close.
+    fn index_backing(&self) -> Backing {
+        Backing::Mapped
+    }
 }
 
 /// An open file, addressed by position: no shared cursor, so readers on other threads need no lock.

@@ -17,6 +17,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use seglog_mmap_index::{Backing, IndexStore};
+
 use super::{File, FileSystem, OpenMode};
 
 const ENOSPC: i32 = 28;
@@ -140,17 +142,40 @@ impl SimFs {
     /// this one; handles opened on this one keep working on this one.
     #[must_use]
     pub fn crash(&self, tear: Tear) -> SimFs {
+        self.crash_keeping(tear, |_| false)
+    }
+
+    /// [`SimFs::crash`], except that every file whose live name `written_back` accepts keeps all
+    /// its unsynced writes, as if the kernel had written back every dirty page of that file just
+    /// before the power loss (a kernel may write back any dirty page at any time). Names are
+    /// still durable only once their directory was synced.
+    #[must_use]
+    pub fn crash_keeping(&self, tear: Tear, written_back: impl Fn(&Path) -> bool) -> SimFs {
         let state = self.state.lock();
+        let mut kept = vec![false; state.nodes.len()];
+        for (path, entry) in &state.live {
+            if let Entry::File(node) = *entry
+                && written_back(path)
+                && let Some(flag) = kept.get_mut(node)
+            {
+                *flag = true;
+            }
+        }
         let mut nodes: Vec<Node> = state
             .nodes
             .iter()
-            .map(|n| Node {
-                live: n.durable.clone(),
-                durable: n.durable.clone(),
-                ..*n
+            .zip(&kept)
+            .map(|(n, kept)| {
+                let image = if *kept { &n.live } else { &n.durable };
+                Node {
+                    live: image.clone(),
+                    durable: image.clone(),
+                    ..*n
+                }
             })
             .collect();
         if let (Tear::KeepPrefix(keep), Some(last)) = (tear, &state.last_write)
+            && !kept.get(last.node).copied().unwrap_or(false)
             && let Some(node) = nodes.get_mut(last.node)
         {
             let kept = last
@@ -200,6 +225,42 @@ impl SimFs {
             Some(Entry::File(node)) => state.nodes.get(*node).map(|n| n.live.clone()),
             _ => None,
         }
+    }
+
+    /// The path and length of the most recent write that no sync has covered yet: the write a
+    /// crash with [`Tear::KeepPrefix`] tears. `None` when every write so far is durable.
+    pub fn last_unsynced_write(&self) -> Option<(PathBuf, usize)> {
+        let state = self.state.lock();
+        let last = state.last_write.as_ref()?;
+        let path = state
+            .live
+            .iter()
+            .find(|(_, e)| **e == Entry::File(last.node))
+            .map_or_else(PathBuf::new, |(p, _)| p.clone());
+        Some((path, last.bytes.len()))
+    }
+
+    /// `fdatasync` of one file: its live bytes become durable.
+    fn sync_node(&self, node: usize) -> io::Result<()> {
+        let mut state = self.state.lock();
+        state.stats.file_syncs += 1;
+        let image = state.node_mut(node)?;
+        image.durable.clone_from(&image.live);
+        if state.last_write.as_ref().is_some_and(|w| w.node == node) {
+            state.last_write = None;
+        }
+        Ok(())
+    }
+
+    fn check_open_limit(&self) -> io::Result<()> {
+        let state = self.state.lock();
+        if state
+            .open_limit
+            .is_some_and(|limit| state.open_files >= limit)
+        {
+            return Err(io::Error::from_raw_os_error(EMFILE));
+        }
+        Ok(())
     }
 
     /// The total size of all live files, as the space limit counts it.
@@ -386,8 +447,14 @@ impl FileSystem for SimFs {
         }
     }
 
+    /// Index files live in this file system too: anonymous memory loaded from and written back
+    /// to it, so a crash reaches them (see `seglog_mmap_index::Backing`).
+    fn index_backing(&self) -> Backing {
+        Backing::Stored(Arc::new(self.clone()))
+    }
+
     fn try_lock(&self, path: &Path) -> io::Result<SimLock> {
-        if !self.exists(path) {
+        if !FileSystem::exists(self, path) {
             drop(self.open(path, OpenMode::CreateOrOpen)?);
         }
         let mut state = self.state.lock();
@@ -513,17 +580,66 @@ impl File for SimFile {
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }
-        let mut state = self.fs.state.lock();
-        state.stats.file_syncs += 1;
-        let node = state.node_mut(self.node)?;
-        node.durable.clone_from(&node.live);
-        if state
-            .last_write
-            .as_ref()
-            .is_some_and(|w| w.node == self.node)
-        {
-            state.last_write = None;
+        self.fs.sync_node(self.node)
+    }
+}
+
+/// Index files in a [`SimFs`]: loading, creating and resizing or trimming one opens the file, so
+/// they count against the open-file limit and the space limit; `sync` (an `msync`) needs no
+/// descriptor.
+impl IndexStore for SimFs {
+    fn load(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        self.check_open_limit()?;
+        let state = self.state.lock();
+        match state.live.get(path) {
+            Some(Entry::File(node)) => Ok(state.nodes.get(*node).map(|n| n.live.clone())),
+            Some(Entry::Dir) => Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                path.display().to_string(),
+            )),
+            None => Ok(None),
+        }
+    }
+
+    fn create(&self, path: &Path, len: u64) -> io::Result<()> {
+        let file = self.open(path, OpenMode::CreateNew)?;
+        if let Err(e) = file.set_len(len) {
+            drop(file);
+            let _ = self.remove_file(path);
+            return Err(e);
         }
         Ok(())
+    }
+
+    fn store(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let file = self.open(path, OpenMode::Existing)?;
+        if !bytes.is_empty() {
+            file.write_all_at(bytes, 0)?;
+        }
+        file.set_len(bytes.len() as u64)
+    }
+
+    fn sync(&self, path: &Path) -> io::Result<()> {
+        let node = match self.state.lock().live.get(path) {
+            Some(Entry::File(node)) => *node,
+            _ => return Err(not_found(path)),
+        };
+        self.sync_node(node)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        FileSystem::rename(self, from, to)
+    }
+
+    fn remove(&self, path: &Path) -> io::Result<bool> {
+        match self.remove_file(path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        FileSystem::exists(self, path)
     }
 }

@@ -210,15 +210,17 @@ impl<F: FileSystem> LogSegment<F> {
                 .map_err(|e| Error::io(&log_path, "preallocate", e))?;
             size = 0;
         }
-        let offset_index = LazyOffsetIndex::new(
+        let offset_index = LazyOffsetIndex::with_backing(
             naming::offset_index_file(dir, base_offset, suffix),
             base_offset,
             config.max_index_size,
+            fs.index_backing(),
         );
-        let time_index = LazyTimeIndex::new(
+        let time_index = LazyTimeIndex::with_backing(
             naming::time_index_file(dir, base_offset, suffix),
             base_offset,
             config.max_index_size,
+            fs.index_backing(),
         );
         Ok(Self {
             fs,
@@ -457,8 +459,10 @@ impl<F: FileSystem> LogSegment<F> {
             .set_modified_ms(&self.path(), ms)
             .map_err(|e| Error::io(&*self.path(), "set mtime", e))?;
         for path in [w.offset_index.path(), w.time_index.path()] {
-            if path.exists() {
-                set_real_mtime(path, ms).map_err(|e| Error::io(path, "set mtime", e))?;
+            if self.fs.exists(path) {
+                self.fs
+                    .set_modified_ms(path, ms)
+                    .map_err(|e| Error::io(path, "set mtime", e))?;
             }
         }
         Ok(())
@@ -662,10 +666,10 @@ impl<F: FileSystem> LogSegment<F> {
     fn last_index_position_unmapped(&self) -> u64 {
         const ENTRY: u64 = 8;
         let path = self.writer.lock().offset_index.path().to_path_buf();
-        let Ok(file) = std::fs::File::open(&path) else {
+        let Ok(file) = self.fs.open(&path, OpenMode::ReadOnly) else {
             return 0;
         };
-        let Ok(len) = file.metadata().map(|m| m.len()) else {
+        let Ok(len) = file.len() else {
             return 0;
         };
         if len < ENTRY {
@@ -673,7 +677,7 @@ impl<F: FileSystem> LogSegment<F> {
         }
         let mut entry = [0_u8; 8];
         let at = (len / ENTRY - 1) * ENTRY;
-        if std::os::unix::fs::FileExt::read_exact_at(&file, &mut entry, at).is_err() {
+        if file.read_exact_at(&mut entry, at).is_err() {
             return 0;
         }
         let [o0, o1, o2, o3, p0, p1, p2, p3] = entry;
@@ -953,12 +957,12 @@ impl<F: FileSystem> LogSegment<F> {
         if w.offset_index.is_loaded() {
             w.offset_index.get_mut()?.close()?;
         } else {
-            create_empty_index(w.offset_index.path())?;
+            create_empty_index(&self.fs, w.offset_index.path())?;
         }
         if w.time_index.is_loaded() {
             w.time_index.get_mut()?.close()?;
         } else {
-            create_empty_index(w.time_index.path())?;
+            create_empty_index(&self.fs, w.time_index.path())?;
         }
         self.close_mapping();
         self.log
@@ -1118,13 +1122,9 @@ fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
 /// Leaves an empty (trimmed, zero-entry) index file where none exists, without mapping it: after a
 /// clean close every segment has both index files, as Kafka's does (its flush opens them), so a
 /// later load finds nothing to rebuild.
-fn create_empty_index(path: &Path) -> Result<()> {
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(file) => file.sync_all().map_err(|e| Error::io(path, "fsync", e)),
+fn create_empty_index<F: FileSystem>(fs: &F, path: &Path) -> Result<()> {
+    match fs.open(path, OpenMode::CreateNew) {
+        Ok(file) => file.sync_data().map_err(|e| Error::io(path, "fsync", e)),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
         Err(e) => Err(Error::io(path, "create", e)),
     }
@@ -1137,13 +1137,4 @@ fn replace_suffix(path: &Path, old: &str, new: &str) -> PathBuf {
         .unwrap_or_default();
     let stem = name.strip_suffix(old).unwrap_or(name);
     path.with_file_name(format!("{stem}{new}"))
-}
-
-fn set_real_mtime(path: &Path, ms: i64) -> std::io::Result<()> {
-    let time =
-        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-    std::fs::File::options()
-        .write(true)
-        .open(path)?
-        .set_modified(time)
 }
