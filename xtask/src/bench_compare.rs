@@ -1,6 +1,7 @@
-//! `cargo xtask bench-compare [--quick] [--dataset-mib N] [--no-kafka]`: the same workloads on seglog,
-//! Kafka 4.4.0's storage classes (interop/kafka-bench), the commitlog crate and the hardware limit, each in
-//! its own process, one after the other, with the same sizes. Writes `target/bench/summary.json` (every
+//! `cargo xtask bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka]`: the same workloads
+//! on seglog, Kafka 4.4.0's storage classes (interop/kafka-bench), the commitlog crate and the hardware
+//! limit, each in its own process, one after the other, with the same sizes; `--rounds` rotates through
+//! the systems that many times (3 by default, 1 with `--quick`) and pools the samples. Writes `target/bench/summary.json` (every
 //! figure's samples, median and ratio to seglog, and the targets) and a report with a table and an SVG
 //! chart: `docs/benchmarks.md` and `docs/benchmarks.svg` for a full run, `target/bench/` for `--quick`.
 
@@ -90,6 +91,9 @@ struct Options {
     quick: bool,
     kafka: bool,
     dataset_mib: u64,
+    rounds: u32,
+    /// The arguments as given, for the report's command line.
+    args: Vec<String>,
 }
 
 impl Options {
@@ -98,20 +102,29 @@ impl Options {
             quick: false,
             kafka: true,
             dataset_mib: 0,
+            rounds: 0,
+            args: args.to_vec(),
         };
         let mut args = args.iter();
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--quick" => opts.quick = true,
                 "--no-kafka" => opts.kafka = false,
+                "--rounds" => {
+                    let n = args.next().context("--rounds needs a number")?;
+                    opts.rounds = n.parse().with_context(|| format!("--rounds {n}"))?;
+                }
                 "--dataset-mib" => {
                     let n = args.next().context("--dataset-mib needs a number")?;
                     opts.dataset_mib = n.parse().with_context(|| format!("--dataset-mib {n}"))?;
                 }
                 other => bail!(
-                    "unknown bench-compare argument `{other}` (--quick, --dataset-mib N, --no-kafka)"
+                    "unknown bench-compare argument `{other}` (--quick, --dataset-mib N, --rounds N, --no-kafka)"
                 ),
             }
+        }
+        if opts.rounds == 0 {
+            opts.rounds = if opts.quick { 1 } else { 3 };
         }
         if opts.dataset_mib == 0 {
             opts.dataset_mib = if opts.quick { 32 } else { 1024 };
@@ -124,7 +137,7 @@ impl Options {
         let (append, fsync, samples, warmup, lookups, reads) = if self.quick {
             (8, 2, 3, 1, 20_000, 2_000)
         } else {
-            (256, 32, 5, 2, 200_000, 50_000)
+            (128, 32, 3, 1, 200_000, 30_000)
         };
         vec![
             ("--append-mib", append),
@@ -156,43 +169,22 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         .collect();
     let mut runs = Vec::new();
     let mut commands = Vec::new();
-    for system in SYSTEMS {
-        let work = format!("target/bench/work/{system}");
-        let mut argv: Vec<String> = if *system == "kafka" {
-            if !opts.kafka || !has_java_and_maven() {
-                eprintln!("bench-compare: Kafka skipped (--no-kafka, or java/mvn not found)");
+    // Rounds rotate through the systems, so a change in the machine's load during the run falls on
+    // every system alike instead of on whichever ran at that moment.
+    for round in 1..=opts.rounds {
+        for system in SYSTEMS {
+            if *system == "kafka" && (!opts.kafka || !has_java_and_maven()) {
+                if round == 1 {
+                    eprintln!("bench-compare: Kafka skipped (--no-kafka, or java/mvn not found)");
+                }
                 continue;
             }
-            vec!["bash".into(), "interop/kafka-bench/run.sh".into()]
-        } else {
-            vec![
-                "target/release/seglog-bench-compare".into(),
-                (*system).to_owned(),
-            ]
-        };
-        argv.extend(["--dir".to_owned(), work.clone()]);
-        argv.extend(flags.iter().cloned());
-        commands.push(argv.join(" "));
-        eprintln!("bench-compare: running {system}: {}", argv.join(" "));
-        let system_started = Instant::now();
-        let (program, program_args) = argv.split_first().context("empty command")?;
-        let output = Command::new(program)
-            .args(program_args)
-            .current_dir(root)
-            .stderr(std::process::Stdio::inherit())
-            .output()
-            .with_context(|| format!("starting {}", argv.join(" ")))?;
-        let _ = std::fs::remove_dir_all(root.join(&work));
-        if !output.status.success() {
-            bail!("{system} exited with {}", output.status);
+            let (command, doc) = run_system(root, system, &flags, round, opts.rounds)?;
+            if round == 1 {
+                commands.push(command);
+            }
+            runs.push(doc);
         }
-        let doc: Value = serde_json::from_slice(&output.stdout)
-            .with_context(|| format!("{system} printed no JSON document"))?;
-        eprintln!(
-            "bench-compare: {system} done in {:.0?}",
-            system_started.elapsed()
-        );
-        runs.push(doc);
     }
     let load_after = read_trimmed("/proc/loadavg");
     let machine = machine(root, &load_before, &load_after);
@@ -231,6 +223,45 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         started.elapsed()
     );
     Ok(())
+}
+
+/// Runs one system's process once; returns its command line and its JSON document.
+fn run_system(
+    root: &Path,
+    system: &str,
+    flags: &[String],
+    round: u32,
+    rounds: u32,
+) -> Result<(String, Value)> {
+    let work = format!("target/bench/work/{system}");
+    let mut argv: Vec<String> = if system == "kafka" {
+        vec!["bash".into(), "interop/kafka-bench/run.sh".into()]
+    } else {
+        vec![
+            "target/release/seglog-bench-compare".into(),
+            system.to_owned(),
+        ]
+    };
+    argv.extend(["--dir".to_owned(), work.clone()]);
+    argv.extend(flags.iter().cloned());
+    let command = argv.join(" ");
+    eprintln!("bench-compare: round {round}/{rounds}, {system}: {command}");
+    let started = Instant::now();
+    let (program, program_args) = argv.split_first().context("empty command")?;
+    let output = Command::new(program)
+        .args(program_args)
+        .current_dir(root)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("starting {command}"))?;
+    let _ = std::fs::remove_dir_all(root.join(&work));
+    if !output.status.success() {
+        bail!("{command} exited with {}", output.status);
+    }
+    let doc: Value = serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("{system} printed no JSON document"))?;
+    eprintln!("bench-compare: {system} done in {:.0?}", started.elapsed());
+    Ok((command, doc))
 }
 
 fn has_java_and_maven() -> bool {
@@ -363,14 +394,21 @@ fn summarize(
                 .flatten()
                 .filter_map(Value::as_f64)
                 .collect();
-            systems.insert(
-                system.to_owned(),
-                json!({
-                    "median": median(&samples),
-                    "samples": samples,
-                    "note": figure["note"],
-                }),
-            );
+            let entry = systems
+                .entry(system.to_owned())
+                .or_insert_with(|| json!({ "samples": [], "note": figure["note"] }));
+            if let Some(all) = entry["samples"].as_array_mut() {
+                all.extend(samples.into_iter().map(Value::from));
+            }
+        }
+        for entry in systems.values_mut() {
+            let samples: Vec<f64> = entry["samples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64)
+                .collect();
+            entry["median"] = json!(median(&samples));
         }
         let higher_is_better = unit == "MiB/s";
         let seglog = systems
@@ -392,6 +430,10 @@ fn summarize(
             json!({ "title": title, "unit": unit, "higher_is_better": higher_is_better, "systems": systems }),
         );
     }
+    let command = std::iter::once("cargo xtask bench-compare")
+        .chain(opts.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
     let mut targets = Vec::new();
     for (ids, against, required, label) in TARGETS {
         for id in *ids {
@@ -410,7 +452,8 @@ fn summarize(
     }
     Ok(json!({
         "mode": if opts.quick { "quick" } else { "full" },
-        "command": format!("cargo xtask bench-compare{}", if opts.quick { " --quick" } else { "" }),
+        "command": command,
+        "rounds": opts.rounds,
         "system_commands": commands,
         "params": opts.workload_flags().iter().map(|(k, v)| (k.trim_start_matches('-').to_owned(), json!(v))).collect::<Map<_, _>>(),
         "machine": machine,
