@@ -608,7 +608,8 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
 fn render_table(summary: &Value, systems: &[&str]) -> String {
     let mut s = String::new();
     s.push_str("Medians; in brackets, how many times faster seglog is than that system (below 1: seglog is slower).\n");
-    s.push_str("Append throughput counts record values (payload) only.\n\n");
+    s.push_str("Append throughput counts record values (payload) only.\n");
+    s.push_str("Throughputs (MiB/s) are wall time; lookups and reads (ns or us per operation) are the CPU time of the measuring thread, user and system, so that time spent waiting for a core on a shared machine does not count (the JVM's JIT and GC threads are not counted either).\n\n");
     let _ = write!(s, "| workload |");
     for sys in systems {
         let _ = write!(s, " {sys} |");
