@@ -1,4 +1,4 @@
-//! `cargo xtask bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka]`: the same workloads
+//! `cargo xtask bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render`: the same workloads
 //! on seglog, Kafka 4.4.0's storage classes (interop/kafka-bench), the commitlog crate and the hardware
 //! limit, each in its own process, one after the other, with the same sizes; `--rounds` rotates through
 //! the systems that many times (3 by default, 1 with `--quick`) and pools the samples. Writes `target/bench/summary.json` (every
@@ -152,6 +152,20 @@ impl Options {
 }
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
+    if args.first().is_some_and(|a| a == "--render") {
+        // Re-renders the report of the last run from its summary (after a change of the report's
+        // wording), without measuring anything.
+        let summary_path = root.join("target").join("bench").join("summary.json");
+        let text = std::fs::read_to_string(&summary_path)
+            .with_context(|| format!("reading {}", summary_path.display()))?;
+        let summary: Value = serde_json::from_str(&text)?;
+        let dir = if summary["mode"] == "quick" {
+            root.join("target").join("bench")
+        } else {
+            root.join("docs")
+        };
+        return write_report(&summary, &dir);
+    }
     let opts = Options::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
@@ -194,34 +208,35 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         &summary_path,
         serde_json::to_string_pretty(&summary)? + "\n",
     )?;
-    let (md_path, svg_path, svg_link) = if opts.quick {
-        (
-            bench_dir.join("benchmarks.md"),
-            bench_dir.join("benchmarks.svg"),
-            "benchmarks.svg",
-        )
+    let dir = if opts.quick {
+        bench_dir.clone()
     } else {
-        (
-            root.join("docs").join("benchmarks.md"),
-            root.join("docs").join("benchmarks.svg"),
-            "benchmarks.svg",
-        )
+        root.join("docs")
     };
-    std::fs::write(&svg_path, render_svg(&summary))?;
+    write_report(&summary, &dir)?;
+    print_table(&summary);
+    eprintln!(
+        "bench-compare: wrote {} and the report in {} in {:.0?}",
+        summary_path.display(),
+        dir.display(),
+        started.elapsed()
+    );
+    Ok(())
+}
+
+/// Writes `benchmarks.md` and `benchmarks.svg` into `dir`, keeping the hand-written analysis.
+fn write_report(summary: &Value, dir: &Path) -> Result<()> {
+    let md_path = dir.join("benchmarks.md");
+    std::fs::write(dir.join("benchmarks.svg"), render_svg(summary))?;
     // The analysis below the generated part is written by hand (from profiles); a rerun keeps it.
     let analysis = std::fs::read_to_string(&md_path)
         .ok()
         .and_then(|old| old.find(ANALYSIS).map(|at| old[at..].to_owned()))
         .unwrap_or_default();
-    std::fs::write(&md_path, render_markdown(&summary, svg_link) + &analysis)?;
-    print_table(&summary);
-    eprintln!(
-        "bench-compare: wrote {}, {} and {} in {:.0?}",
-        summary_path.display(),
-        md_path.display(),
-        svg_path.display(),
-        started.elapsed()
-    );
+    std::fs::write(
+        &md_path,
+        render_markdown(summary, "benchmarks.svg") + &analysis,
+    )?;
     Ok(())
 }
 
@@ -536,8 +551,20 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "Each system ran in its own process, one after the other, on the same sizes.\n"
+        "Each system ran in its own process, one after the other, on the same sizes; the run went {} time(s) round all the systems and pools their samples.",
+        summary["rounds"]
     );
+    let loaded = [&m["loadavg_before"], &m["loadavg_after"]].iter().any(|l| {
+        l.as_str()
+            .and_then(|l| l.split_whitespace().next())
+            .and_then(|one| one.parse::<f64>().ok())
+            .zip(m["cores"].as_f64())
+            .is_some_and(|(one, cores)| one > cores)
+    });
+    if loaded {
+        s.push_str("**The machine was loaded** (shared with other jobs: the 1-minute load average was above the core count), so compare ratios from this run rather than absolute figures, and expect wall-time figures (MiB/s) to vary more than CPU-time ones.\n");
+    }
+    s.push('\n');
     s.push_str("## Machine and versions\n\n");
     let _ = writeln!(
         s,

@@ -28,7 +28,7 @@ commands:
   bench      run the criterion benches (extra arguments go to cargo bench)
   kills      SIGKILL writers at random moments, then recover, check and verify every ack
              (--kills N, default 200; --seed S; --release)
-  bench-compare [--quick] [--dataset-mib N] [--no-kafka]
+  bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render
              seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
   kafka-interop
              Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)";
