@@ -4,6 +4,7 @@
 //! cannot diverge. The other subcommands are the pieces it is made of, plus tools that CI does not run.
 
 mod bench_compare;
+mod crash;
 mod deps;
 mod kafka_interop;
 mod kills;
@@ -26,6 +27,8 @@ commands:
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
   fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
   bench      run the criterion benches (extra arguments go to cargo bench)
+  crash      crash images on SimFs: seeded workloads, reopen at every sync point and torn writes
+             (--cases N crash points, default 1000; --seed S; --workload W --point P; --debug)
   kills      SIGKILL writers at random moments, then recover, check and verify every ack
              (--kills N, default 200; --seed S; --release)
   bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render
@@ -47,6 +50,7 @@ fn main() -> Result<()> {
         "fixtures" => fixtures(),
         "bench" => bench(rest),
         "kills" => kills::run(rest),
+        "crash" => crash::run(rest),
         "bench-compare" => bench_compare::run(&project_root(), rest),
         "kafka-interop" => kafka_interop::run(&project_root()),
         "help" | "--help" | "-h" => {

@@ -84,9 +84,119 @@ struct State {
     locks: std::collections::BTreeSet<PathBuf>,
     sync_latency: std::time::Duration,
     stats: SimStats,
+    events: u64,
+    capture: Capture,
+    captured: Vec<(u64, SimEvent, SimFs)>,
+}
+
+/// A file system event, as [`SimFs::set_capture`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimEvent {
+    /// A write of this many bytes (already applied: a crash image may tear it).
+    Write(usize),
+    /// A file's length set (about to be applied).
+    SetLen,
+    /// A file's data synced (about to be).
+    FileSync,
+    /// A directory synced (about to be).
+    DirSync,
+    /// A file created (about to be).
+    Create,
+    /// A file renamed (about to be).
+    Rename,
+    /// A file removed (about to be).
+    Remove,
+}
+
+/// How [`SimFs::set_capture`] crashes at an event.
+#[derive(Debug, Clone, Copy)]
+pub struct CrashPoint {
+    /// What happens to the last unsynced write.
+    pub tear: Tear,
+    /// Files (by live name) whose unsynced writes all survive, as if written back just before
+    /// the power loss; `None` for none.
+    pub written_back: Option<fn(&Path) -> bool>,
+}
+
+/// The capture hook of [`SimFs::set_capture`].
+pub type CaptureFn = dyn FnMut(u64, SimEvent) -> Option<CrashPoint> + Send;
+
+#[derive(Default)]
+struct Capture(Option<Box<CaptureFn>>);
+
+impl std::fmt::Debug for Capture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Capture(on)"
+        } else {
+            "Capture(off)"
+        })
+    }
 }
 
 impl State {
+    fn image(&self, tear: Tear, written_back: &dyn Fn(&Path) -> bool) -> SimFs {
+        let state = self;
+        let mut kept = vec![false; state.nodes.len()];
+        for (path, entry) in &state.live {
+            if let Entry::File(node) = *entry
+                && written_back(path)
+                && let Some(flag) = kept.get_mut(node)
+            {
+                *flag = true;
+            }
+        }
+        let mut nodes: Vec<Node> = state
+            .nodes
+            .iter()
+            .zip(&kept)
+            .map(|(n, kept)| {
+                let image = if *kept { &n.live } else { &n.durable };
+                Node {
+                    live: image.clone(),
+                    durable: image.clone(),
+                    ..*n
+                }
+            })
+            .collect();
+        if let (Tear::KeepPrefix(keep), Some(last)) = (tear, &state.last_write)
+            && !kept.get(last.node).copied().unwrap_or(false)
+            && let Some(node) = nodes.get_mut(last.node)
+        {
+            let kept = last
+                .bytes
+                .get(..keep.min(last.bytes.len()))
+                .unwrap_or_default();
+            write_into(&mut node.live, last.position, kept);
+            node.durable.clone_from(&node.live);
+        }
+        let fresh = State {
+            nodes,
+            live: state.durable.clone(),
+            durable: state.durable.clone(),
+            ..State::default()
+        };
+        SimFs {
+            state: Arc::new(Mutex::new(fresh)),
+        }
+    }
+
+    /// Counts an event and captures an image if the capture hook asks for one.
+    fn event(&mut self, kind: SimEvent) {
+        self.events += 1;
+        let number = self.events;
+        let Some(decide) = self.capture.0.as_mut() else {
+            return;
+        };
+        if let Some(point) = decide(number, kind) {
+            let image = match point.written_back {
+                Some(keep) => self.image(point.tear, &keep),
+                None => self.image(point.tear, &|_| false),
+            };
+            self.captured.push((number, kind, image));
+        }
+    }
+
     fn live_bytes(&self) -> u64 {
         let mut seen = vec![false; self.nodes.len()];
         let mut total = 0;
@@ -151,49 +261,26 @@ impl SimFs {
     /// still durable only once their directory was synced.
     #[must_use]
     pub fn crash_keeping(&self, tear: Tear, written_back: impl Fn(&Path) -> bool) -> SimFs {
-        let state = self.state.lock();
-        let mut kept = vec![false; state.nodes.len()];
-        for (path, entry) in &state.live {
-            if let Entry::File(node) = *entry
-                && written_back(path)
-                && let Some(flag) = kept.get_mut(node)
-            {
-                *flag = true;
-            }
-        }
-        let mut nodes: Vec<Node> = state
-            .nodes
-            .iter()
-            .zip(&kept)
-            .map(|(n, kept)| {
-                let image = if *kept { &n.live } else { &n.durable };
-                Node {
-                    live: image.clone(),
-                    durable: image.clone(),
-                    ..*n
-                }
-            })
-            .collect();
-        if let (Tear::KeepPrefix(keep), Some(last)) = (tear, &state.last_write)
-            && !kept.get(last.node).copied().unwrap_or(false)
-            && let Some(node) = nodes.get_mut(last.node)
-        {
-            let kept = last
-                .bytes
-                .get(..keep.min(last.bytes.len()))
-                .unwrap_or_default();
-            write_into(&mut node.live, last.position, kept);
-            node.durable.clone_from(&node.live);
-        }
-        let fresh = State {
-            nodes,
-            live: state.durable.clone(),
-            durable: state.durable.clone(),
-            ..State::default()
-        };
-        SimFs {
-            state: Arc::new(Mutex::new(fresh)),
-        }
+        self.state.lock().image(tear, &written_back)
+    }
+
+    /// Starts (or, with `None`, stops) capturing crash images: before every event (after it, for
+    /// a write, so that the write can be torn) `decide` is asked with the event's number and
+    /// kind, and when it returns a [`CrashPoint`] the image a power loss at that moment would
+    /// leave is kept, for [`SimFs::take_captured`]. A test can so crash at every sync point and
+    /// at any write inside a multi-step operation, and check each image afterwards.
+    pub fn set_capture(&self, decide: Option<Box<CaptureFn>>) {
+        self.state.lock().capture = Capture(decide);
+    }
+
+    /// The images captured since the last call, oldest first, with their event number and kind.
+    pub fn take_captured(&self) -> Vec<(u64, SimEvent, SimFs)> {
+        std::mem::take(&mut self.state.lock().captured)
+    }
+
+    /// The number of events (writes, length changes, syncs, creations, renames, removals) so far.
+    pub fn events(&self) -> u64 {
+        self.state.lock().events
     }
 
     /// Limits the total size of live files; a write past it writes what fits, then fails with
@@ -243,6 +330,7 @@ impl SimFs {
     /// `fdatasync` of one file: its live bytes become durable.
     fn sync_node(&self, node: usize) -> io::Result<()> {
         let mut state = self.state.lock();
+        state.event(SimEvent::FileSync);
         state.stats.file_syncs += 1;
         let image = state.node_mut(node)?;
         image.durable.clone_from(&image.live);
@@ -326,6 +414,7 @@ impl FileSystem for SimFs {
                 if !state.parent_exists(path) {
                     return Err(not_found(path.parent().unwrap_or(path)));
                 }
+                state.event(SimEvent::Create);
                 let node = state.nodes.len();
                 state.nodes.push(Node {
                     modified_ms: now_ms(),
@@ -360,6 +449,7 @@ impl FileSystem for SimFs {
         if !state.parent_exists(to) {
             return Err(not_found(to));
         }
+        state.event(SimEvent::Rename);
         state.live.remove(from);
         state.live.insert(to.to_path_buf(), entry);
         Ok(())
@@ -369,6 +459,7 @@ impl FileSystem for SimFs {
         let mut state = self.state.lock();
         match state.live.get(path) {
             Some(Entry::File(_)) => {
+                state.event(SimEvent::Remove);
                 state.live.remove(path);
                 Ok(())
             }
@@ -415,6 +506,7 @@ impl FileSystem for SimFs {
         if state.live.get(dir) != Some(&Entry::Dir) {
             return Err(not_found(dir));
         }
+        state.event(SimEvent::DirSync);
         state.stats.dir_syncs += 1;
         state.durable.retain(|p, _| p.parent() != Some(dir));
         let children: Vec<(PathBuf, Entry)> = state
@@ -545,6 +637,7 @@ impl File for SimFile {
                 position,
                 bytes: bytes.to_vec(),
             });
+            state.event(SimEvent::Write(bytes.len()));
         }
         if out_of_space {
             return Err(io::Error::from_raw_os_error(ENOSPC));
@@ -569,6 +662,7 @@ impl File for SimFile {
             return Err(io::Error::from_raw_os_error(ENOSPC));
         }
         let new_len = usize::try_from(len).map_err(|_| io::Error::other("length too large"))?;
+        state.event(SimEvent::SetLen);
         let node = state.node_mut(self.node)?;
         node.live.resize(new_len, 0);
         node.modified_ms = now_ms();
