@@ -234,7 +234,16 @@ fn random_reads(c: &mut Criterion) {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(4);
-    let log = open_log(&root.path().join("reads-0"), LogConfig::default());
+    // `SEGLOG_BENCH_MAPPINGS=n` puts the log's mappings under a budget of `n`
+    // (`seglog.max.segment.mappings`), to measure its bookkeeping on the same path.
+    let config = LogConfig {
+        max_segment_mappings: std::env::var("SEGLOG_BENCH_MAPPINGS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1),
+        ..LogConfig::default()
+    };
+    let log = open_log(&root.path().join("reads-0"), config);
     // 100-byte records in batches of 10: one record's batch is about 1.3 KiB.
     let template = producer_batch(10, 100);
     while log.size() < gib << 30 {

@@ -90,6 +90,14 @@ pub struct LogConfig {
     pub max_compaction_lag_ms: i64,
     /// `min.cleanable.dirty.ratio`: clean when the dirty share is strictly above this. Default 0.5.
     pub min_cleanable_dirty_ratio: f64,
+    /// `seglog.max.segment.mappings` (seglog's own key, not Kafka's): the most memory mappings
+    /// this log's segments hold at once, counting each `.index`, `.timeindex` and `.log` mapping
+    /// as one. When a new mapping would pass it, the least recently used mappings are unmapped
+    /// (after the reads inside them finish) and made again on next use, so a log of 100,000
+    /// segments read at random never needs `vm.max_map_count` raised (KAFKA-6343). -1 (the
+    /// default) is no limit, as in Kafka; otherwise at least 16. Mappings are per process, so size
+    /// it with every log of the process in mind: the kernel's default limit is 65,530.
+    pub max_segment_mappings: i64,
 }
 
 /// Kafka's defaults (`LogConfig`, `ServerLogConfigs`, Kafka 4.x).
@@ -118,6 +126,9 @@ pub mod defaults {
     pub const MIN_SEGMENT_BYTES: i32 = 1024 * 1024;
     /// The smallest `internal.segment.bytes` that still fits one minimal batch (`LOG_OVERHEAD` + 2).
     pub const MIN_INTERNAL_SEGMENT_BYTES: i32 = 14;
+    /// The smallest `seglog.max.segment.mappings` other than -1 (no limit): an active segment holds
+    /// three mappings, and every reading thread may need a few more.
+    pub const MIN_MAX_SEGMENT_MAPPINGS: i64 = 16;
 }
 
 impl Default for LogConfig {
@@ -147,6 +158,7 @@ impl Default for LogConfig {
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: i64::MAX,
             min_cleanable_dirty_ratio: defaults::MIN_CLEANABLE_DIRTY_RATIO,
+            max_segment_mappings: -1,
         }
     }
 }
@@ -175,6 +187,7 @@ pub const KEYS: &[&str] = &[
     "min.compaction.lag.ms",
     "max.compaction.lag.ms",
     "min.cleanable.dirty.ratio",
+    "seglog.max.segment.mappings",
 ];
 
 fn invalid(key: &str, value: &str, allowed: impl fmt::Display) -> Error {
@@ -308,6 +321,21 @@ impl LogConfig {
                 }
                 self.min_cleanable_dirty_ratio = ratio;
             }
+            "seglog.max.segment.mappings" => {
+                let max = number(key, value, -1, i64::MAX)?;
+                if (0..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&max) {
+                    return Err(invalid(
+                        key,
+                        value,
+                        format!(
+                            "-1 (no limit) or an integer in [{}, {}]",
+                            defaults::MIN_MAX_SEGMENT_MAPPINGS,
+                            i64::MAX
+                        ),
+                    ));
+                }
+                self.max_segment_mappings = max;
+            }
             _ => {
                 return Err(Error::UnknownConfig {
                     key: key.to_owned(),
@@ -326,6 +354,19 @@ impl LogConfig {
                 format!(
                     "at most max.compaction.lag.ms ({})",
                     self.max_compaction_lag_ms
+                ),
+            ));
+        }
+        if (-1..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&self.max_segment_mappings)
+            && self.max_segment_mappings != -1
+            || self.max_segment_mappings < -1
+        {
+            return Err(invalid(
+                "seglog.max.segment.mappings",
+                &self.max_segment_mappings.to_string(),
+                format!(
+                    "-1 (no limit) or at least {}",
+                    defaults::MIN_MAX_SEGMENT_MAPPINGS
                 ),
             ));
         }
@@ -433,6 +474,7 @@ impl LogConfig {
                 "min.cleanable.dirty.ratio={}",
                 self.min_cleanable_dirty_ratio
             ),
+            format!("seglog.max.segment.mappings={}", self.max_segment_mappings),
         ]
         .join("\n")
             + "\n"
@@ -536,6 +578,26 @@ mod tests {
             LogConfig::from_pairs([("segment.byte", "1")]).unwrap_err(),
             Error::UnknownConfig { .. }
         ));
+    }
+
+    #[test]
+    fn max_segment_mappings_is_minus_one_or_at_least_sixteen() {
+        assert_eq!(LogConfig::default().max_segment_mappings, -1);
+        let c = LogConfig::from_pairs([("seglog.max.segment.mappings", "16")]).unwrap();
+        assert_eq!(c.max_segment_mappings, 16);
+        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+        for bad in ["0", "15", "-2", "many"] {
+            let err = LogConfig::from_pairs([("seglog.max.segment.mappings", bad)]).unwrap_err();
+            assert!(
+                err.to_string().contains("seglog.max.segment.mappings"),
+                "{bad}: {err}"
+            );
+        }
+        let direct = LogConfig {
+            max_segment_mappings: 3,
+            ..LogConfig::default()
+        };
+        assert!(direct.validate().is_err());
     }
 
     #[test]

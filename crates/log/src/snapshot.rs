@@ -104,6 +104,60 @@ mod loom_tests {
         });
     }
 
+    /// Retention versus a read, in the order `delete_segments` and `read` use: retention raises
+    /// the log start offset *before* it swaps the removed segment out of the list, and a read
+    /// loads the list *before* the log start. So a read either holds the old list (and reads
+    /// the removed segment, which is deleted only once no snapshot holds it) or sees the new
+    /// start and answers "out of range"; it never finds the offset missing from the list and
+    /// returns later data instead. Swapping before raising the start makes this model fail.
+    #[test]
+    fn loom_read_vs_retention_start_offset_and_list_swap() {
+        use loom::sync::atomic::AtomicI64;
+
+        loom::model(|| {
+            let first = Arc::new(Segment::default());
+            let second = Arc::new(Segment::default());
+            // Segments by base offset: [0, 10) and [10, ..).
+            let cell = Arc::new(SnapshotCell::new(vec![
+                (0_i64, Arc::clone(&first)),
+                (10, Arc::clone(&second)),
+            ]));
+            let log_start = Arc::new(AtomicI64::new(0));
+            drop(second);
+
+            let reader = {
+                let (cell, log_start) = (Arc::clone(&cell), Arc::clone(&log_start));
+                thread::spawn(move || {
+                    let target = 5;
+                    let snapshot = cell.load();
+                    if target < log_start.load(Ordering::Acquire) {
+                        return; // OffsetOutOfRange: a correct answer.
+                    }
+                    let floor = snapshot.iter().rev().find(|(base, _)| *base <= target);
+                    let (base, segment) = floor.expect("the segment holding the offset is gone");
+                    assert_eq!(*base, 0, "read later data for offset {target}");
+                    assert!(
+                        !segment.deleted.load(Ordering::SeqCst),
+                        "read a deleted segment"
+                    );
+                })
+            };
+
+            log_start.fetch_max(10, Ordering::AcqRel);
+            cell.update(|list| list.retain(|(base, _)| *base >= 10));
+            let mut retired = Some(first);
+            while let Some(segment) = retired.take() {
+                if is_unreferenced(&segment) {
+                    segment.deleted.store(true, Ordering::SeqCst);
+                } else {
+                    retired = Some(segment);
+                    thread::yield_now();
+                }
+            }
+            reader.join().unwrap();
+        });
+    }
+
     #[test]
     fn loom_concurrent_updates_are_not_lost() {
         loom::model(|| {

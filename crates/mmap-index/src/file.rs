@@ -7,10 +7,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::MappingBudget;
 use crate::entry::Entry;
 use crate::error::{Error, Result};
-use crate::map::MmapMemory;
-use crate::raw::{Core, Reader, View};
+use crate::map::{MmapMemory, Unpinned};
+use crate::raw::{Core, Gone, Reader, Remapper, View};
 use crate::store::{Backing, IndexStore};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
@@ -36,11 +37,14 @@ pub(crate) struct IndexFile<E: Entry> {
 impl<E: Entry> IndexFile<E> {
     /// Kafka's constructor: creates and preallocates a missing file, or opens an existing one and
     /// takes `length / entry_size` entries from it without scanning.
+    /// A mapped file's mapping counts against `budget` when one is given (a stored backing's
+    /// anonymous memory never does).
     pub(crate) fn open(
         backing: &Backing,
         path: &Path,
         base_offset: i64,
         max_index_size: u32,
+        budget: Option<&MappingBudget>,
     ) -> Result<Self> {
         if let Some(store) = backing.store() {
             return Self::open_stored(backing, store, path, base_offset, max_index_size);
@@ -79,6 +83,7 @@ impl<E: Entry> IndexFile<E> {
             max_index_size,
             newly_created,
             false,
+            budget,
         )
     }
 
@@ -91,7 +96,7 @@ impl<E: Entry> IndexFile<E> {
             return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, false);
         }
         let file = open_rw(path)?;
-        Self::map_file(path, &file, base_offset, 0, false, false)
+        Self::map_file(path, &file, base_offset, 0, false, false, None)
     }
 
     /// Opens an existing file read-only (Kafka's `writable = false`), for tools: the file is
@@ -103,7 +108,7 @@ impl<E: Entry> IndexFile<E> {
             return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, true);
         }
         let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
-        Self::map_file(path, &file, base_offset, 0, false, true)
+        Self::map_file(path, &file, base_offset, 0, false, true, None)
     }
 
     /// `open` on a stored backing: the same steps, with the store's file.
@@ -182,6 +187,7 @@ impl<E: Entry> IndexFile<E> {
         max_index_size: u32,
         newly_created: bool,
         read_only: bool,
+        budget: Option<&MappingBudget>,
     ) -> Result<Self> {
         let length = file
             .metadata()
@@ -193,8 +199,20 @@ impl<E: Entry> IndexFile<E> {
         } else {
             usize::try_from(length).unwrap_or(usize::MAX) / E::SIZE
         };
+        let writable = !read_only;
+        let remap: Option<Remapper<MmapMemory>> = budget.map(|_| -> Remapper<MmapMemory> {
+            Box::new(move |path: &Path, words: usize| {
+                let file = if writable {
+                    open_rw(path)
+                } else {
+                    File::open(path).map_err(|e| Error::io(path, "open", e))
+                }
+                .map_err(io::Error::other)?;
+                MmapMemory::map(&file, words * 4, writable)
+            })
+        });
         Ok(Self {
-            core: Core::new(mem, entries, base_offset, path.to_path_buf()),
+            core: Core::with_budget(mem, entries, base_offset, path.to_path_buf(), remap, budget),
             path: path.to_path_buf(),
             base_offset,
             max_index_size,
@@ -284,13 +302,18 @@ impl<E: Entry> IndexFile<E> {
         }
     }
 
+    /// The error for a view that could not be had.
+    pub(crate) fn gone_error(&self, gone: Gone) -> Error {
+        gone_error(&self.path, E::KIND, gone)
+    }
+
     pub(crate) fn reader(&self) -> Reader<E, MmapMemory> {
         self.core.reader()
     }
 
     /// Runs `f` on the writer's view, or fails with `Closed`.
     pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, MmapMemory>) -> R) -> Result<R> {
-        self.core.view(f).ok_or_else(|| self.closed_error())
+        self.core.view(f).map_err(|g| self.gone_error(g))
     }
 
     /// Kafka's `relativeOffset`.
@@ -304,7 +327,8 @@ impl<E: Entry> IndexFile<E> {
 
     #[inline]
     pub(crate) fn push(&mut self, entry: &E) -> Result<()> {
-        if self.core.push(entry) {
+        let pushed = self.core.push(entry).map_err(|g| self.gone_error(g))?;
+        if pushed {
             Ok(())
         } else if self.core.is_closed() || self.read_only {
             self.check_writable()
@@ -399,10 +423,15 @@ impl<E: Entry> IndexFile<E> {
                 .sync(&self.path)
                 .map_err(|e| Error::io(&self.path, "msync", e));
         }
-        self.core
-            .with_memory(MmapMemory::flush)
-            .ok_or_else(|| self.closed_error())?
-            .map_err(|e| Error::io(&self.path, "msync", e))
+        // An index its budget evicted is synced through the file instead (`fdatasync`):
+        // unmapping kept its dirty pages in the page cache.
+        match self.core.with_memory(MmapMemory::flush) {
+            Ok(result) => result.map_err(|e| Error::io(&self.path, "msync", e)),
+            Err(Unpinned::Closed) => Err(self.closed_error()),
+            Err(Unpinned::Evicted) => open_rw(&self.path)?
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, "fdatasync", e)),
+        }
     }
 
     /// Kafka's `closeHandler`/`forceUnmap`: unmaps now (after in-flight lookups), no trim.
@@ -462,10 +491,24 @@ impl<E: Entry> IndexFile<E> {
     /// Kafka's `renameTo`: renames the file; the new name is taken even when the rename fails,
     /// as Kafka does.
     pub(crate) fn rename(&mut self, to: &Path) -> Result<()> {
+        // The shared name's write lock is held across the rename, so that a reader mapping the
+        // file again (after an eviction) opens it under one name or the other, never in between.
+        let mut shared = self.core.meta().path.write();
         let result = rename(&self.backing, &self.path, to);
         self.path = to.to_path_buf();
-        *self.core.meta().path.write() = to.to_path_buf();
+        *shared = to.to_path_buf();
         result
+    }
+}
+
+/// The error for a view that could not be had: closed, or a failed remap after an eviction.
+pub(crate) fn gone_error(path: &Path, kind: crate::IndexKind, gone: Gone) -> Error {
+    match gone {
+        Gone::Closed => Error::Closed {
+            file: path.to_path_buf(),
+            kind,
+        },
+        Gone::Remap(e) => Error::io(path, "mmap", e),
     }
 }
 

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use crate::MappingBudget;
 use crate::error::{Error, Result};
 use crate::file::{delete_if_exists, exists, rename};
 use crate::offset_index::OffsetIndex;
@@ -20,12 +21,14 @@ mod sealed {
 
 /// The index types a [`LazyIndex`] can hold.
 pub trait LazyOpen: sealed::Sealed + Sized {
-    /// Opens (creating and preallocating if missing) the index.
+    /// Opens (creating and preallocating if missing) the index, a mapped file's mapping counted
+    /// against `budget`.
     fn open_index(
         backing: &Backing,
         path: &Path,
         base_offset: i64,
         max_index_size: u32,
+        budget: Option<&MappingBudget>,
     ) -> Result<Self>;
     /// Closes it (trim, then unmap).
     fn close_index(&mut self) -> Result<()>;
@@ -45,8 +48,9 @@ impl LazyOpen for OffsetIndex {
         path: &Path,
         base_offset: i64,
         max_index_size: u32,
+        budget: Option<&MappingBudget>,
     ) -> Result<Self> {
-        Self::open_with(backing, path, base_offset, max_index_size)
+        Self::open_budgeted(backing, path, base_offset, max_index_size, budget)
     }
     fn close_index(&mut self) -> Result<()> {
         self.close()
@@ -71,8 +75,9 @@ impl LazyOpen for TimeIndex {
         path: &Path,
         base_offset: i64,
         max_index_size: u32,
+        budget: Option<&MappingBudget>,
     ) -> Result<Self> {
-        Self::open_with(backing, path, base_offset, max_index_size)
+        Self::open_budgeted(backing, path, base_offset, max_index_size, budget)
     }
     fn close_index(&mut self) -> Result<()> {
         self.close()
@@ -116,6 +121,7 @@ pub struct LazyIndex<I> {
     base_offset: i64,
     max_index_size: u32,
     backing: Backing,
+    budget: Option<MappingBudget>,
     index: OnceLock<I>,
     /// Serializes first opens through `&self`.
     opening: parking_lot::Mutex<()>,
@@ -149,9 +155,17 @@ impl<I: LazyOpen> LazyIndex<I> {
             base_offset,
             max_index_size,
             backing,
+            budget: None,
             index: OnceLock::new(),
             opening: parking_lot::Mutex::new(()),
         }
+    }
+
+    /// Counts the index's mapping against `budget` once it is opened (an index opened already
+    /// keeps its mapping outside any budget; a stored backing is never counted). The budget may
+    /// unmap the index while it is not in use; the next lookup or append maps it again.
+    pub fn set_budget(&mut self, budget: Option<MappingBudget>) {
+        self.budget = budget;
     }
 
     /// The index, opened (and the file created if missing) on first call. Safe to call from
@@ -169,6 +183,7 @@ impl<I: LazyOpen> LazyIndex<I> {
             &self.path,
             self.base_offset,
             self.max_index_size,
+            self.budget.as_ref(),
         )?;
         Ok(self.index.get_or_init(|| index))
     }
@@ -181,6 +196,7 @@ impl<I: LazyOpen> LazyIndex<I> {
                 &self.path,
                 self.base_offset,
                 self.max_index_size,
+                self.budget.as_ref(),
             )?;
             // We hold `&mut self`: nobody can have set it since the check.
             let _ = self.index.set(index);

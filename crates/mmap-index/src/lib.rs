@@ -11,6 +11,8 @@
 //!   flush, close, rename and delete; [`OffsetIndexReader`] and [`TimeIndexReader`]: cheap,
 //!   cloneable, lock-free read handles for other threads.
 //! - [`LazyIndex`]: Kafka's lazy open, so that 10,000 segments cost nothing until used.
+//! - [`MappingBudget`]: a bound on the mappings a set of indexes and mapped files holds at once;
+//!   the least recently used are unmapped and mapped again on their next use (KAFKA-6343).
 //! - `open_read_only` (Kafka's `writable = false`, for dump tools): `O_RDONLY`, `PROT_READ`,
 //!   every modification refused.
 //! - [`MappedFile`]: a read-only shared mapping of a file its owner appends to (a segment's
@@ -29,7 +31,8 @@
 //!   does; a crash image's zero tail is therefore visible only to `verify`.
 //! - The entry count is published with release/acquire ordering: a reader never sees a count
 //!   that covers bytes not yet written.
-//! - No mapping is unmapped while a lookup reads it, and the appender never waits for readers
+//! - No mapping is unmapped while a lookup reads it (a budget's eviction included), and the
+//!   appender never waits for readers
 //!   (see `docs/unsafe.md` for the two-slot pin protocol and its loom models).
 //! - Lookups use Kafka's warm-section split (the last 8 KiB first) and return exactly Kafka's
 //!   slot whenever keys strictly increase, as they do in every file Kafka or this crate writes.
@@ -45,6 +48,7 @@
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
 
+mod budget;
 mod entry;
 mod error;
 mod file;
@@ -58,6 +62,7 @@ mod sync;
 mod time_index;
 mod verify;
 
+pub use budget::MappingBudget;
 pub use entry::{NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 pub use error::{CorruptKind, Error, IndexKind, Result};
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};

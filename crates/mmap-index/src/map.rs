@@ -20,11 +20,19 @@
 //! after sees the bit. Whoever leaves the word at exactly "retired, zero pins" (the writer's
 //! `fetch_or` finding no pins, or the last `fetch_sub`) unmaps the mapping, and a
 //! compare-exchange on the slot state makes that happen once. No `SeqCst` is needed.
+//!
+//! # Eviction
+//! A mapping budget ([`crate::MappingBudget`]) may *evict* a cell: `active` becomes
+//! `EVICTED | slot` and the slot is retired exactly as a swap retires it, so the mapping goes as
+//! soon as the lookups inside it return. Pins then fail with [`Unpinned::Evicted`]; whoever needs
+//! the mapping calls [`SwapCell::remap`], which installs a new mapping in the other slot the way
+//! a swap does (no flip of a live slot is involved, so no reader can be inside it).
 
 use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
 
+use crate::budget::Member;
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
 
 /// How many mappings this process holds right now, over all indexes. Tests and benches read it
@@ -314,6 +322,19 @@ impl Drop for MmapMemory {
 /// `active` value once the cell is closed: no slot is current and pins fail.
 const CLOSED: usize = usize::MAX;
 
+/// `active` is `EVICTED | slot` while the cell is evicted: no slot is current, pins fail with
+/// [`Unpinned::Evicted`], and `slot` (retired) is the one the last mapping lived in.
+const EVICTED: usize = 1 << (usize::BITS - 2);
+
+/// Why a pin failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unpinned {
+    /// The cell was closed for good.
+    Closed,
+    /// A mapping budget unmapped the cell; [`SwapCell::remap`] maps it again.
+    Evicted,
+}
+
 /// The pin word's flag: set while the slot is not live (retired, being reclaimed, or empty).
 const RETIRED_BIT: usize = 1 << (usize::BITS - 1);
 
@@ -370,8 +391,14 @@ impl<M> Slot<M> {
 pub(crate) struct SwapCell<M, X> {
     active: AtomicUsize,
     slots: [Slot<M>; 2],
-    /// Serializes installs and closes (there is one writer, but the cell does not rely on it).
+    /// Serializes installs, evictions and closes (there is one writer, but the cell does not
+    /// rely on it; evictions and remaps come from other threads).
     writer: Mutex<()>,
+    /// The words of the mapping evicted last, which `remap` maps again. Read and written under
+    /// `writer` only; an atomic for interior mutability, not for ordering.
+    evicted_words: std::sync::atomic::AtomicUsize,
+    /// Membership of a mapping budget, if the cell has one.
+    member: Option<Member>,
     extra: X,
 }
 
@@ -389,13 +416,33 @@ unsafe impl<M: Send + Sync, X: Sync> Sync for SwapCell<M, X> {}
 
 impl<M: Memory, X> SwapCell<M, X> {
     /// A cell whose slot 0 holds `mem` and is active.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(mem: M, extra: X) -> Self {
+        Self::with_member(mem, extra, None)
+    }
+
+    /// A cell whose slot 0 holds `mem`, counted by a mapping budget when `member` is given (the
+    /// caller admits it once the cell is shared, see `budget`).
+    pub(crate) fn with_member(mem: M, extra: X, member: Option<Member>) -> Self {
         Self {
             active: AtomicUsize::new(0),
             slots: [Slot::new(Some(mem), LIVE), Slot::new(None, EMPTY)],
             writer: Mutex::new(()),
+            evicted_words: std::sync::atomic::AtomicUsize::new(0),
+            member,
             extra,
         }
+    }
+
+    /// The cell's budget membership.
+    pub(crate) fn member(&self) -> Option<&Member> {
+        self.member.as_ref()
+    }
+
+    fn lock_writer(&self) -> crate::sync::MutexGuard<'_, ()> {
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The payload shared with readers.
@@ -404,9 +451,9 @@ impl<M: Memory, X> SwapCell<M, X> {
         &self.extra
     }
 
-    /// Pins the active mapping; `None` once the cell is closed.
+    /// Pins the active mapping; fails once the cell is closed or while it is evicted.
     #[inline]
-    pub(crate) fn pin(&self) -> Option<Pin<'_, M, X>> {
+    pub(crate) fn pin(&self) -> Result<Pin<'_, M, X>, Unpinned> {
         self.pin_slot().map(|slot| Pin {
             cell: self,
             slot,
@@ -414,23 +461,24 @@ impl<M: Memory, X> SwapCell<M, X> {
         })
     }
 
-    /// Pins the active mapping for as long as the returned guard lives (the writer keeps one).
-    pub(crate) fn pin_owned(cell: &Arc<Self>) -> Option<OwnedPin<M, X>> {
-        cell.pin_slot().map(|slot| OwnedPin {
-            cell: Arc::clone(cell),
-            slot,
-        })
-    }
-
     #[inline]
-    fn pin_slot(&self) -> Option<usize> {
+    fn pin_slot(&self) -> Result<usize, Unpinned> {
         loop {
             let index = self.active.load(Ordering::Acquire);
-            let slot = self.slots.get(index)?;
+            let Some(slot) = self.slots.get(index) else {
+                return Err(if index == CLOSED {
+                    Unpinned::Closed
+                } else {
+                    Unpinned::Evicted
+                });
+            };
             // Acquire: pairs with the install's release (the mapping is fully installed) and,
             // if we end up reclaiming, with the releases of the readers that left before us.
             if slot.word.fetch_add(1, Ordering::Acquire) & RETIRED_BIT == 0 {
-                return Some(index);
+                if let Some(member) = &self.member {
+                    member.touch();
+                }
+                return Ok(index);
             }
             // Retired before our pin: we never touched the mapping. The writer flipped `active`
             // before retiring, and our acquire saw the retirement, so the next load of `active`
@@ -486,52 +534,206 @@ impl<M: Memory, X> SwapCell<M, X> {
     }
 
     fn swap_with(&self, mem: Option<M>, wait: bool, wait_for_spare: bool) -> Result<(), M> {
-        let _writer = self
-            .writer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _writer = self.lock_writer();
         let current = self.active.load(Ordering::Acquire);
         if current == CLOSED {
             return mem.map_or(Ok(()), Err);
         }
+        let evicted = current & EVICTED != 0;
+        // The slot the current (or, when evicted, the last) mapping lives in.
+        let last = current & !EVICTED;
         match mem {
+            // A growth that must not wait must not map an evicted cell again either: the budget
+            // decides when a cell is mapped.
+            Some(mem) if evicted && !wait_for_spare => return Err(mem),
             Some(mem) => {
-                let next = usize::from(current == 0);
-                let Some(slot) = self.slots.get(next) else {
-                    return Err(mem);
-                };
-                if !wait_for_spare && slot.state.load(Ordering::Acquire) != EMPTY {
-                    return Err(mem);
+                if evicted && let Some(member) = &self.member {
+                    member.admit();
                 }
-                // The slot retired by the previous swap: wait for its last reader to leave.
-                wait_until_empty(slot);
-                drop(slot.replace(Some(mem)));
-                slot.state.store(LIVE, Ordering::Release);
-                // Release: a reader whose pin finds the bit clear sees the mapping installed
-                // above. Transient pins of readers that found the bit set stay counted until
-                // they take them back.
-                slot.word.fetch_and(!RETIRED_BIT, Ordering::Release);
-                self.active.store(next, Ordering::Release);
+                self.install_locked(last, mem, wait_for_spare)?;
             }
-            None => self.active.store(CLOSED, Ordering::Release),
+            None => {
+                self.active.store(CLOSED, Ordering::Release);
+                if !evicted && let Some(member) = &self.member {
+                    member.release();
+                }
+            }
         }
-        if let Some(old) = self.slots.get(current) {
+        if !evicted {
+            self.retire(last);
+        }
+        if wait {
+            self.wait_for_retired();
+        }
+        Ok(())
+    }
+
+    /// Installs `mem` in the slot other than `last` and makes it active. The caller holds the
+    /// writer lock and retires `last` afterwards if it was live.
+    fn install_locked(&self, last: usize, mem: M, wait_for_spare: bool) -> Result<(), M> {
+        let next = usize::from(last == 0);
+        let Some(slot) = self.slots.get(next) else {
+            return Err(mem);
+        };
+        if !wait_for_spare && slot.state.load(Ordering::Acquire) != EMPTY {
+            return Err(mem);
+        }
+        // The slot retired by the previous swap: wait for its last reader to leave.
+        wait_until_empty(slot);
+        drop(slot.replace(Some(mem)));
+        slot.state.store(LIVE, Ordering::Release);
+        // Release: a reader whose pin finds the bit clear sees the mapping installed
+        // above. Transient pins of readers that found the bit set stay counted until
+        // they take them back.
+        slot.word.fetch_and(!RETIRED_BIT, Ordering::Release);
+        self.active.store(next, Ordering::Release);
+        Ok(())
+    }
+
+    /// Retires slot `index` (no longer active): its mapping goes when its last reader leaves.
+    fn retire(&self, index: usize) {
+        if let Some(old) = self.slots.get(index) {
             // The state first, so that whoever reclaims finds it `RETIRED`.
             old.state.store(RETIRED, Ordering::Release);
             // AcqRel: readers that unpinned before this see their reads ordered before our
             // reclaim; readers whose pin comes after see the bit.
             if old.word.fetch_or(RETIRED_BIT, Ordering::AcqRel) == 0 {
-                self.reclaim(current);
+                self.reclaim(index);
             }
         }
-        if wait {
-            for (index, slot) in self.slots.iter().enumerate() {
-                if self.active.load(Ordering::Acquire) != index {
-                    wait_until_empty(slot);
+    }
+
+    /// Waits until every slot but the active one is empty.
+    fn wait_for_retired(&self) {
+        for (index, slot) in self.slots.iter().enumerate() {
+            if self.active.load(Ordering::Acquire) != index {
+                wait_until_empty(slot);
+            }
+        }
+    }
+
+    /// Unmaps the active mapping without closing the cell (a mapping budget evicting it): pins
+    /// fail with [`Unpinned::Evicted`] until [`SwapCell::remap`] maps it again. Never waits:
+    /// the mapping goes when the lookups inside it return. False, doing nothing, when the writer
+    /// lock is busy (an install, close or remap is running: the cell is in use) or when nothing
+    /// is mapped.
+    pub(crate) fn evict(&self) -> bool {
+        let _writer = match self.writer.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let current = self.active.load(Ordering::Acquire);
+        if current & EVICTED != 0 {
+            return false;
+        }
+        let words = self.with_slot_memory(current, Memory::words).unwrap_or(0);
+        self.evicted_words
+            .store(words, std::sync::atomic::Ordering::Relaxed);
+        // Release: pairs with the acquire of readers that then find the cell evicted.
+        self.active.store(EVICTED | current, Ordering::Release);
+        self.retire(current);
+        true
+    }
+
+    /// The word count of slot `index`'s mapping. The caller holds the writer lock on a live
+    /// slot, which only the writer lock retires, so the mapping cannot go meanwhile.
+    fn with_slot_memory<R>(&self, index: usize, f: impl FnOnce(&M) -> R) -> Option<R> {
+        let slot = self.slots.get(index)?;
+        // A pin, like any reader: cheap, and it keeps the argument of `with_slot` unchanged.
+        if slot.word.fetch_add(1, Ordering::Acquire) & RETIRED_BIT != 0 {
+            self.unpin(index);
+            return None;
+        }
+        let result = with_slot(self, index, f);
+        self.unpin(index);
+        result
+    }
+
+    /// Maps an evicted cell again: `make` gets the word count of the mapping that was evicted
+    /// and returns the new mapping. Returns false without calling `make` when the cell is not
+    /// evicted (someone else remapped it, or it is closed: pin again to find out).
+    pub(crate) fn remap(&self, make: impl FnOnce(usize) -> io::Result<M>) -> io::Result<bool> {
+        let _writer = self.lock_writer();
+        let current = self.active.load(Ordering::Acquire);
+        if current == CLOSED || current & EVICTED == 0 {
+            return Ok(false);
+        }
+        if let Some(member) = &self.member {
+            member.admit();
+        }
+        let words = self
+            .evicted_words
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let mem = match make(words) {
+            Ok(mem) => mem,
+            Err(e) => {
+                if let Some(member) = &self.member {
+                    member.release();
                 }
+                return Err(e);
             }
+        };
+        if self.install_locked(current & !EVICTED, mem, true).is_err() {
+            if let Some(member) = &self.member {
+                member.release();
+            }
+            return Err(io::Error::other("no mapping slot to remap into"));
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// Whether the cell is evicted now.
+    pub(crate) fn is_evicted(&self) -> bool {
+        let active = self.active.load(Ordering::Acquire);
+        active != CLOSED && active & EVICTED != 0
+    }
+}
+
+impl<M: Memory, X: Send + Sync + 'static> crate::budget::Evict for SwapCell<M, X> {
+    fn evict(&self) -> bool {
+        SwapCell::evict(self)
+    }
+
+    fn last_used(&self) -> u64 {
+        self.member.as_ref().map_or(0, Member::last_used)
+    }
+}
+
+/// A shared cell over `mem`, admitted to `budget` when one is given.
+#[cfg(not(all(test, loom)))]
+pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
+    mem: M,
+    extra: X,
+    budget: Option<&crate::MappingBudget>,
+) -> Arc<SwapCell<M, X>> {
+    let member = budget.map(crate::MappingBudget::member);
+    let cell = Arc::new(SwapCell::with_member(mem, extra, member));
+    if let Some(member) = cell.member() {
+        let weak = Arc::downgrade(&cell);
+        let weak: std::sync::Weak<dyn crate::budget::Evict> = weak;
+        member.bind(weak);
+        member.admit();
+    }
+    cell
+}
+
+/// Loom's `Arc` has no weak handles: the models run without a budget (they drive `evict` and
+/// `remap` directly).
+#[cfg(all(test, loom))]
+pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
+    mem: M,
+    extra: X,
+    _budget: Option<&crate::MappingBudget>,
+) -> Arc<SwapCell<M, X>> {
+    Arc::new(SwapCell::new(mem, extra))
+}
+
+impl<M, X> Drop for SwapCell<M, X> {
+    fn drop(&mut self) {
+        if let Some(member) = &self.member {
+            member.release();
+        }
     }
 }
 
@@ -560,27 +762,6 @@ impl<M: Memory, X> Pin<'_, M, X> {
 
 impl<M: Memory, X> Drop for Pin<'_, M, X> {
     #[inline]
-    fn drop(&mut self) {
-        self.cell.unpin(self.slot);
-    }
-}
-
-/// A pin that owns a reference to its cell: the writer holds one on the active mapping so that
-/// appends touch no shared counter.
-pub(crate) struct OwnedPin<M: Memory, X> {
-    cell: Arc<SwapCell<M, X>>,
-    slot: usize,
-}
-
-impl<M: Memory, X> OwnedPin<M, X> {
-    /// Runs `f` on the pinned mapping.
-    #[inline]
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
-        with_slot(&self.cell, self.slot, f)
-    }
-}
-
-impl<M: Memory, X> Drop for OwnedPin<M, X> {
     fn drop(&mut self) {
         self.cell.unpin(self.slot);
     }

@@ -23,8 +23,9 @@
 use std::fs::File;
 use std::io;
 
-use crate::map::{Memory, MmapMemory, SwapCell, Word};
-use crate::sync::{AtomicUsize, Ordering};
+use crate::MappingBudget;
+use crate::map::{Memory, MmapMemory, SwapCell, Unpinned, Word, shared_cell};
+use crate::sync::{Arc, AtomicUsize, Ordering};
 
 /// How far ahead of the published length a growing mapping reaches, and the unit it grows by:
 /// an appender remaps once per this many bytes appended, and only when a reader has mapped the
@@ -34,7 +35,7 @@ pub const MAP_AHEAD_BYTES: u64 = 64 << 20;
 /// The generic core, over any [`Memory`], so that the loom models run exactly this code.
 pub(crate) struct FileCore<M: Memory> {
     /// The mappings, with the published length shared with readers.
-    cell: SwapCell<M, AtomicUsize>,
+    cell: Arc<SwapCell<M, AtomicUsize>>,
     /// Bytes readable through the active mapping (owner-maintained; a hint for when to grow,
     /// not a bound: readers clamp to the mapping they pinned).
     capacity: AtomicUsize,
@@ -42,10 +43,16 @@ pub(crate) struct FileCore<M: Memory> {
 
 impl<M: Memory> FileCore<M> {
     /// A core over `mem`, with `len` bytes published.
+    #[cfg(all(test, loom))]
     pub(crate) fn new(mem: M, len: usize) -> Self {
+        Self::with_budget(mem, len, None)
+    }
+
+    /// A core whose mapping counts against `budget`, which may evict it (see `remap`).
+    pub(crate) fn with_budget(mem: M, len: usize, budget: Option<&MappingBudget>) -> Self {
         let capacity = mem.words() * 4;
         Self {
-            cell: SwapCell::new(mem, AtomicUsize::new(len)),
+            cell: shared_cell(mem, AtomicUsize::new(len), budget),
             capacity: AtomicUsize::new(capacity),
         }
     }
@@ -54,7 +61,7 @@ impl<M: Memory> FileCore<M> {
     /// pinned mapping; returns how many it copied. `None` once closed.
     #[inline]
     pub(crate) fn read_at(&self, position: usize, buf: &mut [u8]) -> Option<usize> {
-        let pin = self.cell.pin()?;
+        let pin = self.cell.pin().ok()?;
         // Acquire, and after the pin: pairs with the owner's `Release` publication (the bytes
         // below the length are written), and a mapping installed after a shrink is only seen
         // together with the lowered length (see the module docs).
@@ -121,8 +128,31 @@ impl<M: Memory> FileCore<M> {
     }
 
     /// Whether the cell has been closed.
+    /// Whether the budget has the mapping unmapped now.
+    pub(crate) fn is_evicted(&self) -> bool {
+        self.cell.is_evicted()
+    }
+
+    /// Maps an evicted file again with `make(published length)`; false if it was not evicted.
+    pub(crate) fn remap(&self, make: impl FnOnce(usize) -> io::Result<M>) -> io::Result<bool> {
+        let cell = &self.cell;
+        let remapped = cell.remap(|_| make(cell.extra().load(Ordering::Acquire)))?;
+        if remapped {
+            let capacity = cell.pin().ok().and_then(|p| p.with(Memory::words));
+            self.capacity
+                .store(capacity.unwrap_or(0) * 4, Ordering::Relaxed);
+        }
+        Ok(remapped)
+    }
+
+    /// Unmaps as a budget would (the loom models).
+    #[cfg(all(test, loom))]
+    pub(crate) fn evict(&self) -> bool {
+        self.cell.evict()
+    }
+
     pub(crate) fn is_closed(&self) -> bool {
-        self.cell.pin().is_none()
+        matches!(self.cell.pin(), Err(Unpinned::Closed))
     }
 }
 
@@ -270,10 +300,29 @@ impl MappedFile {
     /// Maps `file`, whose first `len` bytes are written, ahead of `len`; `len` is published.
     /// `file` must be open for reading.
     pub fn open(file: &File, len: u64) -> io::Result<Self> {
+        Self::open_in(file, len, None)
+    }
+
+    /// As [`open`](Self::open), with the mapping counted against `budget` when one is given. The
+    /// budget may unmap it (reads then return `Some(0)`, and the owner falls back to `pread`)
+    /// until [`remap`](Self::remap) maps it again.
+    pub fn open_in(file: &File, len: u64, budget: Option<&MappingBudget>) -> io::Result<Self> {
         let mem = MmapMemory::map_data_read_only(file, ahead(len)?)?;
         Ok(Self {
-            core: FileCore::new(mem, to_usize(len)?),
+            core: FileCore::with_budget(mem, to_usize(len)?, budget),
         })
+    }
+
+    /// Whether the mapping budget has the file unmapped now.
+    pub fn is_evicted(&self) -> bool {
+        self.core.is_evicted()
+    }
+
+    /// Maps the file again after its budget evicted it (ahead of the published length, as a
+    /// growth does). Returns false, doing nothing, when it was not evicted.
+    pub fn remap(&self, file: &File) -> io::Result<bool> {
+        self.core
+            .remap(|published| MmapMemory::map_data_read_only(file, ahead(published as u64)?))
     }
 
     /// Copies the bytes at `position` into `buf` from the mapping, up to the published length
@@ -314,7 +363,7 @@ impl MappedFile {
     pub fn publish(&self, file: &File, len: u64) -> io::Result<()> {
         let len_usize = to_usize(len)?;
         self.core.publish(len_usize);
-        if len_usize > self.core.capacity() && !self.core.is_closed() {
+        if len_usize > self.core.capacity() && !self.core.is_closed() && !self.core.is_evicted() {
             let mem = MmapMemory::map_data_read_only(file, ahead(len)?)?;
             self.core.grow(mem);
         }

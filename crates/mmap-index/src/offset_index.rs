@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::MappingBudget;
 use crate::entry::{Entry, OffsetEntry, OffsetPosition};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
-use crate::file::{IndexFile, relative};
+use crate::file::{IndexFile, gone_error, relative};
 use crate::map::MmapMemory;
 use crate::raw::{Bound, Field, Reader};
 use crate::store::Backing;
@@ -89,11 +90,39 @@ impl OffsetIndex {
         base_offset: i64,
         max_index_size: u32,
     ) -> Result<Self> {
-        Self::from_file(IndexFile::open(
-            backing,
+        Self::open_budgeted(backing, path.as_ref(), base_offset, max_index_size, None)
+    }
+
+    /// As [`OffsetIndex::open`], with the mapping counted against `budget`, which may unmap it while
+    /// the index is not in use; the next lookup or append maps it again.
+    pub fn open_in(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size: u32,
+        budget: &MappingBudget,
+    ) -> Result<Self> {
+        Self::open_budgeted(
+            &Backing::Mapped,
             path.as_ref(),
             base_offset,
             max_index_size,
+            Some(budget),
+        )
+    }
+
+    pub(crate) fn open_budgeted(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        Self::from_file(IndexFile::open(
+            backing,
+            path,
+            base_offset,
+            max_index_size,
+            budget,
         )?)
     }
 
@@ -442,11 +471,14 @@ impl std::fmt::Debug for OffsetIndexReader {
 }
 
 impl OffsetIndexReader {
-    fn closed(&self) -> Error {
-        Error::Closed {
-            file: self.path(),
-            kind: IndexKind::Offset,
-        }
+    fn gone(&self, gone: crate::raw::Gone) -> Error {
+        gone_error(&self.path(), IndexKind::Offset, gone)
+    }
+
+    /// Whether the index is mapped now: false once closed, and while its mapping budget has it
+    /// unmapped (the next lookup maps it again).
+    pub fn is_mapped(&self) -> bool {
+        self.inner.is_mapped()
     }
 
     /// As [`OffsetIndex::lookup`].
@@ -460,7 +492,7 @@ impl OffsetIndexReader {
                     position: 0,
                 })
             })
-            .ok_or_else(|| self.closed())
+            .map_err(|g| self.gone(g))
     }
 
     /// As [`OffsetIndex::entry`].
@@ -470,9 +502,9 @@ impl OffsetIndexReader {
             .inner
             .view(|v| (v.entry(n).map(|e| e.decode(base)), v.entries()));
         match found {
-            None => Err(self.closed()),
-            Some((Some(entry), _)) => Ok(entry),
-            Some((None, entries)) => Err(Error::EntryOutOfRange {
+            Err(g) => Err(self.gone(g)),
+            Ok((Some(entry), _)) => Ok(entry),
+            Ok((None, entries)) => Err(Error::EntryOutOfRange {
                 file: self.path(),
                 kind: IndexKind::Offset,
                 slot: n,
@@ -490,12 +522,12 @@ impl OffsetIndexReader {
         let base = self.base_offset();
         self.inner
             .view(|v| upper_bound(v, base, start, fetch_size))
-            .ok_or_else(|| self.closed())
+            .map_err(|g| self.gone(g))
     }
 
     /// The number of entries published so far.
     pub fn entries(&self) -> Result<usize> {
-        self.inner.entries().ok_or_else(|| self.closed())
+        self.inner.entries().map_err(|g| self.gone(g))
     }
 
     /// The segment's base offset.

@@ -9,22 +9,82 @@
 //! mapping's capacity: a count loaded before a truncate-and-trim may exceed the smaller mapping
 //! installed since.
 
+use std::io;
 use std::marker::PhantomData;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::entry::Entry;
-use crate::map::{Memory, OwnedPin, SwapCell};
+use crate::map::{Memory, SwapCell, Unpinned, shared_cell};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use std::hint::select_unpredictable;
 
+/// Maps an index file again after a mapping budget evicted it: the file's current path and the
+/// word count of the mapping that was evicted.
+pub(crate) type Remapper<M> = Box<dyn Fn(&Path, usize) -> io::Result<M> + Send + Sync>;
+
 /// What readers share besides the mapping.
-pub(crate) struct Meta {
+pub(crate) struct Meta<M> {
     /// The published entry count.
     pub(crate) entries: AtomicUsize,
     /// The segment's base offset.
     pub(crate) base_offset: i64,
-    /// The current file name, for error messages (rename updates it).
+    /// The current file name, for error messages and remaps. A rename holds the write lock
+    /// across the file system's rename, and a remap holds the read lock while it opens the file,
+    /// so a remap never opens a name that is going away.
     pub(crate) path: parking_lot::RwLock<PathBuf>,
+    /// How to map the file again after an eviction; `None` for cells that are never evicted.
+    pub(crate) remap: Option<Remapper<M>>,
+}
+
+/// Why a view could not be had.
+#[derive(Debug)]
+pub(crate) enum Gone {
+    /// The index was closed.
+    Closed,
+    /// The index was evicted by its mapping budget and mapping it again failed.
+    Remap(io::Error),
+}
+
+/// How many times a view retries when its cell is evicted again between the remap and the pin:
+/// only a budget far smaller than the number of threads mapping at once gets near it.
+const MAX_REMAPS_PER_VIEW: usize = 64;
+
+/// Pins `cell`, mapping it again if it was evicted, and runs `f` with a view of at most
+/// `entries()` entries (loaded before each pin attempt).
+#[inline]
+fn view_of<E: Entry, M: Memory, R>(
+    cell: &SwapCell<M, Meta<M>>,
+    entries: impl Fn() -> usize,
+    f: impl FnOnce(&View<'_, E, M>) -> R,
+) -> Result<R, Gone> {
+    let meta = cell.extra();
+    for _ in 0..MAX_REMAPS_PER_VIEW {
+        let entries = entries();
+        match cell.pin() {
+            Ok(pin) => {
+                return pin
+                    .with(|mem| f(&view(mem, entries, meta.base_offset)))
+                    .ok_or(Gone::Closed);
+            }
+            Err(Unpinned::Closed) => return Err(Gone::Closed),
+            Err(Unpinned::Evicted) => remap(cell)?,
+        }
+    }
+    Err(Gone::Remap(io::Error::other(
+        "the mapping budget evicted this index again before it could be read",
+    )))
+}
+
+/// Maps an evicted cell again (or finds that another thread did).
+#[cold]
+fn remap<M: Memory>(cell: &SwapCell<M, Meta<M>>) -> Result<(), Gone> {
+    let meta = cell.extra();
+    let Some(remapper) = &meta.remap else {
+        return Err(Gone::Closed);
+    };
+    cell.remap(|words| remapper(&meta.path.read(), words))
+        .map(drop)
+        .map_err(Gone::Remap)
 }
 
 /// Which bound a slot search returns (Kafka's `SearchResultType`).
@@ -138,6 +198,7 @@ pub(crate) fn floor_slot(
 /// A consistent view for one operation: a pinned mapping and an entry count that fits it.
 pub(crate) struct View<'a, E, M: Memory> {
     cells: &'a [M::Word],
+    writable: bool,
     entries: usize,
     base_offset: i64,
     _entry: PhantomData<fn() -> E>,
@@ -148,6 +209,12 @@ impl<E: Entry, M: Memory> View<'_, E, M> {
     #[inline]
     pub(crate) fn entries(&self) -> usize {
         self.entries
+    }
+
+    /// Whether the pinned mapping may be stored to.
+    #[inline]
+    fn memory_writable(&self) -> bool {
+        self.writable
     }
 
     /// The entry in `slot`, if `slot < entries`.
@@ -188,6 +255,7 @@ fn view<E: Entry, M: Memory>(mem: &M, entries: usize, base_offset: i64) -> View<
     let capacity = cells.len() / E::WORDS;
     View {
         cells,
+        writable: mem.writable(),
         entries: entries.min(capacity),
         base_offset,
         _entry: PhantomData,
@@ -196,7 +264,7 @@ fn view<E: Entry, M: Memory>(mem: &M, entries: usize, base_offset: i64) -> View<
 
 /// A cheap, cloneable, lock-free read handle on an index.
 pub(crate) struct Reader<E, M: Memory> {
-    cell: Arc<SwapCell<M, Meta>>,
+    cell: Arc<SwapCell<M, Meta<M>>>,
     _entry: PhantomData<fn() -> E>,
 }
 
@@ -210,32 +278,43 @@ impl<E, M: Memory> Clone for Reader<E, M> {
 }
 
 impl<E: Entry, M: Memory> Reader<E, M> {
-    /// Runs `f` on a consistent view; `None` once the index is closed.
+    /// Runs `f` on a consistent view, mapping the index again if its budget evicted it.
     #[inline]
-    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Option<R> {
+    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Result<R, Gone> {
         let meta = self.cell.extra();
-        // Acquire pairs with the writer's Release: slots below `entries` are written.
-        let entries = meta.entries.load(Ordering::Acquire);
-        let pin = self.cell.pin()?;
-        pin.with(|mem| f(&view(mem, entries, meta.base_offset)))
+        // Acquire pairs with the writer's Release: slots below `entries` are written. Loaded
+        // before the pin, as the protocol requires (docs/unsafe.md).
+        view_of(&self.cell, || meta.entries.load(Ordering::Acquire), f)
     }
 
-    /// The published entry count, clamped to the current mapping; `None` once closed.
-    pub(crate) fn entries(&self) -> Option<usize> {
+    /// The published entry count, clamped to the current mapping.
+    pub(crate) fn entries(&self) -> Result<usize, Gone> {
         self.view(|v| v.entries)
     }
 
     /// The shared metadata.
-    pub(crate) fn meta(&self) -> &Meta {
+    pub(crate) fn meta(&self) -> &Meta<M> {
         self.cell.extra()
+    }
+
+    /// Whether the index is mapped now (not closed, not evicted).
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.cell.pin().is_ok()
+    }
+
+    /// Unmaps the index as its budget would (the loom models).
+    #[cfg(all(test, loom))]
+    pub(crate) fn evict_for_test(&self) -> bool {
+        self.cell.evict()
     }
 }
 
-/// The single writer of an index: owns the slot count and a long-lived pin on the active
-/// mapping, so appends touch no shared counter except the published entry count.
+/// The single writer of an index: owns the slot count. It pins the mapping per operation like
+/// a reader (two uncontended atomics per index entry appended), so that a mapping budget can
+/// evict the mapping of an index whose writer is idle.
 pub(crate) struct Core<E, M: Memory> {
-    cell: Arc<SwapCell<M, Meta>>,
-    pin: Option<OwnedPin<M, Meta>>,
+    cell: Arc<SwapCell<M, Meta<M>>>,
+    closed: bool,
     entries: usize,
     max_entries: usize,
     _entry: PhantomData<fn() -> E>,
@@ -244,18 +323,30 @@ pub(crate) struct Core<E, M: Memory> {
 impl<E: Entry, M: Memory> Core<E, M> {
     /// A core over `mem` that already holds `entries` entries.
     pub(crate) fn new(mem: M, entries: usize, base_offset: i64, path: PathBuf) -> Self {
+        Self::with_budget(mem, entries, base_offset, path, None, None)
+    }
+
+    /// A core whose mapping counts against `budget`, which may evict it; `remap` maps it again.
+    pub(crate) fn with_budget(
+        mem: M,
+        entries: usize,
+        base_offset: i64,
+        path: PathBuf,
+        remap: Option<Remapper<M>>,
+        budget: Option<&crate::MappingBudget>,
+    ) -> Self {
         let max_entries = mem.words() / E::WORDS;
         let entries = entries.min(max_entries);
         let meta = Meta {
             entries: AtomicUsize::new(entries),
             base_offset,
             path: parking_lot::RwLock::new(path),
+            remap,
         };
-        let cell = Arc::new(SwapCell::new(mem, meta));
-        let pin = SwapCell::pin_owned(&cell);
+        let budget = if meta.remap.is_some() { budget } else { None };
         Self {
-            cell,
-            pin,
+            cell: shared_cell(mem, meta, budget),
+            closed: false,
             entries,
             max_entries,
             _entry: PhantomData,
@@ -274,11 +365,11 @@ impl<E: Entry, M: Memory> Core<E, M> {
 
     /// Whether the mapping has been closed.
     pub(crate) fn is_closed(&self) -> bool {
-        self.pin.is_none()
+        self.closed
     }
 
     /// The shared metadata.
-    pub(crate) fn meta(&self) -> &Meta {
+    pub(crate) fn meta(&self) -> &Meta<M> {
         self.cell.extra()
     }
 
@@ -290,42 +381,47 @@ impl<E: Entry, M: Memory> Core<E, M> {
         }
     }
 
-    /// Runs `f` on the writer's own view (no shared counter touched); `None` once closed.
-    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Option<R> {
-        let base = self.meta().base_offset;
-        self.pin
-            .as_ref()?
-            .with(|mem| f(&view(mem, self.entries, base)))
+    /// Runs `f` on the writer's own view (the writer's entry count), mapping the index again if
+    /// its budget evicted it.
+    pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Result<R, Gone> {
+        if self.closed {
+            return Err(Gone::Closed);
+        }
+        view_of(&self.cell, || self.entries, f)
     }
 
-    /// Runs `f` on the raw mapping; `None` once closed.
-    pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
-        self.pin.as_ref()?.with(f)
+    /// Runs `f` on the raw mapping, without mapping it again if it is evicted.
+    pub(crate) fn with_memory<R>(&self, f: impl FnOnce(&M) -> R) -> Result<R, Unpinned> {
+        if self.closed {
+            return Err(Unpinned::Closed);
+        }
+        let pin = self.cell.pin()?;
+        pin.with(f).ok_or(Unpinned::Closed)
     }
 
-    /// Writes `entry` into the next slot and publishes it. False if closed or no slot is free.
+    /// Writes `entry` into the next slot and publishes it. `Ok(false)` if no slot is free or the
+    /// mapping is read-only.
     #[inline]
-    pub(crate) fn push(&mut self, entry: &E) -> bool {
+    pub(crate) fn push(&mut self, entry: &E) -> Result<bool, Gone> {
         if self.entries >= self.max_entries {
-            return false;
+            return Ok(false);
         }
         let slot = self.entries;
-        let Some(pin) = &self.pin else { return false };
         // The only store into index memory in the crate, so the one place a read-only
         // mapping must be protected.
-        let stored = pin.with(|mem| {
-            if mem.writable() {
-                entry.store(mem.cells(), slot);
+        let stored = self.view(|v| {
+            if v.memory_writable() {
+                entry.store(v.cells, slot);
             }
-            mem.writable()
-        });
-        if stored != Some(true) {
-            return false;
+            v.memory_writable()
+        })?;
+        if !stored {
+            return Ok(false);
         }
         self.entries = slot + 1;
         // Release: a reader that sees the new count sees the words stored above.
         self.meta().entries.store(self.entries, Ordering::Release);
-        true
+        Ok(true)
     }
 
     /// Sets the entry count to `entries` (a truncation; never more than the capacity).
@@ -337,12 +433,9 @@ impl<E: Entry, M: Memory> Core<E, M> {
     /// Replaces the mapping. With `wait`, returns once the old mapping is unmapped.
     pub(crate) fn remap(&mut self, mem: M, wait: bool) -> bool {
         let max_entries = mem.words() / E::WORDS;
-        // Our own pin would keep the old mapping alive forever if we waited with it held.
-        self.pin = None;
-        if self.cell.swap(Some(mem), wait).is_err() {
+        if self.closed || self.cell.swap(Some(mem), wait).is_err() {
             return false;
         }
-        self.pin = SwapCell::pin_owned(&self.cell);
         self.max_entries = max_entries;
         if self.entries > max_entries {
             self.set_entries(max_entries);
@@ -352,15 +445,20 @@ impl<E: Entry, M: Memory> Core<E, M> {
 
     /// Closes the cell and unmaps the mapping; returns once it is unmapped when `wait`.
     pub(crate) fn close(&mut self, wait: bool) {
-        self.pin = None;
+        self.closed = true;
         // `swap(None, ..)` never hands anything back.
         let _ = self.cell.swap(None, wait);
+    }
+
+    /// Unmaps the mapping as a budget would (the loom models).
+    #[cfg(all(test, loom))]
+    pub(crate) fn evict(&self) -> bool {
+        self.cell.evict()
     }
 }
 
 impl<E, M: Memory> Drop for Core<E, M> {
     fn drop(&mut self) {
-        self.pin = None;
         // Unmap now rather than when the last reader handle goes away, and wait for lookups
         // already inside (bounded: no caller code runs under a pin), so that a file is never
         // shrunk by its next owner under a mapping of ours.

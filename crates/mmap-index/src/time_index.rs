@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::MappingBudget;
 use crate::entry::{Entry, NO_TIMESTAMP, TimeEntry, TimestampOffset};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
-use crate::file::{IndexFile, relative};
+use crate::file::{IndexFile, gone_error, relative};
 use crate::map::MmapMemory;
 use crate::raw::{Bound, Field, Reader};
 use crate::store::Backing;
@@ -85,11 +86,39 @@ impl TimeIndex {
         base_offset: i64,
         max_index_size: u32,
     ) -> Result<Self> {
-        Self::from_file(IndexFile::open(
-            backing,
+        Self::open_budgeted(backing, path.as_ref(), base_offset, max_index_size, None)
+    }
+
+    /// As [`TimeIndex::open`], with the mapping counted against `budget`, which may unmap it while
+    /// the index is not in use; the next lookup or append maps it again.
+    pub fn open_in(
+        path: impl AsRef<Path>,
+        base_offset: i64,
+        max_index_size: u32,
+        budget: &MappingBudget,
+    ) -> Result<Self> {
+        Self::open_budgeted(
+            &Backing::Mapped,
             path.as_ref(),
             base_offset,
             max_index_size,
+            Some(budget),
+        )
+    }
+
+    pub(crate) fn open_budgeted(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        Self::from_file(IndexFile::open(
+            backing,
+            path,
+            base_offset,
+            max_index_size,
+            budget,
         )?)
     }
 
@@ -453,11 +482,14 @@ impl std::fmt::Debug for TimeIndexReader {
 }
 
 impl TimeIndexReader {
-    fn closed(&self) -> Error {
-        Error::Closed {
-            file: self.path(),
-            kind: IndexKind::Time,
-        }
+    fn gone(&self, gone: crate::raw::Gone) -> Error {
+        gone_error(&self.path(), IndexKind::Time, gone)
+    }
+
+    /// Whether the index is mapped now: false once closed, and while its mapping budget has it
+    /// unmapped (the next lookup maps it again).
+    pub fn is_mapped(&self) -> bool {
+        self.inner.is_mapped()
     }
 
     /// As [`TimeIndex::lookup`].
@@ -471,7 +503,7 @@ impl TimeIndexReader {
                     offset: base,
                 })
             })
-            .ok_or_else(|| self.closed())
+            .map_err(|g| self.gone(g))
     }
 
     /// As [`TimeIndex::entry`].
@@ -481,9 +513,9 @@ impl TimeIndexReader {
             .inner
             .view(|v| (v.entry(n).map(|e| e.decode(base)), v.entries()));
         match found {
-            None => Err(self.closed()),
-            Some((Some(entry), _)) => Ok(entry),
-            Some((None, entries)) => Err(Error::EntryOutOfRange {
+            Err(g) => Err(self.gone(g)),
+            Ok((Some(entry), _)) => Ok(entry),
+            Ok((None, entries)) => Err(Error::EntryOutOfRange {
                 file: self.path(),
                 kind: IndexKind::Time,
                 slot: n,
@@ -494,7 +526,7 @@ impl TimeIndexReader {
 
     /// The number of entries published so far.
     pub fn entries(&self) -> Result<usize> {
-        self.inner.entries().ok_or_else(|| self.closed())
+        self.inner.entries().map_err(|g| self.gone(g))
     }
 
     /// The segment's base offset.

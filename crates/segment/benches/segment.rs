@@ -15,7 +15,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_segment::io::RealFs;
-use seglog_segment::{LogSegment, SegmentConfig};
+use seglog_segment::{LogSegment, MappingBudget, SegmentConfig};
 
 /// 16 records of 1 KiB: a 16 KiB batch.
 fn batch(base_offset: i64, builder: &mut BatchBuilder, out: &mut Vec<u8>) {
@@ -49,6 +49,15 @@ fn batches(count: usize) -> Vec<(i64, Vec<u8>)> {
             (base + 15, out)
         })
         .collect()
+}
+
+/// `SEGLOG_BENCH_MAPPINGS=n` counts the benched segment's mappings against a budget of `n`, to
+/// measure the budget's bookkeeping on the same paths (unset: no budget, as before).
+fn budget() -> Option<MappingBudget> {
+    std::env::var("SEGLOG_BENCH_MAPPINGS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(MappingBudget::new)
 }
 
 fn config() -> SegmentConfig {
@@ -90,7 +99,9 @@ fn append(c: &mut Criterion) {
                         dir.path().join(format!("00000000000000000000.{ext}")),
                     );
                 }
-                let seg = LogSegment::open(RealFs, dir.path(), 0, config(), false, "", 0).unwrap();
+                let seg = LogSegment::open(RealFs, dir.path(), 0, config(), false, "", 0)
+                    .unwrap()
+                    .with_mapping_budget(budget());
                 seg.index_entries().unwrap(); // open the indexes outside the timed part
                 seg
             },
@@ -108,7 +119,9 @@ fn append(c: &mut Criterion) {
 
 /// A 1 GiB segment of 16 KiB batches with the default index interval.
 fn big_segment(dir: &std::path::Path) -> (LogSegment, i64) {
-    let seg = LogSegment::open(RealFs, dir, 0, config(), false, "", 0).unwrap();
+    let seg = LogSegment::open(RealFs, dir, 0, config(), false, "", 0)
+        .unwrap()
+        .with_mapping_budget(budget());
     let mut builder = BatchBuilder::new();
     let mut buf = Vec::new();
     let mut base = 0_i64;

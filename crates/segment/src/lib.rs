@@ -49,6 +49,7 @@ pub mod scan;
 mod segment;
 
 pub use error::{Error, Result};
+pub use seglog_mmap_index::MappingBudget;
 pub use segment::{
     FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition, LogSegment, MAX_SEGMENT_SIZE,
     RecoveryReport, RecoveryStop, RollParams, SegmentConfig, StopReason, TimestampAndOffset,

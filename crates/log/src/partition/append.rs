@@ -388,7 +388,8 @@ impl<F: FileSystem> Inner<F> {
             false,
             "",
             self.time.now_ms(),
-        )?)
+        )?
+        .with_mapping_budget(self.mapping_budget.clone()))
     }
 
     /// Flushes every segment below `offset` in the background and then moves the recovery point

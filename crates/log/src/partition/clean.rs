@@ -477,15 +477,18 @@ impl<F: FileSystem> Inner<F> {
             // A leftover of an earlier, interrupted cleaning.
             let _ = self.fs.remove_file(&path);
         }
-        let cleaned = Arc::new(LogSegment::open(
-            self.fs.clone(),
-            &self.dir,
-            base,
-            self.segment_config(),
-            false,
-            naming::CLEANED_FILE_SUFFIX,
-            now,
-        )?);
+        let cleaned = Arc::new(
+            LogSegment::open(
+                self.fs.clone(),
+                &self.dir,
+                base,
+                self.segment_config(),
+                false,
+                naming::CLEANED_FILE_SUFFIX,
+                now,
+            )?
+            .with_mapping_budget(self.mapping_budget.clone()),
+        );
         // The last batch of the group, if cleaning emptied it: kept empty at the end, so that the
         // cleaned segment still ends at the group's last offset.
         let mut emptied_last: Option<(i64, Vec<u8>)> = None;

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use seglog_segment::io::FileSystem;
-use seglog_segment::{LogSegment, RecoveryReport, naming};
+use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
@@ -91,6 +91,9 @@ impl<F: FileSystem> PartitionLog<F> {
         config.validate()?;
         let (tp, _) = TopicPartition::parse_dir(dir)?;
         fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let mapping_budget = usize::try_from(config.max_segment_mappings)
+            .ok()
+            .map(MappingBudget::new);
         let inner = std::sync::Arc::new_cyclic(|me| Inner {
             me: me.clone(),
             fs,
@@ -111,6 +114,7 @@ impl<F: FileSystem> PartitionLog<F> {
             background: Mutex::new(Vec::new()),
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),
+            mapping_budget,
         });
         inner
             .last_flush_ms
@@ -152,7 +156,8 @@ impl<F: FileSystem> Inner<F> {
             exists,
             suffix,
             self.time.now_ms(),
-        )?)
+        )?
+        .with_mapping_budget(self.mapping_budget.clone()))
     }
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {

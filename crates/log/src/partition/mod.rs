@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 use seglog_segment::io::{FileSystem, RealFs};
-use seglog_segment::{LogSegment, SegmentConfig, naming};
+use seglog_segment::{LogSegment, MappingBudget, SegmentConfig, naming};
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
@@ -83,6 +83,8 @@ pub(crate) struct Inner<F: FileSystem> {
     /// The active segment's indexes are still trimmed from the last close or recovery: resize
     /// them before the next append (Kafka's loader does it eagerly).
     active_needs_resize: std::sync::atomic::AtomicBool,
+    /// `seglog.max.segment.mappings`: the budget every segment's mappings count against.
+    mapping_budget: Option<MappingBudget>,
 }
 
 #[derive(Debug)]
@@ -155,6 +157,11 @@ impl<F: FileSystem> PartitionLog<F> {
     /// The active (last) segment.
     pub fn active_segment(&self) -> Arc<LogSegment<F>> {
         self.inner.active()
+    }
+
+    /// The mapping budget (`seglog.max.segment.mappings`) of this log's segments, if it has one.
+    pub fn mapping_budget(&self) -> Option<&MappingBudget> {
+        self.inner.mapping_budget.as_ref()
     }
 
     /// The number of segments.

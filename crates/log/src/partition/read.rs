@@ -273,15 +273,18 @@ impl<F: FileSystem> Inner<F> {
                 segment.delete()?;
             }
         }
-        let fresh = Arc::new(LogSegment::open(
-            self.fs.clone(),
-            &self.dir,
-            offset,
-            self.segment_config(),
-            false,
-            "",
-            self.time.now_ms(),
-        )?);
+        let fresh = Arc::new(
+            LogSegment::open(
+                self.fs.clone(),
+                &self.dir,
+                offset,
+                self.segment_config(),
+                false,
+                "",
+                self.time.now_ms(),
+            )?
+            .with_mapping_budget(self.mapping_budget.clone()),
+        );
         self.swap_segments(|s| {
             s.clear();
             s.insert(offset, Arc::clone(&fresh));

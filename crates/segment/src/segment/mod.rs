@@ -21,7 +21,8 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use seglog_mmap_index::{
-    LazyOffsetIndex, LazyTimeIndex, MappedFile, OffsetIndexReader, TimeIndexReader, TimestampOffset,
+    LazyOffsetIndex, LazyTimeIndex, MappedFile, MappingBudget, OffsetIndexReader, TimeIndexReader,
+    TimestampOffset,
 };
 use seglog_record_format::{self as rf, NO_TIMESTAMP};
 
@@ -174,6 +175,8 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     /// inside when the file system is not real, the mapping failed, or the segment was closed or
     /// deleted before any read. Set and shrunk only under the writer's lock.
     mapped: OnceLock<Option<MappedFile>>,
+    /// The budget the indexes' and the `.log`'s mappings count against, if any.
+    budget: Option<MappingBudget>,
     writer: Mutex<Writer>,
 }
 
@@ -232,6 +235,7 @@ impl<F: FileSystem> LogSegment<F> {
             offset_reader: OnceLock::new(),
             time_reader: OnceLock::new(),
             mapped: OnceLock::new(),
+            budget: None,
             writer: Mutex::new(Writer {
                 offset_index,
                 time_index,
@@ -241,6 +245,19 @@ impl<F: FileSystem> LogSegment<F> {
                 created_ms: now_ms,
             }),
         })
+    }
+
+    /// Counts the segment's mappings (both indexes and the `.log`) against `budget`, which
+    /// unmaps the least recently used mappings of all its segments to stay within it; a mapping
+    /// it took away is made again on the segment's next use. Call it right after opening: an
+    /// index or `.log` already mapped stays outside the budget.
+    #[must_use]
+    pub fn with_mapping_budget(mut self, budget: Option<MappingBudget>) -> Self {
+        let w = self.writer.get_mut();
+        w.offset_index.set_budget(budget.clone());
+        w.time_index.set_budget(budget.clone());
+        self.budget = budget;
+        self
     }
 
     /// The segment's base offset.
@@ -310,14 +327,22 @@ impl<F: FileSystem> LogSegment<F> {
     /// a failed `mmap`, and once closed or deleted before any read.
     fn mapped(&self) -> Option<&MappedFile> {
         if let Some(mapped) = self.mapped.get() {
-            return mapped.as_ref();
+            let map = mapped.as_ref()?;
+            if map.is_evicted()
+                && let Some(file) = self.log.mappable()
+            {
+                // The budget took the mapping away: map it again (ahead of the published
+                // length). A failure leaves it unmapped, and this read uses `pread`.
+                let _ = map.remap(file);
+            }
+            return Some(map);
         }
         let file = self.log.mappable()?;
         // Under the writer's lock: the size cannot change (appends, truncations and recovery
         // hold it) between reading it and publishing it as the mapping's length.
         let _w = self.writer.lock();
         self.mapped
-            .get_or_init(|| MappedFile::open(file, self.size()).ok())
+            .get_or_init(|| MappedFile::open_in(file, self.size(), self.budget.as_ref()).ok())
             .as_ref()
     }
 

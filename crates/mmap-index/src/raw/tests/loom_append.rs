@@ -43,8 +43,8 @@ fn loom_offset_append_vs_lookup() {
                 })
                 .unwrap()
         });
-        assert!(core.push(&offset_entry(0)));
-        assert!(core.push(&offset_entry(1)));
+        assert!(core.push(&offset_entry(0)).unwrap());
+        assert!(core.push(&offset_entry(1)).unwrap());
         let seen = lookup.join().unwrap();
         assert!(seen <= 2);
     });
@@ -75,7 +75,7 @@ fn loom_time_append_vs_lookup() {
                 })
                 .unwrap();
         });
-        assert!(core.push(&TimeEntry::new(40, 4)));
+        assert!(core.push(&TimeEntry::new(40, 4)).unwrap());
         lookup.join().unwrap();
     });
 }

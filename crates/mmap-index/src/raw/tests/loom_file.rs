@@ -128,3 +128,39 @@ fn loom_file_read_vs_close() {
         assert!(core.read_at(0, &mut buf).is_none());
     });
 }
+
+#[test]
+fn loom_file_read_vs_evict_and_remap() {
+    loom::model(|| {
+        let file = file_with(3);
+        let core = Arc::new(FileCore::new(LoomMemory::map(&file, 4), 12));
+        let reader = Arc::clone(&core);
+        let remap_file = Arc::clone(&file);
+        let read = loom::thread::spawn(move || {
+            let mut buf = [0_u8; 16];
+            // Evicted: no bytes from the mapping (the segment reads them with `pread`); the
+            // owner's next read maps the file again, up to the published length.
+            if let Some(n) = reader.read_at(0, &mut buf) {
+                assert_eq!(n, 12);
+                assert_eq!(&buf[..n], &bytes_of(first, 3)[..]);
+            } else {
+                assert!(
+                    reader
+                        .remap(|published| {
+                            assert_eq!(published, 12);
+                            Ok(LoomMemory::map(&remap_file, 4))
+                        })
+                        .unwrap()
+                );
+                let n = reader.read_at(0, &mut buf).unwrap();
+                assert_eq!(&buf[..n], &bytes_of(first, 3)[..]);
+            }
+        });
+        assert!(core.evict());
+        read.join().unwrap();
+        // One mapping at most: the reader's remap, or none if it read before the eviction.
+        assert!(file.mapped.load(Ordering::SeqCst) <= 1);
+        drop(core);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+    });
+}

@@ -19,8 +19,8 @@ fn entry(slot: usize) -> OffsetEntry {
 /// A core over a 4-entry file holding 2 entries.
 fn two_entries(file: &Arc<LoomFile>) -> Core<OffsetEntry, LoomMemory> {
     let mut core = Core::new(LoomMemory::map(file, 8), 0, BASE, PathBuf::new());
-    assert!(core.push(&entry(0)));
-    assert!(core.push(&entry(1)));
+    assert!(core.push(&entry(0)).unwrap());
+    assert!(core.push(&entry(1)).unwrap());
     core
 }
 
@@ -41,7 +41,7 @@ fn loom_trim_vs_lookup() {
                 check_view(v);
                 v.entries()
             });
-            assert_eq!(n, Some(2));
+            assert_eq!(n.ok(), Some(2));
         });
         // Trim: a mapping of exactly the 2 entries replaces the 4-slot one; wait for the unmap.
         assert!(core.remap(LoomMemory::map(&file, 4), true));
@@ -60,7 +60,7 @@ fn loom_close_vs_lookup() {
         let reader = core.reader();
         let lookup = loom::thread::spawn(move || {
             // Either the index was already closed, or the lookup completes on live memory.
-            if let Some(n) = reader.view(|v| {
+            if let Ok(n) = reader.view(|v| {
                 check_view(v);
                 v.entries()
             }) {
@@ -72,7 +72,7 @@ fn loom_close_vs_lookup() {
         // Deterministic unmap: gone when close returns, whatever the reader is doing.
         assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
         let reader = lookup.join().unwrap();
-        assert!(reader.view(|_| ()).is_none());
+        assert!(reader.view(|_| ()).is_err());
     });
 }
 
@@ -87,7 +87,7 @@ fn loom_two_resizes_vs_lookup_without_waiting() {
                 check_view(v);
                 v.entries()
             });
-            assert_eq!(n, Some(2));
+            assert_eq!(n.ok(), Some(2));
         });
         // Grow-style swaps do not wait; the second one reuses the first slot, which must be
         // reclaimed (by the writer or by the reader leaving it) before it is reinstalled.
@@ -109,7 +109,7 @@ fn loom_two_lookups_vs_swap_and_close() {
             .map(|_| {
                 let reader = core.reader();
                 loom::thread::spawn(move || {
-                    if let Some(n) = reader.view(|v| {
+                    if let Ok(n) = reader.view(|v| {
                         check_view(v);
                         v.entries()
                     }) {

@@ -5,6 +5,7 @@
 //! violation: that is the use-after-unmap check.
 
 mod loom_append;
+mod loom_evict;
 mod loom_file;
 mod loom_memory;
 mod loom_remap;
