@@ -115,6 +115,7 @@ impl<F: FileSystem> PartitionLog<F> {
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),
             mapping_budget,
+            superseded_deletes: std::sync::atomic::AtomicU64::new(0),
         });
         inner
             .last_flush_ms

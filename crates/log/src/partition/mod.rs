@@ -85,6 +85,8 @@ pub(crate) struct Inner<F: FileSystem> {
     active_needs_resize: std::sync::atomic::AtomicBool,
     /// `seglog.max.segment.mappings`: the budget every segment's mappings count against.
     mapping_budget: Option<MappingBudget>,
+    /// Numbers the `.deleted` names of queued segments moved aside (`schedule_delete`).
+    superseded_deletes: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]
@@ -222,7 +224,24 @@ impl<F: FileSystem> Inner<F> {
     }
 
     /// Renames a removed segment `.deleted` and queues its files for deletion.
+    ///
+    /// A segment still queued under the same base offset (a cleaned segment reuses the base
+    /// offset, so the names, of the first segment it replaced) is renamed out of the way first,
+    /// to `<name>.<n>.deleted`, which the loader removes like any `.deleted` file: otherwise this
+    /// rename would replace its files, and deleting it once its readers leave would unlink this
+    /// segment's files under this segment's readers.
     fn schedule_delete(&self, segment: Arc<LogSegment<F>>) -> Result<()> {
+        let base = segment.base_offset();
+        {
+            let pending = self.pending_deletes.lock();
+            for old in pending.iter().filter(|p| p.segment.base_offset() == base) {
+                let n = self.superseded_deletes.fetch_add(1, Ordering::Relaxed);
+                old.segment.change_file_suffixes(
+                    naming::DELETED_FILE_SUFFIX,
+                    &format!(".{n}{}", naming::DELETED_FILE_SUFFIX),
+                )?;
+            }
+        }
         segment.change_file_suffixes("", naming::DELETED_FILE_SUFFIX)?;
         let due_ms = self
             .time
