@@ -1,7 +1,7 @@
 //! Argument parsing (clap derive) and dispatch. Exit codes: 0 success, 1 a check found problems,
 //! 2 bad usage or a failure; failures print one line saying what and where.
 
-use std::io::Write as _;
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -226,18 +226,41 @@ Exit status: 0 when every file was dumped (index mismatches are reported on stde
 does), 1 when a file could not be read to its end because its bytes are corrupt, 2 on bad usage
 or an I/O failure.";
 
-/// Parses the command line and runs the command.
-pub(crate) fn run() -> ExitCode {
+/// Parses the process's command line and runs the command on stdout and stderr: the binary's
+/// `main`. Bad usage prints clap's message and exits with status 2.
+pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut err = stderr.lock();
+    ExitCode::from(execute(cli, &mut out, &mut err))
+}
+
+/// Runs the command line `args` (the first item is the program name, as in `std::env::args_os`)
+/// in-process, writing to `out` and `err` instead of stdout and stderr, and returns the exit status
+/// the binary would have: 0 success, 1 problems found, 2 bad usage or a failure. Commands that read
+/// stdin (`produce`) still read the process's stdin.
+pub fn run_with<I, T>(args: I, out: &mut impl Write, err: &mut impl Write) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    match Cli::try_parse_from(args) {
+        Ok(cli) => execute(cli, out, err),
+        Err(e) => {
+            let _ = write!(err, "{}", e.render());
+            u8::try_from(e.exit_code()).unwrap_or(2)
+        }
+    }
+}
+
+fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
     let result = match cli.command {
-        Command::Dump(options) => dump::run(&options, &mut out, &mut err),
-        Command::Check { dir, json } => crate::check::check(&dir, json, &mut out),
-        Command::Recover { dir, json } => crate::check::recover(&dir, json, &mut out),
-        Command::Produce(args) => produce(&args, &mut out),
+        Command::Dump(options) => dump::run(&options, out, err),
+        Command::Check { dir, json } => crate::check::check(&dir, json, out),
+        Command::Recover { dir, json } => crate::check::recover(&dir, json, out),
+        Command::Produce(args) => produce(&args, out),
         Command::Consume(args) => {
             let start = match (args.from_offset, args.from_timestamp) {
                 (Some(o), _) => Start::Offset(o),
@@ -251,7 +274,7 @@ pub(crate) fn run() -> ExitCode {
                 json: args.json,
                 print_key: args.print_key,
             };
-            crate::consume::consume(&args.dir, &options, &mut out)
+            crate::consume::consume(&args.dir, &options, out)
         }
         Command::Offsets(args) => {
             let query = match (args.timestamp, args.earliest, args.latest) {
@@ -260,19 +283,19 @@ pub(crate) fn run() -> ExitCode {
                 (_, _, true) => OffsetQuery::Latest,
                 _ => OffsetQuery::MaxTimestamp,
             };
-            crate::consume::offsets(&args.dir, query, args.json, &mut out)
+            crate::consume::offsets(&args.dir, query, args.json, out)
         }
-        Command::Stats { dir, json } => crate::stats::stats(&dir, json, &mut out),
-        Command::Demo { dir } => crate::demo::demo(&dir, &mut out),
+        Command::Stats { dir, json } => crate::stats::stats(&dir, json, out),
+        Command::Demo { dir } => crate::demo::demo(&dir, out),
         Command::Compact {
             dir,
             dedupe_buffer_bytes,
             json,
-        } => compact(&dir, dedupe_buffer_bytes, json, &mut out),
+        } => compact(&dir, dedupe_buffer_bytes, json, out),
     };
     let flushed = out.flush();
     match (result, flushed) {
-        (Ok(outcome), Ok(())) => ExitCode::from(outcome.exit_code()),
+        (Ok(outcome), Ok(())) => outcome.exit_code(),
         (Err(e), _) => {
             // A closed pipe (`seglog dump ... | head`) is not a failure of ours.
             let broken_pipe = e
@@ -280,18 +303,18 @@ pub(crate) fn run() -> ExitCode {
                 .filter_map(|c| c.downcast_ref::<std::io::Error>())
                 .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe);
             if broken_pipe {
-                return ExitCode::SUCCESS;
+                return 0;
             }
             let _ = writeln!(err, "seglog: {e:#}");
-            ExitCode::from(2)
+            2
         }
         (Ok(_), Err(e)) => {
             // A closed pipe (`seglog dump ... | head`) is not a failure of ours.
             if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return ExitCode::SUCCESS;
+                return 0;
             }
             let _ = writeln!(err, "seglog: writing to stdout: {e}");
-            ExitCode::from(2)
+            2
         }
     }
 }

@@ -1,0 +1,17 @@
+//! The `seglog` command-line tool as a library: [`run`] is the binary's whole `main`, and
+//! [`run_with`] runs the same command line in-process with the given arguments and output streams
+//! (used by the fuzz targets, which run `seglog dump` on arbitrary files). The commands live in
+//! the private modules; nothing else is public.
+
+mod check;
+mod cli;
+mod common;
+mod consume;
+mod demo;
+mod dump;
+mod dump_json;
+mod produce;
+mod reader;
+mod stats;
+
+pub use cli::{run, run_with};
