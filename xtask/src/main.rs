@@ -8,6 +8,7 @@ mod crash;
 mod deps;
 mod kafka_interop;
 mod kills;
+mod fuzz;
 mod tidy;
 
 use std::env;
@@ -35,6 +36,7 @@ commands:
              seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
   kafka-interop
              Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)";
+  fuzz       [--target T] [--time SECONDS] [--stable]: cargo-fuzz with nightly, else the stable driver";
 
 fn main() -> Result<()> {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -53,6 +55,7 @@ fn main() -> Result<()> {
         "crash" => crash::run(rest),
         "bench-compare" => bench_compare::run(&project_root(), rest),
         "kafka-interop" => kafka_interop::run(&project_root()),
+        "fuzz" => fuzz::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(())
