@@ -180,14 +180,14 @@ fn follow(stderr: impl BufRead) -> Result<Figures> {
     let mut progress = 0_u64;
     for line in stderr.lines() {
         let line = line?;
-        let is_progress = line.starts_with('#')
-            && [" NEW ", " REDUCE ", " pulse ", " RELOAD "]
-                .iter()
-                .any(|k| line.contains(k));
+        // `#1234\tNEW    cov: ...`: the word after the execution count says what happened.
+        let event = line.split_whitespace().nth(1).unwrap_or_default();
+        let is_progress =
+            line.starts_with('#') && ["NEW", "REDUCE", "pulse", "RELOAD"].contains(&event);
         if is_progress {
             progress += 1;
             // Show a pulse now and then, so a long run visibly moves.
-            if progress.is_power_of_two() || line.contains(" pulse ") {
+            if progress.is_power_of_two() || event == "pulse" {
                 eprintln!("{line}");
             }
         } else {

@@ -6,9 +6,9 @@
 mod bench_compare;
 mod crash;
 mod deps;
+mod fuzz;
 mod kafka_interop;
 mod kills;
-mod fuzz;
 mod tidy;
 
 use std::env;
@@ -35,7 +35,7 @@ commands:
   bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render
              seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
   kafka-interop
-             Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)";
+             Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)
   fuzz       [--target T] [--time SECONDS] [--stable]: cargo-fuzz with nightly, else the stable driver";
 
 fn main() -> Result<()> {
