@@ -74,6 +74,14 @@ pub(crate) fn absolute(base_offset: i64, relative: U32) -> i64 {
     base_offset.saturating_add(i64::from(relative.get().cast_signed()))
 }
 
+/// The absolute offset as Kafka computes it for its sanity check: `baseOffset + relativeOffset`
+/// in wrapping `long` arithmetic. Where [`absolute`] saturates (a relative offset that carries a
+/// base near `i64::MAX` past it), this wraps below the base, as in Kafka, so the sanity check
+/// reports the entry instead of taking it for `i64::MAX`.
+pub(crate) fn kafka_absolute(base_offset: i64, relative: U32) -> i64 {
+    base_offset.wrapping_add(i64::from(relative.get().cast_signed()))
+}
+
 /// What the generic index core needs from an entry type.
 pub(crate) trait Entry: Copy + Send + Sync + 'static {
     /// The decoded form handed to callers.

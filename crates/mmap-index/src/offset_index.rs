@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::MappingBudget;
-use crate::entry::{Entry, OffsetEntry, OffsetPosition};
+use crate::entry::{Entry, OffsetEntry, OffsetPosition, kafka_absolute};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
 use crate::file::{IndexFile, gone_error, relative};
 use crate::map::MmapMemory;
@@ -303,10 +303,23 @@ impl OffsetIndex {
 
     fn sanity_problems(&self) -> Vec<CorruptKind> {
         let mut found = Vec::new();
-        if self.entries() != 0 && self.last_offset < self.base_offset() {
+        let base = self.base_offset();
+        // Kafka's wrapping arithmetic, not the saturated `last_offset`: see `kafka_absolute`.
+        let last_offset = self
+            .file
+            .view(|v| {
+                v.entries()
+                    .checked_sub(1)
+                    .and_then(|slot| v.entry(slot))
+                    .map(|e| kafka_absolute(base, e.relative()))
+            })
+            .ok()
+            .flatten()
+            .unwrap_or(self.last_offset);
+        if self.entries() != 0 && last_offset < base {
             found.push(CorruptKind::LastOffsetBelowBase {
-                last_offset: self.last_offset,
-                base_offset: self.base_offset(),
+                last_offset,
+                base_offset: base,
             });
         }
         if !self.length().is_multiple_of(Self::ENTRY_SIZE as u64) {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::MappingBudget;
-use crate::entry::{Entry, NO_TIMESTAMP, TimeEntry, TimestampOffset};
+use crate::entry::{Entry, NO_TIMESTAMP, TimeEntry, TimestampOffset, kafka_absolute};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
 use crate::file::{IndexFile, gone_error, relative};
 use crate::map::MmapMemory;
@@ -331,10 +331,21 @@ impl TimeIndex {
                     first_timestamp,
                 });
             }
-            if last.offset < self.base_offset() {
+            // Kafka's wrapping arithmetic, not the saturated `last.offset`: see `kafka_absolute`.
+            let base = self.base_offset();
+            let last_offset = self
+                .file
+                .view(|v| {
+                    v.entries()
+                        .checked_sub(1)
+                        .and_then(|slot| v.entry(slot))
+                        .map(|e| kafka_absolute(base, e.relative()))
+                })?
+                .unwrap_or(last.offset);
+            if last_offset < base {
                 found.push(CorruptKind::LastOffsetBelowBase {
-                    last_offset: last.offset,
-                    base_offset: self.base_offset(),
+                    last_offset,
+                    base_offset: base,
                 });
             }
         }

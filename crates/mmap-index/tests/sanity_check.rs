@@ -146,3 +146,51 @@ fn offset_index_zero_tail_passes_kafka_sanity_but_not_verify() {
     let report = idx.verify().unwrap();
     assert!(report.has_zero_tail(), "{report:?}");
 }
+
+/// Found by the `index` fuzz target: with a base offset near `i64::MAX`, a last entry whose
+/// relative offset carries it past `i64::MAX` decoded (saturated) to `i64::MAX` and passed the
+/// check, while Kafka's wrapping `baseOffset + relativeOffset` lands below the base and fails it.
+#[test]
+fn a_last_offset_past_i64_max_is_below_base_as_in_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = i64::MAX - 10;
+    let mut bytes = Vec::new();
+    for (relative, position) in [(1_u32, 0_u32), (16, 100)] {
+        bytes.extend_from_slice(&relative.to_be_bytes());
+        bytes.extend_from_slice(&position.to_be_bytes());
+    }
+    let path = dir.path().join("o.index");
+    std::fs::write(&path, &bytes).unwrap();
+    let idx = OffsetIndex::open_read_only(&path, base).unwrap();
+    let err = idx.sanity_check().unwrap_err();
+    let Error::CorruptIndex { corruption, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        *corruption,
+        CorruptKind::LastOffsetBelowBase {
+            last_offset: base.wrapping_add(16),
+            base_offset: base,
+        }
+    );
+
+    let mut times = Vec::new();
+    for (timestamp, relative) in [(10_i64, 1_u32), (20, 16)] {
+        times.extend_from_slice(&timestamp.to_be_bytes());
+        times.extend_from_slice(&relative.to_be_bytes());
+    }
+    let path = dir.path().join("t.timeindex");
+    std::fs::write(&path, &times).unwrap();
+    let idx = TimeIndex::open_read_only(&path, base).unwrap();
+    let err = idx.sanity_check().unwrap_err();
+    let Error::CorruptIndex { corruption, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(
+        *corruption,
+        CorruptKind::LastOffsetBelowBase {
+            last_offset: base.wrapping_add(16),
+            base_offset: base,
+        }
+    );
+}
