@@ -45,7 +45,8 @@ pub struct LoadReport {
     pub rebuilt_missing_index: Vec<i64>,
     /// Segments recovered after an unclean shutdown, with what recovery did (step 6).
     pub recovered: Vec<(i64, RecoveryReport)>,
-    /// Segments deleted because an earlier segment was truncated (step 6).
+    /// Segments deleted because an earlier segment was truncated, or because their base offset
+    /// lies below the end of the segment before them (step 6).
     pub deleted_after_corruption: Vec<i64>,
     /// How many segments were opened.
     pub segments_loaded: usize,
@@ -352,7 +353,12 @@ impl<F: FileSystem> Inner<F> {
     }
 
     /// Step 6 after an unclean shutdown: recover every segment from the one holding the recovery
-    /// point; on the first truncation, delete every later segment and stop.
+    /// point; on the first truncation, delete every later segment and stop. A segment whose base
+    /// offset is below the end of the one before it (a copied or misnamed file) is deleted on its
+    /// own: its offsets are out of order from its first byte, and the segments after it are
+    /// judged against the one before it. Kafka does not look for this; without the rule, recovery
+    /// cut such a segment to empty and kept it, and the log end offset fell inside the previous
+    /// segment (records there unreadable, their offsets handed out again).
     fn recover_log(
         &self,
         segments: &mut SegmentMap<F>,
@@ -365,12 +371,25 @@ impl<F: FileSystem> Inner<F> {
             .map_or(i64::MIN, |(b, _)| *b);
         let bases: Vec<i64> = segments.range(start..).map(|(b, _)| *b).collect();
         let mut truncated_at = None;
+        let mut overlapping = Vec::new();
+        // The segment below the recovery range is not rescanned; an unreadable end there is
+        // not this rule's business.
+        let mut previous_end = segments
+            .range(..start)
+            .next_back()
+            .and_then(|(_, segment)| segment.read_next_offset().ok());
         for base in &bases {
             let Some(segment) = segments.get(base) else {
                 continue;
             };
+            if previous_end.is_some_and(|end| *base < end) {
+                overlapping.push(*base);
+                continue;
+            }
             if report.recovered.iter().any(|(b, _)| b == base) {
-                continue; // already rebuilt for a missing index
+                // Already rebuilt for a missing index.
+                previous_end = Some(segment.read_next_offset()?);
+                continue;
             }
             report.segments_scanned += 1;
             match segment.recover() {
@@ -381,6 +400,7 @@ impl<F: FileSystem> Inner<F> {
                         truncated_at = Some(*base);
                         break;
                     }
+                    previous_end = Some(segment.read_next_offset()?);
                 }
                 Err(seglog_segment::Error::Index(e)) => {
                     // Kafka: "Found invalid offset during recovery. Deleting the corrupt segment and
@@ -393,14 +413,18 @@ impl<F: FileSystem> Inner<F> {
                 Err(e) => return Err(e.into()),
             }
         }
-        if let Some(at) = truncated_at {
-            let later: Vec<i64> = segments.range(at + 1..).map(|(b, _)| *b).collect();
-            for base in later {
-                if let Some(segment) = segments.remove(&base) {
-                    segment.delete()?;
-                    report.deleted_after_corruption.push(base);
-                }
+        let later = truncated_at.map_or_else(Vec::new, |at| {
+            segments.range(at + 1..).map(|(b, _)| *b).collect()
+        });
+        let doomed: std::collections::BTreeSet<i64> =
+            overlapping.into_iter().chain(later).collect();
+        for base in &doomed {
+            if let Some(segment) = segments.remove(base) {
+                segment.delete()?;
+                report.deleted_after_corruption.push(*base);
             }
+        }
+        if !doomed.is_empty() {
             self.sync_dir()?;
         }
         Ok(())
