@@ -12,7 +12,7 @@ use seglog_log::{
     LOG_START_OFFSET_CHECKPOINT, LogConfig, LogDir, LogDirOptions, OffsetCheckpoint,
     RECOVERY_POINT_CHECKPOINT, SystemClock, TopicPartition,
 };
-use seglog_mmap_index::{CorruptKind, OffsetIndex, Problem, TimeIndex};
+use seglog_mmap_index::{CorruptKind, IndexKind, OffsetIndex, Problem, TimeIndex, VerifyReport};
 use seglog_record_format::Batch;
 use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::naming;
@@ -220,6 +220,7 @@ fn check_partition(dir: &Path, findings: &mut Vec<Finding>) -> Result<(usize, i6
         }
     }
     let mut previous_last = i64::MIN;
+    let mut log_end = 0;
     let last = logs.len().saturating_sub(1);
     for (i, (base, log)) in logs.iter().enumerate() {
         if *base <= previous_last {
@@ -234,16 +235,11 @@ fn check_partition(dir: &Path, findings: &mut Vec<Finding>) -> Result<(usize, i6
         if let Some((_, last_offset, _)) = batches.last() {
             previous_last = previous_last.max(*last_offset);
         }
+        // An empty segment (a log truncated or emptied to its base) ends where it starts.
+        log_end = log_end.max(*base).max(previous_last.saturating_add(1));
         check_indexes(dir, *base, &batches, i == last, findings)?;
     }
-    Ok((
-        logs.len(),
-        if previous_last == i64::MIN {
-            0
-        } else {
-            previous_last + 1
-        },
-    ))
+    Ok((logs.len(), log_end))
 }
 
 /// Walks a `.log`: framing, CRC, offsets. Returns (position, last offset, max timestamp) per batch.
@@ -316,17 +312,48 @@ fn check_log(base: i64, log: &Path, findings: &mut Vec<Finding>) -> Result<Vec<(
     Ok(batches)
 }
 
-fn index_problem(path: &Path, problem: &Problem, findings: &mut Vec<Finding>) {
-    let (kind, detail) = match problem {
+/// Reports an index problem at the byte where the offending entry starts (for a length that is
+/// not a multiple of the entry size: where the partial entry starts).
+fn index_problem(
+    path: &Path,
+    report: &VerifyReport,
+    problem: &Problem,
+    findings: &mut Vec<Finding>,
+) {
+    let entry_size = match report.kind {
+        IndexKind::Offset => 8_u64,
+        IndexKind::Time => 12,
+    };
+    let slot_byte = |slot: usize| Some(slot as u64 * entry_size);
+    let last_entry = slot_byte(report.entries.saturating_sub(1));
+    let (kind, position, detail) = match problem {
         Problem::ZeroTail { first_slot, slots } => (
             "index_zero_tail",
+            slot_byte(*first_slot),
             format!("{slots} zero slots from slot {first_slot}: preallocated and never trimmed"),
         ),
-        Problem::LastTimestampZero => ("index_zero_tail", "the last timestamp is 0".to_owned()),
-        Problem::Kafka(kind) => ("index_sanity", format!("{kind:?}")),
-        other => ("index_out_of_order", format!("{other:?}")),
+        Problem::LastTimestampZero => (
+            "index_zero_tail",
+            last_entry,
+            "the last timestamp is 0".to_owned(),
+        ),
+        Problem::Kafka(kind) => {
+            let position = match kind {
+                CorruptKind::LengthNotMultiple { length, .. } => Some(length - length % entry_size),
+                _ => last_entry,
+            };
+            ("index_sanity", position, format!("{kind:?}"))
+        }
+        Problem::BaseOffsetRepeated { slot }
+        | Problem::OffsetOutOfOrder { slot, .. }
+        | Problem::TimestampOutOfOrder { slot, .. } => (
+            "index_out_of_order",
+            slot_byte(*slot),
+            format!("{problem:?}"),
+        ),
+        other => ("index_out_of_order", None, format!("{other:?}")),
     };
-    findings.push(Finding::new(path, None, kind, detail));
+    findings.push(Finding::new(path, position, kind, detail));
 }
 
 /// Checks both indexes of a segment against its batches.
@@ -343,7 +370,7 @@ fn check_indexes(
         let index = OffsetIndex::open_read_only(&index_path, base)?;
         let report = index.verify()?;
         for problem in &report.problems {
-            index_problem(&index_path, problem, findings);
+            index_problem(&index_path, &report, problem, findings);
         }
         // A zero tail ends the real entries (Kafka's DumpLogSegments rule); an active segment's
         // index is preallocated, so its zero tail is expected.
@@ -404,7 +431,7 @@ fn check_indexes(
                 _ => false,
             };
             if !(active && expected) {
-                index_problem(&time_path, problem, findings);
+                index_problem(&time_path, &report, problem, findings);
             }
         }
         let zero_tail = report.problems.iter().find_map(|p| match p {
