@@ -232,14 +232,17 @@ fn kill_loop(bins: &Bins, work: &Path, options: &Options, tally: &mut Tally) -> 
             tally.kills_chained += 1;
             continue;
         }
-        let pre = seglog(bins, &["check", path_str(&e.partition)?])?;
-        match pre.status.code() {
-            Some(0) => {}
-            Some(1) => tally.dirty_after_kill += 1,
-            _ => bail!(
-                "kill {kill}: check before recovery failed: {}",
-                describe(&pre)
-            ),
+        // A writer killed while it was still creating the partition may leave no directory.
+        if e.partition.exists() {
+            let pre = seglog(bins, &["check", path_str(&e.partition)?])?;
+            match pre.status.code() {
+                Some(0) => {}
+                Some(1) => tally.dirty_after_kill += 1,
+                _ => bail!(
+                    "kill {kill}: check before recovery failed: {}",
+                    describe(&pre)
+                ),
+            }
         }
         verify(bins, e, tally).with_context(|| format!("verifying after kill {kill}"))?;
     }
@@ -275,7 +278,7 @@ fn run_and_kill(bins: &Bins, e: &Epoch, kill: u64, rng: &mut Rng) -> Result<Vec<
     let batch_records = 1 + rng.below(20);
     let segment_bytes = 2048 + rng.below(30_000);
     let run = format!("k{kill}");
-    let mut child = if e.cli {
+    let child = if e.cli {
         Command::new(&bins.seglog)
             .args([
                 "produce",
@@ -306,7 +309,9 @@ fn run_and_kill(bins: &Bins, e: &Epoch, kill: u64, rng: &mut Rng) -> Result<Vec<
             .stderr(Stdio::piped())
             .spawn()?
     };
-    let feeder = child.stdin.take().map(|mut stdin| {
+    // Killed on every path out of here, an early error included.
+    let mut child = KillOnDrop(child);
+    let feeder = child.0.stdin.take().map(|mut stdin| {
         let run = run.clone();
         std::thread::spawn(move || {
             // Lines until the child dies (the write then fails) or a bound is reached.
@@ -318,7 +323,7 @@ fn run_and_kill(bins: &Bins, e: &Epoch, kill: u64, rng: &mut Rng) -> Result<Vec<
         })
     });
     let acks = Arc::new(Mutex::new(Vec::new()));
-    let stdout = child.stdout.take().context("no stdout")?;
+    let stdout = child.0.stdout.take().context("no stdout")?;
     let reader = {
         let acks = Arc::clone(&acks);
         let cli = e.cli;
@@ -346,14 +351,14 @@ fn run_and_kill(bins: &Bins, e: &Epoch, kill: u64, rng: &mut Rng) -> Result<Vec<
         _ => 100 + rng.below(200),
     };
     std::thread::sleep(Duration::from_millis(delay_ms));
-    if let Some(status) = child.try_wait()? {
-        let out = child.wait_with_output()?;
-        bail!(
-            "the writer exited by itself before the kill: {status}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if let Some(status) = child.0.try_wait()? {
+        let mut stderr = String::new();
+        if let Some(mut e) = child.0.stderr.take() {
+            std::io::Read::read_to_string(&mut e, &mut stderr)?;
+        }
+        bail!("the writer exited by itself before the kill: {status}\n{stderr}");
     }
-    kill_now(&mut child)?;
+    kill_now(&mut child.0)?;
     reader
         .join()
         .map_err(|_| anyhow::anyhow!("ack reader panicked"))??;
@@ -365,6 +370,16 @@ fn run_and_kill(bins: &Bins, e: &Epoch, kill: u64, rng: &mut Rng) -> Result<Vec<
         .map_err(|_| anyhow::anyhow!("poisoned"))?
         .clone();
     Ok(acks)
+}
+
+/// A child process that is killed (SIGKILL) and reaped when dropped.
+struct KillOnDrop(Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 fn kill_now(child: &mut Child) -> Result<()> {
