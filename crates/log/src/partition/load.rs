@@ -167,7 +167,9 @@ impl<F: FileSystem> Inner<F> {
         self.complete_swaps(&swaps, report)?;
         let mut segments = self.load_segment_files(options, report)?;
         let mut recovery_point = options.recovery_point;
-        if !options.had_clean_shutdown {
+        if options.had_clean_shutdown {
+            self.recover_damaged_active_segment(&segments, report)?;
+        } else {
             self.recover_log(&mut segments, recovery_point, report)?;
         }
         // Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd.
@@ -214,6 +216,28 @@ impl<F: FileSystem> Inner<F> {
         let mut sync = self.sync.lock();
         sync.synced_to = recovery_point;
         sync.in_flight_goal = recovery_point;
+        Ok(())
+    }
+
+    /// After a clean shutdown Kafka rescans nothing, and its `readNextOffset` falls back to the
+    /// base offset when the active segment's tail is torn: the segment's records stop being served
+    /// and appends reuse their offsets, after the damaged bytes (where a later recovery cuts them
+    /// off). A clean shutdown never leaves such a tail, so one found here is damage done since:
+    /// the active segment is recovered (a walk from its last index entry finds out, so an
+    /// undamaged open still reads no more than Kafka's).
+    fn recover_damaged_active_segment(
+        &self,
+        segments: &SegmentMap<F>,
+        report: &mut LoadReport,
+    ) -> Result<()> {
+        if let Some((base, active)) = segments.iter().next_back()
+            && !report.recovered.iter().any(|(b, _)| b == base)
+            && !active.ends_at_batch_boundary()
+        {
+            report.segments_scanned += 1;
+            let recovered = active.recover()?;
+            report.recovered.push((*base, recovered));
+        }
         Ok(())
     }
 

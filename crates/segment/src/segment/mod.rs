@@ -684,6 +684,29 @@ impl<F: FileSystem> LogSegment<F> {
         Ok(next)
     }
 
+    /// Whether the `.log` ends where a whole batch ends, judged by walking the batch headers from
+    /// the offset index's last entry (as `read_next_offset` does, so no index is mapped). After a
+    /// clean shutdown this always holds unless the files were damaged since; when it does not,
+    /// the segment needs recovery. An index that cannot be read counts as a no.
+    pub fn ends_at_batch_boundary(&self) -> bool {
+        let start = match self.offset_reader.get() {
+            Some(reader) => match reader.lookup(i64::MAX) {
+                Ok(entry) => u64::from(entry.position),
+                Err(_) => return false,
+            },
+            None => self.last_index_position_unmapped(),
+        };
+        let size = self.size();
+        if start > size {
+            return false;
+        }
+        let path = self.path();
+        let scan = scan_headers(&self.source(), &path, start, size, HEADER_WINDOW, |_| {
+            Ok(ControlFlow::<()>::Continue(()))
+        });
+        matches!(scan, Ok(Scan::Ended(ScanEnd::Clean { position })) if position == size)
+    }
+
     /// The position of the offset index's last entry, read with one small positioned read of the
     /// index file rather than by mapping it, so that opening a log after a clean shutdown maps no
     /// index. Any doubt (no file, an empty or odd-sized file, a zero tail) gives 0: a longer scan,
