@@ -278,6 +278,8 @@ fn run_case(case: &Case, damage: &dyn Fn(&Sandbox)) {
                 .lines()
                 .find(|l| l.starts_with(&format!("{path}:")))
                 .unwrap_or_else(|| panic!("{name}: check does not name {path}:\n{stdout}"));
+            // Shown with --nocapture: the table in docs/reliability.md is made from these.
+            eprintln!("CASE {name}: CHECK {}", line.replacen(path, "", 1));
             match &case.report {
                 Report::At(_, Some(p)) => assert!(
                     line.contains(&format!("at byte {p}:")),
@@ -400,6 +402,7 @@ fn plain_open(name: &str, sandbox: &Sandbox) {
                 break;
             }
         }
+        eprintln!("CASE {name}: PLAIN read up to offset {next}");
         drop(log);
     }
     dir.close().unwrap();
