@@ -168,7 +168,7 @@ impl<F: FileSystem> Inner<F> {
         let mut segments = self.load_segment_files(options, report)?;
         let mut recovery_point = options.recovery_point;
         if options.had_clean_shutdown {
-            self.recover_damaged_active_segment(&segments, report)?;
+            Self::recover_damaged_active_segment(&segments, report)?;
         } else {
             self.recover_log(&mut segments, recovery_point, report)?;
         }
@@ -226,7 +226,6 @@ impl<F: FileSystem> Inner<F> {
     /// the active segment is recovered (a walk from its last index entry finds out, so an
     /// undamaged open still reads no more than Kafka's).
     fn recover_damaged_active_segment(
-        &self,
         segments: &SegmentMap<F>,
         report: &mut LoadReport,
     ) -> Result<()> {
