@@ -571,7 +571,18 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// Installs `mem` in the slot other than `last` and makes it active. The caller holds the
     /// writer lock and retires `last` afterwards if it was live.
     fn install_locked(&self, last: usize, mem: M, wait_for_spare: bool) -> Result<(), M> {
-        let next = usize::from(last == 0);
+        let mut next = usize::from(last == 0);
+        // An evicted cell's last slot is retired too: if its readers already left and the other
+        // slot still has one (evicted twice in a row while a lookup was inside the older
+        // mapping), install there rather than wait for that lookup.
+        let active = self.active.load(Ordering::Acquire);
+        if active & EVICTED != 0
+            && active != CLOSED
+            && self.slot_state(next) != EMPTY
+            && self.slot_state(last) == EMPTY
+        {
+            next = last;
+        }
         let Some(slot) = self.slots.get(next) else {
             return Err(mem);
         };
@@ -588,6 +599,12 @@ impl<M: Memory, X> SwapCell<M, X> {
         slot.word.fetch_and(!RETIRED_BIT, Ordering::Release);
         self.active.store(next, Ordering::Release);
         Ok(())
+    }
+
+    fn slot_state(&self, index: usize) -> usize {
+        self.slots
+            .get(index)
+            .map_or(RECLAIMING, |slot| slot.state.load(Ordering::Acquire))
     }
 
     /// Retires slot `index` (no longer active): its mapping goes when its last reader leaves.

@@ -1,8 +1,9 @@
 //! Eviction by a mapping budget versus lookups, appends and a resize: an evicted index is
 //! unmapped once the lookups inside it return (never under one: loom's `UnsafeCell` tracking
 //! would report it), a lookup that finds it evicted maps it again and sees the same entries, two
-//! lookups that both find it evicted map it once between them, and an append or a resize after
-//! an eviction maps it again without losing an entry.
+//! lookups that both find it evicted map it once between them, an index evicted twice while a
+//! lookup is inside is mapped again without waiting for it, and an append or a resize after an
+//! eviction maps it again without losing an entry.
 
 use std::path::PathBuf;
 
@@ -109,6 +110,28 @@ fn loom_evict_vs_append_and_resize() {
         evictor.join().unwrap();
         assert_eq!(core.view(|v| v.entries()).unwrap(), 3);
         assert_eq!(lookup(&core.reader()), 3);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 1);
+        drop(core);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+    });
+}
+
+/// Evicted, remapped and evicted again while a lookup may still be inside the first mapping:
+/// the second remap installs into whichever slot its readers have left (waiting only if neither
+/// has), and never under the lookup.
+#[test]
+fn loom_evicted_twice_while_a_lookup_is_inside() {
+    loom::model(|| {
+        let file = LoomFile::new(8);
+        let core = evictable(&file);
+        let reader = core.reader();
+        let t = loom::thread::spawn(move || assert_eq!(lookup(&reader), 2));
+        // The lookup thread may hold the writer lock (remapping): then an eviction is skipped.
+        let _ = core.evict();
+        assert_eq!(lookup(&core.reader()), 2);
+        let _ = core.evict();
+        assert_eq!(lookup(&core.reader()), 2);
+        t.join().unwrap();
         assert_eq!(file.mapped.load(Ordering::SeqCst), 1);
         drop(core);
         assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
