@@ -250,7 +250,14 @@ impl<F: FileSystem> PartitionLog<F> {
         for segment in removed {
             inner.schedule_delete(segment)?;
         }
-        inner.active().truncate_to(offset, inner.time.now_ms())?;
+        let active = inner.active();
+        active.truncate_to(offset, inner.time.now_ms())?;
+        // Make the cut durable before anything is appended at the offsets it freed: the recovery
+        // point drops to `offset`, so no later flush would sync this segment again, and after a
+        // crash the old tail (or a removed segment whose `.deleted` rename was not durable) would
+        // come back under the new records at the same offsets.
+        active.flush()?;
+        inner.sync_dir()?;
         inner.after_truncation(offset);
         Ok(true)
     }
