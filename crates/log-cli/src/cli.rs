@@ -370,8 +370,8 @@ fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<
         sync: args.sync,
         print_acks: args.print_acks,
     };
-    let stdin = std::io::stdin();
-    crate::produce::produce(&args.dir, &options, &mut stdin.lock(), out)
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    crate::produce::produce(&args.dir, &options, stdin, out)
 }
 
 fn compact(

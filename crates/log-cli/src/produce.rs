@@ -23,7 +23,7 @@ pub(crate) struct ProduceOptions<'a> {
 pub(crate) fn produce(
     dir: &Path,
     o: &ProduceOptions<'_>,
-    input: &mut impl BufRead,
+    input: std::io::BufReader<impl std::io::Read + Send + 'static>,
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let opened = open_partition(dir, o.create.clone())?;
@@ -32,7 +32,6 @@ pub(crate) fn produce(
     let mut pending: Vec<(Option<Vec<u8>>, Vec<u8>)> = Vec::new();
     let mut batch = Vec::new();
     let mut appended = 0_u64;
-    let mut line = Vec::new();
     let mut flush =
         |pending: &mut Vec<(Option<Vec<u8>>, Vec<u8>)>, out: &mut dyn Write| -> Result<()> {
             if pending.is_empty() {
@@ -59,42 +58,79 @@ pub(crate) fn produce(
             }
             Ok(())
         };
-    loop {
-        line.clear();
-        let n = input
-            .read_until(b'\n', &mut line)
-            .context("reading stdin")?;
-        if n == 0 {
-            break;
-        }
-        if line.last() == Some(&b'\n') {
-            line.pop();
-            if line.last() == Some(&b'\r') {
-                line.pop();
+    // Lines are read on their own thread, in runs of the lines already buffered, so that a
+    // partial batch goes as soon as no more input is waiting. Asking the pipe itself
+    // (`fill_buf`) blocks until the next line arrives, so an interactive line used to be
+    // acknowledged only when the one after it came. The reader is not joined: when an append
+    // fails, the command ends without waiting for input that may never come.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<Vec<u8>>>>(64);
+    std::thread::spawn(move || {
+        let mut input = input;
+        loop {
+            let mut lines = Vec::new();
+            loop {
+                let mut line = Vec::new();
+                match input.read_until(b'\n', &mut line) {
+                    Ok(0) => break,
+                    Ok(_) => lines.push(line),
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                }
+                // Go on only while a whole line is already buffered: the next read won't block.
+                if !input.buffer().contains(&b'\n') {
+                    break;
+                }
+            }
+            if lines.is_empty() || tx.send(Ok(lines)).is_err() {
+                return;
             }
         }
-        let record = match o.key_separator.map(str::as_bytes) {
-            Some(sep) if !sep.is_empty() => match line.windows(sep.len()).position(|w| w == sep) {
-                Some(at) => {
-                    let (key, rest) = line.split_at(at);
-                    (
-                        Some(key.to_vec()),
-                        rest.get(sep.len()..).unwrap_or_default().to_vec(),
-                    )
+    });
+    let mut waiting = rx.recv().ok();
+    while let Some(run) = waiting {
+        for mut line in run.context("reading stdin")? {
+            if line.last() == Some(&b'\n') {
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
                 }
-                None => (None, line.clone()),
-            },
-            _ => (None, line.clone()),
-        };
-        pending.push(record);
-        // A full batch goes at once; so does a partial one when no more input is waiting, so
-        // that interactive lines are acknowledged as they come.
-        if pending.len() >= o.batch_records || input.fill_buf().map_or(true, <[u8]>::is_empty) {
-            flush(&mut pending, out)?;
+            }
+            pending.push(split(&line, o.key_separator));
+            if pending.len() >= o.batch_records {
+                flush(&mut pending, out)?;
+            }
         }
+        waiting = match rx.try_recv() {
+            Ok(run) => Some(run),
+            Err(std::sync::mpsc::TryRecvError::Empty) => {
+                // No more input is waiting: what is pending goes now.
+                flush(&mut pending, out)?;
+                rx.recv().ok()
+            }
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
+        };
     }
     flush(&mut pending, out)?;
     opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
     eprintln!("appended {appended} records to {}", dir.display());
     Ok(Outcome::Clean)
+}
+
+/// A line as a record: split at the first key separator into key and value, or all value.
+fn split(line: &[u8], key_separator: Option<&str>) -> (Option<Vec<u8>>, Vec<u8>) {
+    match key_separator.map(str::as_bytes) {
+        Some(sep) if !sep.is_empty() => match line.windows(sep.len()).position(|w| w == sep) {
+            Some(at) => {
+                let (key, rest) = line.split_at(at);
+                (
+                    Some(key.to_vec()),
+                    rest.get(sep.len()..).unwrap_or_default().to_vec(),
+                )
+            }
+            None => (None, line.to_vec()),
+        },
+        _ => (None, line.to_vec()),
+    }
 }
