@@ -440,8 +440,8 @@ impl<E: Entry> IndexFile<E> {
     }
 
     /// Kafka's `close`: trim to the valid entries, then unmap. Unlike Kafka we unmap first and
-    /// trim after (no mapping is created just to be dropped), and we never leave a mapping past
-    /// the new end of file. Closing twice is a no-op.
+    /// trim after (no mapping is created just to be dropped), we never leave a mapping past
+    /// the new end of file, and the trim is synced (Kafka's is not). Closing twice is a no-op.
     pub(crate) fn close(&mut self) -> Result<()> {
         if self.core.is_closed() {
             return Ok(());
@@ -457,6 +457,9 @@ impl<E: Entry> IndexFile<E> {
             store
                 .store(&self.path, &bytes)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            store
+                .sync(&self.path)
+                .map_err(|e| Error::io(&self.path, "fsync", e))?;
             self.length = valid;
             return Ok(());
         }
@@ -468,6 +471,11 @@ impl<E: Entry> IndexFile<E> {
             let file = open_rw(&self.path)?;
             file.set_len(valid)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            // The trim must be durable before anything (a clean-shutdown marker) says the file
+            // can be trusted: a power loss would otherwise leave the preallocated zero tail,
+            // which Kafka's sanity check does not see and a clean load does not rebuild.
+            file.sync_data()
+                .map_err(|e| Error::io(&self.path, "fsync", e))?;
             self.length = valid;
         }
         Ok(())
