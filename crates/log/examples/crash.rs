@@ -585,7 +585,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut expects,
                     &mut models,
                 );
-                log.truncate_to(to).unwrap();
+                dir.truncate_to(&tp(), to).unwrap();
                 log.set_high_watermark(log.log_end_offset());
             }
             70..=74 => {

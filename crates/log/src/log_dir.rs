@@ -361,6 +361,22 @@ impl<F: FileSystem> LogDir<F> {
         }
     }
 
+    /// Kafka's `LogManager.truncateTo` for one partition: truncates the log of `tp` (see
+    /// [`PartitionLog::truncate_to`]) and then writes the checkpoints at once, so that no
+    /// recovery point on disk stays above the truncation: records appended later below a stale
+    /// one would otherwise never be synced by a log reopened after an unclean shutdown.
+    /// `Ok(false)` when there is no such log or nothing was truncated.
+    pub fn truncate_to(&self, tp: &TopicPartition, offset: i64) -> Result<bool> {
+        let Some(log) = self.log(tp) else {
+            return Ok(false);
+        };
+        let truncated = log.truncate_to(offset)?;
+        if truncated {
+            self.checkpoint()?;
+        }
+        Ok(truncated)
+    }
+
     /// Compacts the partition log of `tp` now, whatever its dirty ratio, and moves its cleaner
     /// checkpoint. `None` when there is no such log.
     pub fn compact(&self, tp: &TopicPartition) -> Result<Option<CleanReport>> {
