@@ -250,14 +250,16 @@ impl<F: FileSystem> PartitionLog<F> {
         for segment in removed {
             inner.schedule_delete(segment)?;
         }
+        // The removals first, then the cut, each durable before the next step: a crash in
+        // between finds either the whole old tail or none of it, never a gap between a cut
+        // segment and removed ones that came back. Both are durable before anything is appended
+        // at the offsets they freed: the recovery point drops to `offset`, so no later flush
+        // would sync this segment again, and after a crash the old tail would come back under
+        // the new records at the same offsets.
+        inner.sync_dir()?;
         let active = inner.active();
         active.truncate_to(offset, inner.time.now_ms())?;
-        // Make the cut durable before anything is appended at the offsets it freed: the recovery
-        // point drops to `offset`, so no later flush would sync this segment again, and after a
-        // crash the old tail (or a removed segment whose `.deleted` rename was not durable) would
-        // come back under the new records at the same offsets.
         active.flush()?;
-        inner.sync_dir()?;
         inner.after_truncation(offset);
         Ok(true)
     }
