@@ -130,6 +130,40 @@ pub(crate) fn render_epochs(entries: &[EpochEntry]) -> String {
 
 /// Parses a `leader-epoch-checkpoint` with Kafka's framing rules (`CheckpointFile.read`).
 pub(crate) fn parse_epochs(path: &Path, text: &str) -> Result<Vec<EpochEntry>> {
+    let mut entries: Vec<EpochEntry> = Vec::new();
+    parse_framed(path, text, LEADER_EPOCH_CHECKPOINT_VERSION, |parts| {
+        let [epoch, offset] = parts else {
+            return Err(None);
+        };
+        let entry = EpochEntry {
+            epoch: epoch.parse().map_err(|_| None)?,
+            start_offset: offset.parse().map_err(|_| None)?,
+        };
+        if let Some(last) = entries.last()
+            && (entry.epoch <= last.epoch || entry.start_offset < last.start_offset)
+        {
+            return Err(Some(format!(
+                "leader epoch entry {} {} does not follow {} {}",
+                entry.epoch, entry.start_offset, last.epoch, last.start_offset
+            )));
+        }
+        entries.push(entry);
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// Kafka's `CheckpointFile.read` framing, shared by every checkpoint file: a version line that
+/// must equal `version`, a count line, then `count` entry lines (anything after them is ignored),
+/// each split on whitespace and handed to `entry`. An empty file, or one without a count line,
+/// has no entries. `entry` returns `Err(None)` for a malformed line (Kafka's message) and
+/// `Err(Some(problem))` for any other problem with it.
+fn parse_framed(
+    path: &Path,
+    text: &str,
+    version: i32,
+    mut entry: impl FnMut(&[&str]) -> std::result::Result<(), Option<String>>,
+) -> Result<()> {
     let err = |line: usize, problem: String| Error::Checkpoint {
         path: path.to_path_buf(),
         line,
@@ -146,65 +180,50 @@ pub(crate) fn parse_epochs(path: &Path, text: &str) -> Result<Vec<EpochEntry>> {
     };
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
     let Some((n, version_line)) = lines.next() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
-    let version: i32 = version_line
+    let found_version: i32 = version_line
         .trim()
         .parse()
         .map_err(|_| malformed(n, version_line))?;
-    if version != LEADER_EPOCH_CHECKPOINT_VERSION {
+    if found_version != version {
         return Err(err(
             n,
             format!(
-                "Unrecognised version:{version}, expected version: {LEADER_EPOCH_CHECKPOINT_VERSION} in checkpoint file at: {}",
+                "Unrecognised version:{found_version}, expected version: {version} in checkpoint file at: {}",
                 path.display()
             ),
         ));
     }
     let Some((n, count_line)) = lines.next() else {
-        return Ok(Vec::new());
+        return Ok(());
     };
     let count: usize = count_line
         .trim()
         .parse()
         .map_err(|_| malformed(n, count_line))?;
-    let mut entries: Vec<EpochEntry> = Vec::new();
+    let mut found = 0;
     for (n, line) in lines {
-        if entries.len() == count {
+        if found == count {
             break;
         }
         let parts: Vec<&str> = line.split_whitespace().collect();
-        let [epoch, offset] = parts.as_slice() else {
-            return Err(malformed(n, line));
-        };
-        let entry = EpochEntry {
-            epoch: epoch.parse().map_err(|_| malformed(n, line))?,
-            start_offset: offset.parse().map_err(|_| malformed(n, line))?,
-        };
-        if let Some(last) = entries.last()
-            && (entry.epoch <= last.epoch || entry.start_offset < last.start_offset)
-        {
-            return Err(err(
-                n,
-                format!(
-                    "leader epoch entry {} {} does not follow {} {}",
-                    entry.epoch, entry.start_offset, last.epoch, last.start_offset
-                ),
-            ));
-        }
-        entries.push(entry);
+        entry(&parts).map_err(|problem| match problem {
+            None => malformed(n, line),
+            Some(problem) => err(n, problem),
+        })?;
+        found += 1;
     }
-    if entries.len() != count {
+    if found != count {
         return Err(err(
             0,
             format!(
-                "Expected [{count}] entries in checkpoint file [{}], but found only [{}]",
-                path.display(),
-                entries.len()
+                "Expected [{count}] entries in checkpoint file [{}], but found only [{found}]",
+                path.display()
             ),
         ));
     }
-    Ok(entries)
+    Ok(())
 }
 
 /// Writes `text` to `path` through `<path>.tmp`: write, fsync, rename, directory fsync.
@@ -291,68 +310,16 @@ pub(crate) fn render(entries: &BTreeMap<TopicPartition, i64>) -> String {
 
 /// Parses a checkpoint's text with Kafka's rules and messages.
 pub(crate) fn parse(path: &Path, text: &str) -> Result<BTreeMap<TopicPartition, i64>> {
-    let err = |line: usize, problem: String| Error::Checkpoint {
-        path: path.to_path_buf(),
-        line,
-        problem,
-    };
-    let malformed = |line: usize, content: &str| {
-        err(
-            line,
-            format!(
-                "Malformed line in checkpoint file [{}]: {content}",
-                path.display()
-            ),
-        )
-    };
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
-    let Some((n, version_line)) = lines.next() else {
-        return Ok(BTreeMap::new());
-    };
-    let version: i32 = version_line
-        .trim()
-        .parse()
-        .map_err(|_| malformed(n, version_line))?;
-    if version != OFFSET_CHECKPOINT_VERSION {
-        return Err(err(
-            n,
-            format!(
-                "Unrecognised version:{version}, expected version: {OFFSET_CHECKPOINT_VERSION} in checkpoint file at: {}",
-                path.display()
-            ),
-        ));
-    }
-    let Some((n, count_line)) = lines.next() else {
-        return Ok(BTreeMap::new());
-    };
-    let count: usize = count_line
-        .trim()
-        .parse()
-        .map_err(|_| malformed(n, count_line))?;
     let mut entries = BTreeMap::new();
-    let mut found = 0;
-    for (n, line) in lines {
-        if found == count {
-            break;
-        }
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        let [topic, partition, offset] = parts.as_slice() else {
-            return Err(malformed(n, line));
+    parse_framed(path, text, OFFSET_CHECKPOINT_VERSION, |parts| {
+        let [topic, partition, offset] = parts else {
+            return Err(None);
         };
-        let partition: i32 = partition.parse().map_err(|_| malformed(n, line))?;
-        let offset: i64 = offset.parse().map_err(|_| malformed(n, line))?;
+        let partition: i32 = partition.parse().map_err(|_| None)?;
+        let offset: i64 = offset.parse().map_err(|_| None)?;
         entries.insert(TopicPartition::new(*topic, partition), offset);
-        found += 1;
-    }
-    if found != count {
-        return Err(err(
-            0,
-            format!(
-                "Expected [{count}] entries in checkpoint file [{}], but found only [{found}]",
-                path.display()
-            ),
-        ));
-    }
+        Ok(())
+    })?;
     Ok(entries)
 }
 
