@@ -11,6 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
 use crate::map::{Word, load, store};
+use crate::raw::floor_in;
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -103,11 +104,15 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
     fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
     /// The search value of `slot` (position, or absolute offset), reading only the words needed.
     fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
-    /// The search key of `slot` in the form `lookup` compares: the relative offset (offset
-    /// index) or the timestamp (time index). Monotone in the key of `load_key`.
-    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64;
-    /// A lookup target converted to the form of `load_lookup_key`.
-    fn lookup_target(target: i64, base_offset: i64) -> i64;
+    /// The lookup search (see [`floor_in`]): the largest of the first `entries` slots whose key
+    /// is at most `target`, comparing each entry in its cheapest form (the stored relative offset
+    /// as an `i32`, or the timestamp), with the slot found by entry-sized strides.
+    fn floor_slot<W: Word>(
+        cells: &[W],
+        entries: usize,
+        target: i64,
+        base_offset: i64,
+    ) -> Option<usize>;
     /// The decoded form.
     fn decode(&self, base_offset: i64) -> Self::Decoded;
     /// The absolute offset the entry names.
@@ -153,14 +158,25 @@ impl Entry for OffsetEntry {
     }
 
     #[inline]
-    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64 {
-        let relative: U32 = zerocopy::transmute!(load(cells, slot * 2));
-        i64::from(relative.get().cast_signed())
-    }
-
-    #[inline]
-    fn lookup_target(target: i64, base_offset: i64) -> i64 {
-        target.saturating_sub(base_offset)
+    fn floor_slot<W: Word>(
+        cells: &[W],
+        entries: usize,
+        target: i64,
+        base_offset: i64,
+    ) -> Option<usize> {
+        // Keys are compared as Kafka decodes them, signed 32-bit relative offsets, so the target
+        // is brought into that range: above it every key is at most the target, below it none.
+        let target = target.saturating_sub(base_offset);
+        if target < i64::from(i32::MIN) {
+            return None;
+        }
+        let target = i32::try_from(target).unwrap_or(i32::MAX);
+        let (slots, _) = cells.as_chunks::<2>();
+        let slots = slots.get(..entries).unwrap_or(slots);
+        floor_in(slots, Self::WARM_ENTRIES, target, |[relative, _]| {
+            let relative: U32 = zerocopy::transmute!(relative.load());
+            relative.get().cast_signed()
+        })
     }
 
     fn relative(&self) -> U32 {
@@ -217,13 +233,18 @@ impl Entry for TimeEntry {
     }
 
     #[inline]
-    fn load_lookup_key<W: Word>(cells: &[W], slot: usize) -> i64 {
-        Self::load_key(cells, slot, 0)
-    }
-
-    #[inline]
-    fn lookup_target(target: i64, _base_offset: i64) -> i64 {
-        target
+    fn floor_slot<W: Word>(
+        cells: &[W],
+        entries: usize,
+        target: i64,
+        _base_offset: i64,
+    ) -> Option<usize> {
+        let (slots, _) = cells.as_chunks::<3>();
+        let slots = slots.get(..entries).unwrap_or(slots);
+        floor_in(slots, Self::WARM_ENTRIES, target, |[high, low, _]| {
+            let timestamp: I64 = zerocopy::transmute!([high.load(), low.load()]);
+            timestamp.get()
+        })
     }
 
     fn relative(&self) -> U32 {
@@ -265,7 +286,7 @@ impl TimeEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use zerocopy::IntoBytes;
+    use zerocopy::{Immutable, IntoBytes};
 
     #[test]
     fn offset_entry_bytes_are_big_endian() {
@@ -280,6 +301,100 @@ mod tests {
             e.as_bytes(),
             &[1, 2, 3, 4, 5, 6, 7, 8, 0x0a, 0x0b, 0x0c, 0x0d]
         );
+    }
+
+    fn words<E: Entry + IntoBytes + Immutable>(entries: &[E]) -> Vec<std::sync::atomic::AtomicU32> {
+        let (words, _) = entries.as_bytes().as_chunks::<4>();
+        words
+            .iter()
+            .map(|w| {
+                #[expect(
+                    clippy::host_endian_bytes,
+                    reason = "memory words are native-endian, as a mapping's are"
+                )]
+                std::sync::atomic::AtomicU32::new(u32::from_ne_bytes(*w))
+            })
+            .collect()
+    }
+
+    /// The lookup search compares relative offsets as `i32`s: it must agree with a floor search
+    /// over the absolute offsets Kafka decodes (`base + (int) relative`), also for targets
+    /// outside the 32-bit range and for corrupt entries whose top bit is set.
+    #[test]
+    fn offset_floor_agrees_with_a_floor_over_decoded_offsets() {
+        let base = 1_000_i64;
+        let relatives: [u32; 6] = [0x8000_0000, 0xffff_fffe, 0, 7, 0x7fff_fff0, 0x7fff_ffff];
+        for n in 0..=relatives.len() {
+            let entries: Vec<OffsetEntry> = relatives[..n]
+                .iter()
+                .map(|&r| OffsetEntry::new(r, r ^ 0x55))
+                .collect();
+            let cells = words(&entries);
+            let keys: Vec<i64> = entries.iter().map(|e| e.offset(base)).collect();
+            let targets = [
+                i64::MIN,
+                base - (1 << 40),
+                base + i64::from(i32::MIN) - 1,
+                base + i64::from(i32::MIN),
+                base - 3,
+                base - 2,
+                base,
+                base + 6,
+                base + 7,
+                base + 8,
+                base + i64::from(i32::MAX) - 1,
+                base + i64::from(i32::MAX),
+                base + (1 << 40),
+                i64::MAX,
+            ];
+            for warm in [0, 1, 2, 1024] {
+                for &target in &targets {
+                    let expected = keys.iter().rposition(|&k| k <= target);
+                    let found = floor_in(&(0..n).collect::<Vec<_>>(), warm, target, |&s| keys[s]);
+                    assert_eq!(
+                        found, expected,
+                        "reference, n {n} warm {warm} target {target}"
+                    );
+                    assert_eq!(
+                        OffsetEntry::floor_slot(&cells, n, target, base),
+                        expected,
+                        "n {n} target {target}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn time_floor_agrees_with_a_floor_over_timestamps() {
+        let stamps = [i64::MIN, -5, 0, 1, 1 << 33, i64::MAX];
+        for n in 0..=stamps.len() {
+            let entries: Vec<TimeEntry> = stamps[..n]
+                .iter()
+                .zip(0_u32..)
+                .map(|(&t, r)| TimeEntry::new(t, r))
+                .collect();
+            let cells = words(&entries);
+            for target in [i64::MIN, -6, -5, -1, 0, 2, 1 << 33, (1 << 33) + 1, i64::MAX] {
+                let expected = stamps[..n].iter().rposition(|&t| t <= target);
+                assert_eq!(TimeEntry::floor_slot(&cells, n, target, 0), expected);
+            }
+        }
+    }
+
+    /// Unsorted (corrupt) keys: the answer may be any slot, but always one that exists.
+    #[test]
+    fn floor_on_unsorted_keys_stays_in_range() {
+        let keys = [9_i64, 3, 7, 1, 8, 2, 6, 0];
+        for n in 1..=keys.len() {
+            for warm in [0, 1, 3, 8] {
+                for target in -1..11 {
+                    if let Some(slot) = floor_in(&keys[..n], warm, target, |&k| k) {
+                        assert!(slot < n);
+                    }
+                }
+            }
+        }
     }
 
     #[test]

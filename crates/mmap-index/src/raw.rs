@@ -160,36 +160,57 @@ fn binary_search(
     }
 }
 
-/// The lookup search: Kafka's warm-section split (probe the first warm entry, then entry 0),
-/// then a branchless floor search inside the chosen range. Whenever keys strictly increase (every
-/// index Kafka or this crate writes) the slot is exactly Kafka's `largestLowerBoundSlotFor`, and
-/// the warm/cold page-touch pattern is Kafka's; only on a corrupt, unsorted file may the slot
-/// differ from the one Kafka's probe order happens to return.
+/// The lookup search over `slots` (one item per entry): Kafka's warm-section split (probe the
+/// first warm entry, then entry 0), then a floor search inside the chosen range, with `key`
+/// reading only the words it compares. Whenever keys strictly increase (every index Kafka or this
+/// crate writes) the slot is exactly Kafka's `largestLowerBoundSlotFor`, and the warm/cold
+/// page-touch pattern is Kafka's; on a corrupt, unsorted file the slot may differ from the one
+/// Kafka's probe order happens to return, but it is always one of `slots`.
+///
+/// The two ranges are searched differently, for speed:
+/// - the warm section (cache-resident, the common case) branch-free, each probe's dependency
+///   chain an address, one load and one compare: searching whole entries rather than words
+///   (no stride arithmetic) and comparing in the stored width halved its cost;
+/// - the cold range (up to 10 MiB, mostly cache and TLB misses) with a branch per probe, so that
+///   the processor speculates down the predicted half and its loads overlap the miss being
+///   waited for, where a branch-free search waits for each miss in turn.
 #[inline]
-pub(crate) fn floor_slot(
-    entries: usize,
+pub(crate) fn floor_in<C, K: Ord + Copy>(
+    slots: &[C],
     warm_entries: usize,
-    target: i64,
-    key_at: impl Fn(usize) -> i64,
+    target: K,
+    key: impl Fn(&C) -> K,
 ) -> Option<usize> {
-    if entries == 0 {
+    let last = slots.len().checked_sub(1)?;
+    let first_hot = last.saturating_sub(warm_entries);
+    if key(slots.get(first_hot)?) < target {
+        // Invariant: key(window[0]) <= target; the answer is in the window. Each probe halves
+        // the window by selecting one of two subslices (no bounds check in the chain).
+        let mut window = slots.get(first_hot..)?;
+        let mut base = first_hot;
+        while window.len() > 1 {
+            let half = window.len() / 2;
+            let Some((low, high)) = window.split_at_checked(half) else {
+                break;
+            };
+            let Some(probe) = high.first() else { break };
+            let below = key(probe) <= target;
+            window = select_unpredictable(below, high, low);
+            base = select_unpredictable(below, base + half, base);
+        }
+        return Some(base);
+    }
+    if key(slots.first()?) > target {
         return None;
     }
-    let last = entries - 1;
-    let first_hot = last.saturating_sub(warm_entries);
-    let (begin, end) = if key_at(first_hot) < target {
-        (first_hot, last)
-    } else if key_at(0) > target {
-        return None;
-    } else {
-        (0, first_hot)
-    };
-    // Invariant: key_at(base) <= target; the answer is in base..base + size.
-    let (mut base, mut size) = (begin, end - begin + 1);
+    let range = slots.get(..=first_hot)?;
+    let (mut base, mut size) = (0, range.len());
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        base = select_unpredictable(key_at(mid) <= target, mid, base);
+        if range.get(mid).is_some_and(|s| key(s) <= target) {
+            base = mid;
+        }
         size -= half;
     }
     Some(base)
@@ -237,14 +258,10 @@ impl<E: Entry, M: Memory> View<'_, E, M> {
         }
     }
 
-    /// The decoded entry in the largest slot whose key is at most `target` (see `floor_slot`).
+    /// The decoded entry in the largest slot whose key is at most `target` (see `floor_in`).
     #[inline]
     pub(crate) fn floor(&self, target: i64) -> Option<E::Decoded> {
-        let cells = self.cells;
-        let target = E::lookup_target(target, self.base_offset);
-        let slot = floor_slot(self.entries, E::WARM_ENTRIES, target, |s| {
-            E::load_lookup_key(cells, s)
-        })?;
+        let slot = E::floor_slot(self.cells, self.entries, target, self.base_offset)?;
         self.entry(slot).map(|e| e.decode(self.base_offset))
     }
 }
@@ -505,14 +522,14 @@ mod search_tests {
     }
 
     #[test]
-    fn floor_slot_matches_kafkas_search_on_increasing_keys() {
+    fn floor_search_matches_kafkas_search_on_increasing_keys() {
         for n in [0_usize, 1, 2, 3, 7, 8, 9, 40, 129] {
             let keys: Vec<i64> = (0..n).map(|i| i64::try_from(i).unwrap() * 5 + 3).collect();
             for warm in [0, 1, 2, 4, 1024] {
                 for target in -2..i64::try_from(n).unwrap() * 5 + 8 {
                     let kafka = slot_for(n, warm, target, Bound::LargestLower, |s| keys[s]);
                     assert_eq!(
-                        floor_slot(n, warm, target, |s| keys[s]),
+                        floor_in(&keys, warm, target, |&k| k),
                         kafka,
                         "n {n} warm {warm} t {target}"
                     );
