@@ -11,7 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
 use crate::map::{Word, load, store};
-use crate::raw::floor_in;
+use crate::raw::{Field, floor_in};
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -113,8 +113,15 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
         target: i64,
         base_offset: i64,
     ) -> Option<usize>;
+    /// The field holding the entry's offset, which `truncate_to` searches: the key of an offset
+    /// entry, the value of a time entry (Kafka's `IndexSearchType`).
+    const OFFSET_FIELD: Field;
+
     /// The decoded form.
     fn decode(&self, base_offset: i64) -> Self::Decoded;
+    /// What a lookup below the first entry returns, and the last entry of an empty index:
+    /// `(base_offset, 0)` for an offset index, `(NO_TIMESTAMP, base_offset)` for a time index.
+    fn absent(base_offset: i64) -> Self::Decoded;
     /// The absolute offset the entry names.
     fn offset(&self, base_offset: i64) -> i64 {
         absolute(base_offset, self.relative())
@@ -129,6 +136,14 @@ impl Entry for OffsetEntry {
     type Decoded = OffsetPosition;
     const KIND: IndexKind = IndexKind::Offset;
     const SIZE: usize = size_of::<Self>();
+    const OFFSET_FIELD: Field = Field::Key;
+
+    fn absent(base_offset: i64) -> OffsetPosition {
+        OffsetPosition {
+            offset: base_offset,
+            position: 0,
+        }
+    }
 
     #[inline]
     fn load<W: Word>(cells: &[W], slot: usize) -> Self {
@@ -199,6 +214,14 @@ impl Entry for TimeEntry {
     type Decoded = TimestampOffset;
     const KIND: IndexKind = IndexKind::Time;
     const SIZE: usize = size_of::<Self>();
+    const OFFSET_FIELD: Field = Field::Value;
+
+    fn absent(base_offset: i64) -> TimestampOffset {
+        TimestampOffset {
+            timestamp: NO_TIMESTAMP,
+            offset: base_offset,
+        }
+    }
 
     #[inline]
     fn load<W: Word>(cells: &[W], slot: usize) -> Self {

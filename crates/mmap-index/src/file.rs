@@ -11,7 +11,7 @@ use crate::MappingBudget;
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::{MmapMemory, Unpinned};
-use crate::raw::{Core, Gone, Reader, Remapper, View};
+use crate::raw::{Bound, Core, Gone, Reader, Remapper, View};
 use crate::store::{Backing, IndexStore};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
@@ -311,6 +311,43 @@ impl<E: Entry> IndexFile<E> {
         self.core.reader()
     }
 
+    /// The last entry, or [`Entry::absent`] when there is none.
+    pub(crate) fn last_entry(&self) -> Result<E::Decoded> {
+        let base = self.base_offset;
+        self.view(|v| last_entry(v, base))
+    }
+
+    /// The entry with the largest key at most `target`, or [`Entry::absent`] (Kafka's lookup).
+    pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
+        let base = self.base_offset;
+        self.view(|v| v.floor(target).unwrap_or_else(|| E::absent(base)))
+    }
+
+    /// The `n`th entry, or `EntryOutOfRange`.
+    pub(crate) fn entry(&self, n: usize) -> Result<E::Decoded> {
+        let base = self.base_offset;
+        self.view(|v| v.entry(n).map(|e| e.decode(base)))?
+            .ok_or_else(|| Error::EntryOutOfRange {
+                file: self.path.clone(),
+                kind: E::KIND,
+                slot: n,
+                entries: self.entries(),
+            })
+    }
+
+    /// The entry count that `truncate_to(offset)` leaves: Kafka's three cases, searching the
+    /// entry's offset field.
+    pub(crate) fn entries_below(&self, offset: i64) -> Result<usize> {
+        let base = self.base_offset;
+        self.view(
+            |v| match v.slot_for(offset, E::OFFSET_FIELD, Bound::LargestLower) {
+                None => 0,
+                Some(slot) if v.entry(slot).is_some_and(|e| e.offset(base) == offset) => slot,
+                Some(slot) => slot + 1,
+            },
+        )
+    }
+
     /// Runs `f` on the writer's view, or fails with `Closed`.
     pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, MmapMemory>) -> R) -> Result<R> {
         self.core.view(f).map_err(|g| self.gone_error(g))
@@ -395,12 +432,6 @@ impl<E: Entry> IndexFile<E> {
             self.length = rounded;
         }
         Ok(true)
-    }
-
-    /// Kafka's `trimToValidSize`.
-    pub(crate) fn trim_to_valid_size(&mut self) -> Result<bool> {
-        let size = u32::try_from(self.entries() * E::SIZE).unwrap_or(u32::MAX);
-        self.resize(size)
     }
 
     /// Kafka's `reset`: no entries, and the file back at `max_index_size`.
@@ -509,6 +540,51 @@ impl<E: Entry> IndexFile<E> {
     }
 }
 
+/// The last entry of a view, or [`Entry::absent`].
+fn last_entry<E: Entry>(v: &View<'_, E, MmapMemory>, base: i64) -> E::Decoded {
+    v.entries()
+        .checked_sub(1)
+        .and_then(|slot| v.entry(slot))
+        .map_or_else(|| E::absent(base), |e| e.decode(base))
+}
+
+/// The file side of a read handle: lookups and entries with errors that name the file.
+impl<E: Entry> Reader<E, MmapMemory> {
+    /// The error for a view that could not be had.
+    fn gone(&self, gone: Gone) -> Error {
+        gone_error(&self.meta().path.read(), E::KIND, gone)
+    }
+
+    /// Runs `f` on a consistent view, with a `Closed` or `Io` error naming the file.
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&View<'_, E, MmapMemory>) -> R) -> Result<R> {
+        self.view(f).map_err(|g| self.gone(g))
+    }
+
+    /// As [`IndexFile::lookup`].
+    #[inline]
+    pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
+        let base = self.meta().base_offset;
+        self.read(|v| v.floor(target).unwrap_or_else(|| E::absent(base)))
+    }
+
+    /// As [`IndexFile::entry`], out of the entries published so far.
+    pub(crate) fn entry(&self, n: usize) -> Result<E::Decoded> {
+        let base = self.meta().base_offset;
+        let (found, entries) = self.read(|v| (v.entry(n).map(|e| e.decode(base)), v.entries()))?;
+        found.ok_or_else(|| Error::EntryOutOfRange {
+            file: self.meta().path.read().clone(),
+            kind: E::KIND,
+            slot: n,
+            entries,
+        })
+    }
+
+    /// The number of entries published so far (clamped to the current mapping).
+    pub(crate) fn published_entries(&self) -> Result<usize> {
+        self.entries().map_err(|g| self.gone(g))
+    }
+}
+
 /// The error for a view that could not be had: closed, or a failed remap after an eviction.
 pub(crate) fn gone_error(path: &Path, kind: crate::IndexKind, gone: Gone) -> Error {
     match gone {
@@ -593,3 +669,344 @@ impl<E: Entry> Drop for IndexFile<E> {
         let _ = self.write_back();
     }
 }
+
+/// The part of the public API both index types share, written once: the constructors, the
+/// file operations (flush, close, unmap, delete, rename), truncation and resize, the accessors,
+/// and the read handle's methods. Each body calls the generic [`IndexFile`] (or the read side of
+/// [`Reader`]); only the entry type, the names and the docs differ. The index type must have
+/// the fields `file: IndexFile<$entry>` and `last: $decoded` (the last entry,
+/// re-read after every change of the entries), and its reader the field `inner`.
+macro_rules! index_api {
+    (
+        index: $index:ident,
+        reader: $reader:ident,
+        entry: $entry:ty,
+        decoded: $decoded:ty,
+        size: $size:literal,
+        key: $key:literal,
+        absent: $absent:literal $(,)?
+    ) => {
+        impl $index {
+            /// The size of one entry in bytes.
+            pub const ENTRY_SIZE: usize = <$entry as $crate::entry::Entry>::SIZE;
+
+            #[doc = concat!(
+                "Opens the index at `path`, as Kafka's constructor does: a missing file is ",
+                "created and preallocated to `floor(max_index_size / ", $size, ") * ", $size,
+                "` bytes (an error if that is below one entry); an existing file is mapped ",
+                "whole and every full slot counts as an entry."
+            )]
+            pub fn open(
+                path: impl AsRef<std::path::Path>,
+                base_offset: i64,
+                max_index_size: u32,
+            ) -> $crate::error::Result<Self> {
+                Self::open_with(&$crate::store::Backing::Mapped, path, base_offset, max_index_size)
+            }
+
+            #[doc = concat!(
+                "Opens an existing index and never creates one (a missing file is an `Io` error ",
+                "with `NotFound`). Its `max_index_size` is 0, so [`", stringify!($index),
+                "::reset`] resizes it to nothing."
+            )]
+            pub fn open_existing(path: impl AsRef<std::path::Path>, base_offset: i64) -> $crate::error::Result<Self> {
+                Self::open_existing_with(&$crate::store::Backing::Mapped, path, base_offset)
+            }
+
+            /// Opens an existing index read-only (Kafka's `writable = false`, as
+            /// `DumpLogSegments` uses): the file is opened `O_RDONLY` and mapped `PROT_READ`, so
+            /// it also works on files and filesystems the process may not write. Lookups,
+            /// `entry`, `sanity_check` and `verify` work; every operation that would modify the
+            /// index fails with `ReadOnly`, and `close` only unmaps.
+            pub fn open_read_only(path: impl AsRef<std::path::Path>, base_offset: i64) -> $crate::error::Result<Self> {
+                Self::open_read_only_with(&$crate::store::Backing::Mapped, path, base_offset)
+            }
+
+            #[doc = concat!(
+                "[`", stringify!($index), "::open`] on `backing`: a real mapped file, or a file ",
+                "of an [`IndexStore`](crate::IndexStore) held in anonymous memory."
+            )]
+            pub fn open_with(
+                backing: &$crate::store::Backing,
+                path: impl AsRef<std::path::Path>,
+                base_offset: i64,
+                max_index_size: u32,
+            ) -> $crate::error::Result<Self> {
+                Self::open_budgeted(backing, path.as_ref(), base_offset, max_index_size, None)
+            }
+
+            #[doc = concat!(
+                "As [`", stringify!($index), "::open`], with the mapping counted against ",
+                "`budget`, which may unmap it while the index is not in use; the next lookup or ",
+                "append maps it again."
+            )]
+            pub fn open_in(
+                path: impl AsRef<std::path::Path>,
+                base_offset: i64,
+                max_index_size: u32,
+                budget: &$crate::MappingBudget,
+            ) -> $crate::error::Result<Self> {
+                Self::open_budgeted(
+                    &$crate::store::Backing::Mapped,
+                    path.as_ref(),
+                    base_offset,
+                    max_index_size,
+                    Some(budget),
+                )
+            }
+
+            pub(crate) fn open_budgeted(
+                backing: &$crate::store::Backing,
+                path: &std::path::Path,
+                base_offset: i64,
+                max_index_size: u32,
+                budget: Option<&$crate::MappingBudget>,
+            ) -> $crate::error::Result<Self> {
+                Self::from_file($crate::file::IndexFile::open(
+                    backing,
+                    path,
+                    base_offset,
+                    max_index_size,
+                    budget,
+                )?)
+            }
+
+            #[doc = concat!("[`", stringify!($index), "::open_existing`] on `backing`.")]
+            pub fn open_existing_with(
+                backing: &$crate::store::Backing,
+                path: impl AsRef<std::path::Path>,
+                base_offset: i64,
+            ) -> $crate::error::Result<Self> {
+                Self::from_file($crate::file::IndexFile::open_existing(
+                    backing,
+                    path.as_ref(),
+                    base_offset,
+                )?)
+            }
+
+            #[doc = concat!("[`", stringify!($index), "::open_read_only`] on `backing`.")]
+            pub fn open_read_only_with(
+                backing: &$crate::store::Backing,
+                path: impl AsRef<std::path::Path>,
+                base_offset: i64,
+            ) -> $crate::error::Result<Self> {
+                Self::from_file($crate::file::IndexFile::open_read_only(
+                    backing,
+                    path.as_ref(),
+                    base_offset,
+                )?)
+            }
+
+            fn from_file(file: $crate::file::IndexFile<$entry>) -> $crate::error::Result<Self> {
+                let last = file.last_entry()?;
+                Ok(Self { file, last })
+            }
+
+            #[doc = concat!(
+                "Whether the index was opened with [`", stringify!($index), "::open_read_only`]."
+            )]
+            pub fn is_read_only(&self) -> bool {
+                self.file.is_read_only()
+            }
+
+            #[doc = concat!(
+                "The entry with the largest ", $key, " at most `target`, or ", $absent,
+                " when there is none. Kafka's warm-section search."
+            )]
+            pub fn lookup(&self, target: i64) -> $crate::error::Result<$decoded> {
+                self.file.lookup(target)
+            }
+
+            /// The `n`th entry.
+            pub fn entry(&self, n: usize) -> $crate::error::Result<$decoded> {
+                self.file.entry(n)
+            }
+
+            /// Removes every entry whose offset is at least `offset` (Kafka's three cases,
+            /// searching the entries' offsets). Truncating past the last entry changes nothing.
+            /// The file keeps its length.
+            pub fn truncate_to(&mut self, offset: i64) -> $crate::error::Result<()> {
+                let entries = self.file.entries_below(offset)?;
+                self.truncate_to_entries(entries)
+            }
+
+            /// Removes every entry.
+            pub fn truncate(&mut self) -> $crate::error::Result<()> {
+                self.truncate_to_entries(0)
+            }
+
+            fn truncate_to_entries(&mut self, entries: usize) -> $crate::error::Result<()> {
+                self.file.set_entries(entries)?;
+                self.last = self.file.last_entry()?;
+                Ok(())
+            }
+
+            /// Removes every entry and resizes the file back to `max_index_size`.
+            pub fn reset(&mut self) -> $crate::error::Result<()> {
+                self.file.reset()?;
+                self.last = self.file.last_entry()?;
+                Ok(())
+            }
+
+            #[doc = concat!(
+                "Resizes the file to `floor(new_size / ", $size, ") * ", $size, "` bytes and ",
+                "remaps it; false when that is already its size. Re-reads the last entry, as ",
+                "Kafka's `TimeIndex` does. Refuses to cut off entries."
+            )]
+            pub fn resize(&mut self, new_size: u32) -> $crate::error::Result<bool> {
+                let resized = self.file.resize(new_size)?;
+                if resized {
+                    self.last = self.file.last_entry()?;
+                }
+                Ok(resized)
+            }
+
+            /// Shrinks the file to exactly its entries.
+            pub fn trim_to_valid_size(&mut self) -> $crate::error::Result<bool> {
+                self.resize(u32::try_from(self.size_in_bytes()).unwrap_or(u32::MAX))
+            }
+
+            /// `msync` of the mapping.
+            pub fn flush(&self) -> $crate::error::Result<()> {
+                self.file.flush()
+            }
+
+            /// Trims the file to its entries, then unmaps it, deterministically: when this
+            /// returns, the mapping is gone (after any lookup already inside it finished). Later
+            /// operations fail with `Closed`; closing again does nothing.
+            pub fn close(&mut self) -> $crate::error::Result<()> {
+                self.file.close()
+            }
+
+            /// Unmaps without trimming (Kafka's `closeHandler`/`forceUnmap`).
+            pub fn unmap(&mut self) {
+                self.file.unmap();
+            }
+
+            /// Unmaps and deletes the file; false when it did not exist.
+            pub fn delete(&mut self) -> $crate::error::Result<bool> {
+                self.file.delete()
+            }
+
+            /// Renames the file. As in Kafka, the index takes the new name even if the rename
+            /// fails.
+            pub fn rename(&mut self, to: impl AsRef<std::path::Path>) -> $crate::error::Result<()> {
+                self.file.rename(to.as_ref())
+            }
+
+            /// Records that the file now lives in `dir` (its directory was renamed); no I/O.
+            pub fn update_parent_dir(&mut self, dir: impl AsRef<std::path::Path>) {
+                self.file.update_parent_dir(dir.as_ref());
+            }
+
+            /// A cheap, cloneable, `Send + Sync` read handle whose lookups take no lock.
+            pub fn reader(&self) -> $reader {
+                $reader {
+                    inner: self.file.reader(),
+                }
+            }
+
+            /// The number of entries.
+            pub fn entries(&self) -> usize {
+                self.file.entries()
+            }
+
+            /// The number of slots of the current mapping.
+            pub fn max_entries(&self) -> usize {
+                self.file.max_entries()
+            }
+
+            /// Whether `offset` can be stored relative to the base offset.
+            pub fn can_append_offset(&self, offset: i64) -> bool {
+                $crate::file::relative(self.base_offset(), offset).is_some()
+            }
+
+            /// `offset - base_offset` as stored, or `OffsetOverflow`.
+            pub fn relative_offset(&self, offset: i64) -> $crate::error::Result<u32> {
+                self.file.relative_offset(offset)
+            }
+
+            /// The segment's base offset.
+            pub fn base_offset(&self) -> i64 {
+                self.file.base_offset()
+            }
+
+            #[doc = concat!(
+                "The maximum size given at open (0 for [`", stringify!($index),
+                "::open_existing`])."
+            )]
+            pub fn max_index_size(&self) -> u32 {
+                self.file.max_index_size()
+            }
+
+            /// The file length as of the last open or resize.
+            pub fn length(&self) -> u64 {
+                self.file.length()
+            }
+
+            /// The bytes used by entries.
+            pub fn size_in_bytes(&self) -> u64 {
+                (self.entries() * Self::ENTRY_SIZE) as u64
+            }
+
+            /// The file's current name.
+            pub fn path(&self) -> &std::path::Path {
+                self.file.path()
+            }
+
+            /// Whether the file is mapped now (false after close, and for a zero-length file).
+            pub fn is_mapped(&self) -> bool {
+                self.file.is_mapped()
+            }
+
+            /// Whether the index was closed, unmapped or deleted.
+            pub fn is_closed(&self) -> bool {
+                self.file.is_closed()
+            }
+        }
+
+        impl std::fmt::Debug for $reader {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($reader))
+                    .field("path", &self.path())
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl $reader {
+            /// Whether the index is mapped now: false once closed, and while its mapping budget
+            /// has it unmapped (the next lookup maps it again).
+            pub fn is_mapped(&self) -> bool {
+                self.inner.is_mapped()
+            }
+
+            #[doc = concat!("As [`", stringify!($index), "::lookup`].")]
+            #[inline]
+            pub fn lookup(&self, target: i64) -> $crate::error::Result<$decoded> {
+                self.inner.lookup(target)
+            }
+
+            #[doc = concat!("As [`", stringify!($index), "::entry`].")]
+            pub fn entry(&self, n: usize) -> $crate::error::Result<$decoded> {
+                self.inner.entry(n)
+            }
+
+            /// The number of entries published so far.
+            pub fn entries(&self) -> $crate::error::Result<usize> {
+                self.inner.published_entries()
+            }
+
+            /// The segment's base offset.
+            pub fn base_offset(&self) -> i64 {
+                self.inner.meta().base_offset
+            }
+
+            /// The file's current name.
+            pub fn path(&self) -> std::path::PathBuf {
+                self.inner.meta().path.read().clone()
+            }
+        }
+    };
+}
+
+pub(crate) use index_api;
