@@ -41,7 +41,8 @@
 //! - A lookup racing a truncation may still see entries from before it, as in Kafka; every
 //!   word it reads is read atomically, so that is a stale answer, never undefined behaviour.
 //! - A corrupt file never makes this crate panic; out-of-range words read as zero.
-//! - This is the only crate of the workspace with `unsafe`, all of it in `src/map.rs`.
+//! - This is the only crate of the workspace with `unsafe`: `src/map.rs`, and the copy out of a
+//!   `.log` mapping in `src/mapped_file.rs`.
 
 #![cfg_attr(
     test,

@@ -265,8 +265,8 @@ impl MmapMemory {
         // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
         // - We access them only through these atomics; docs/unsafe.md rules out other writers
         //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.
-        // - A read-only mapping only sees 32-bit `Relaxed` loads, which std allows on read-only
-        //   memory; `Core::push` checks `Memory::writable` before the crate's only store.
+        // - A read-only mapping is only read (`Relaxed` loads, a `.log`'s plain copy), which std
+        //   allows on read-only memory; `Core::push` checks `Memory::writable` before any store.
         unsafe {
             std::slice::from_raw_parts(
                 map.as_mut_ptr().cast::<std::sync::atomic::AtomicU32>(),
