@@ -113,3 +113,49 @@ fn concurrent_durable_appenders_share_fsyncs() {
     assert_eq!(log.log_end_offset(), (appends * 16) as i64);
     assert_eq!(log.recovery_point(), log.log_end_offset());
 }
+
+#[test]
+fn recovery_point_never_covers_an_append_that_missed_the_sync() {
+    // Regression: a flush moved the recovery point to the log end offset read after its fsync,
+    // so an append written while the fsync ran counted as durable (its first offset did).
+    let fs = SimFs::new();
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(root.path());
+    fs.create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, _) = PartitionLog::open(
+        fs.clone(),
+        &dir,
+        LogConfig::default(),
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    fs.sync_dir(&dir).unwrap();
+    log.append_as_leader(&mut producer_batch("synced", 3, 1_000))
+        .unwrap();
+    fs.set_sync_latency(Duration::from_millis(300));
+    std::thread::scope(|s| {
+        let flusher = s.spawn(|| log.flush());
+        // Lands inside the fsync unless the flusher is very late (then the fsync covers it).
+        std::thread::sleep(Duration::from_millis(100));
+        log.append_as_leader(&mut producer_batch("late", 3, 1_000))
+            .unwrap();
+        flusher.join().unwrap().unwrap();
+    });
+    let recovery_point = log.recovery_point();
+    // What the syncs made durable: a power loss that keeps nothing unsynced.
+    let (reopened, _) = PartitionLog::open(
+        fs.crash(Tear::DropAll),
+        &dir,
+        LogConfig::default(),
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    assert!(
+        recovery_point <= reopened.log_end_offset(),
+        "recovery point {recovery_point} is past the durable log end {}",
+        reopened.log_end_offset()
+    );
+}

@@ -162,7 +162,7 @@ impl<F: FileSystem> PartitionLog<F> {
             state.rounds += 1;
             state.rounds_in_flight += 1;
             drop(state);
-            let result = inner.flush_up_to(goal.saturating_add(1));
+            let result = inner.flush_through(goal);
             state = inner.sync.lock();
             state.rounds_in_flight -= 1;
             match &result {

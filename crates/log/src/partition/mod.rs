@@ -293,7 +293,8 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// Flushes every segment up to `offset` (exclusive) and moves the recovery point there
-    /// (Kafka's `flush(offset, includingOffset = false)`).
+    /// (Kafka's `flush(offset, includingOffset = false)`), but not past the log end offset at the
+    /// start of the flush: records appended while it runs may miss its fsync.
     pub fn flush_up_to(&self, offset: i64) -> Result<()> {
         self.inner.flush_up_to(offset)
     }
@@ -331,15 +332,33 @@ impl<F: FileSystem> PartitionLog<F> {
 }
 
 impl<F: FileSystem> Inner<F> {
+    /// Flushes the segments below `offset` and moves the recovery point to `offset`.
     fn flush_up_to(&self, offset: i64) -> Result<()> {
+        self.flush_segments(offset, offset)
+    }
+
+    /// Kafka's `flush(offset, includingOffset = true)`: also flushes a segment that starts at
+    /// `offset` (an active segment rolled there: its name is made durable), and moves the
+    /// recovery point to `offset`.
+    fn flush_through(&self, offset: i64) -> Result<()> {
+        self.flush_segments(offset.saturating_add(1), offset)
+    }
+
+    /// Flushes the segments that may hold offsets in `[recovery point, flush_to)` and moves the
+    /// recovery point to `recovery_to`, but never past the log end offset read before the first
+    /// sync: what was appended later may have missed the syncs.
+    fn flush_segments(&self, flush_to: i64, recovery_to: i64) -> Result<()> {
+        // Every offset below `written` was written before the syncs below begin, into segments
+        // the snapshot taken next holds (a roll never starts a segment below the log end).
+        let written = self.log_end_offset.load(Ordering::Acquire);
         let recovery_point = self.recovery_point.load(Ordering::Acquire);
-        if offset <= recovery_point {
+        if flush_to <= recovery_point {
             return Ok(());
         }
         let segments = self.segments.load();
         let mut new_files = false;
         let active_base = segments.keys().next_back().copied();
-        for (base, segment) in range_overlapping(&segments, recovery_point, offset) {
+        for (base, segment) in range_overlapping(&segments, recovery_point, flush_to) {
             if Some(*base) == active_base {
                 // The recovery point ends up inside the active segment, which recovery rescans
                 // after a crash: its data must be durable, its indexes need not be.
@@ -353,8 +372,11 @@ impl<F: FileSystem> Inner<F> {
             // A segment created since the last flush: make its name durable too.
             self.sync_dir()?;
         }
+        // The log end offset read now bounds it too, should a truncation have cut the log.
         self.recovery_point.fetch_max(
-            offset.min(self.log_end_offset.load(Ordering::Acquire)),
+            recovery_to
+                .min(written)
+                .min(self.log_end_offset.load(Ordering::Acquire)),
             Ordering::AcqRel,
         );
         self.last_flush_ms

@@ -295,7 +295,8 @@ impl SimFs {
     }
 
     /// Makes every `sync_data` take at least `latency` (outside the file system's lock), as a
-    /// disk would: tests of group commit need an fsync that costs something.
+    /// disk would: tests of group commit need an fsync that costs something. Such a sync makes
+    /// durable what the file held when it began; what is written while it runs stays unsynced.
     pub fn set_sync_latency(&self, latency: std::time::Duration) {
         self.state.lock().sync_latency = latency;
     }
@@ -327,14 +328,25 @@ impl SimFs {
         Some((path, last.bytes.len()))
     }
 
-    /// `fdatasync` of one file: its live bytes become durable.
-    fn sync_node(&self, node: usize) -> io::Result<()> {
+    /// `fdatasync` of one file: its live bytes become durable, or, given the image the file
+    /// had when a slow sync began, that image does.
+    fn sync_node(&self, node: usize, began: Option<Vec<u8>>) -> io::Result<()> {
         let mut state = self.state.lock();
         state.event(SimEvent::FileSync);
         state.stats.file_syncs += 1;
         let image = state.node_mut(node)?;
-        image.durable.clone_from(&image.live);
-        if state.last_write.as_ref().is_some_and(|w| w.node == node) {
+        let changed_since = match began {
+            Some(began) if began != image.live => {
+                // Written while the sync ran: the last write to this file came after it began.
+                image.durable = began;
+                true
+            }
+            _ => {
+                image.durable.clone_from(&image.live);
+                false
+            }
+        };
+        if !changed_since && state.last_write.as_ref().is_some_and(|w| w.node == node) {
             state.last_write = None;
         }
         Ok(())
@@ -670,11 +682,20 @@ impl File for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        let latency = self.fs.state.lock().sync_latency;
+        let (latency, began) = {
+            let mut state = self.fs.state.lock();
+            let latency = state.sync_latency;
+            let began = if latency.is_zero() {
+                None
+            } else {
+                Some(state.node_mut(self.node)?.live.clone())
+            };
+            (latency, began)
+        };
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }
-        self.fs.sync_node(self.node)
+        self.fs.sync_node(self.node, began)
     }
 }
 
@@ -718,7 +739,7 @@ impl IndexStore for SimFs {
             Some(Entry::File(node)) => *node,
             _ => return Err(not_found(path)),
         };
-        self.sync_node(node)
+        self.sync_node(node, None)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
