@@ -102,9 +102,11 @@ fn concurrent_durable_appenders_share_fsyncs() {
     eprintln!(
         "{appends} durable appends, {rounds} group-commit rounds, {syncs} file fsyncs, {elapsed:?}"
     );
+    // Rounds started at once would each miss the appenders the last one released (about 2
+    // appends a round with 4 appenders); lingering for them gives close to 4.
     assert!(
-        rounds * 2 <= appends,
-        "group commit did not batch: {rounds} rounds for {appends} appends"
+        rounds * 3 <= appends,
+        "group commit batched fewer than 3 appends a round: {rounds} rounds for {appends} appends"
     );
     assert!(
         syncs <= rounds + 2,

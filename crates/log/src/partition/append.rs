@@ -3,6 +3,7 @@
 
 use crate::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use seglog_record_format::{self as rf, Batch, TimestampType};
 use seglog_segment::io::FileSystem;
@@ -16,6 +17,10 @@ use crate::error::{Error, Result};
 /// that arrives during a round is covered by the next. (Two overlap fsyncs, which ext4 merges by
 /// itself; on this project's machines that traded a third more fsyncs for no clear throughput gain.)
 const MAX_ROUNDS_IN_FLIGHT: u32 = 1;
+
+/// The longest a round's leader lingers for the appenders the last round released (see
+/// `sync_locked`); it lingers at most half an average round below that.
+const MAX_LINGER: Duration = Duration::from_millis(1);
 
 /// What an append did (Kafka's `LogAppendInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,20 +140,59 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// A leader append that returns only once the appended records are on stable storage
-    /// (fdatasync). Concurrent durable appenders share one fsync round (group commit).
+    /// (fdatasync). Concurrent durable appenders share one fsync round (group commit); a round
+    /// may start up to half an average round (and at most 1 ms) late, to take in the durable
+    /// appenders the previous round released, which a lone appender never waits for.
     pub fn append_durable(&self, records: &mut [u8]) -> Result<AppendInfo> {
-        let info = self.append_as_leader(records)?;
-        self.sync_up_to(info.last_offset + 1)?;
+        let inner = &self.inner;
+        {
+            let mut state = inner.sync.lock();
+            state.returning = state.returning.saturating_sub(1);
+            state.appending += 1;
+        }
+        let appended = self.append_as_leader(records);
+        let mut state = inner.sync.lock();
+        state.appending -= 1;
+        if state.lingering {
+            inner.linger_done.notify_one();
+        }
+        let info = match appended {
+            Ok(info) => info,
+            Err(e) => {
+                drop(state);
+                return Err(e);
+            }
+        };
+        self.sync_locked(state, info.last_offset + 1)?;
         Ok(info)
     }
 
     /// Waits until every offset below `offset` is durable, running or joining a flush round.
     pub fn sync_up_to(&self, offset: i64) -> Result<()> {
+        self.sync_locked(self.inner.sync.lock(), offset)
+    }
+
+    /// Group commit. One round runs at a time: its leader takes as its goal the log end offset
+    /// (everything written so far, whoever wrote it), fdatasyncs up to it, and releases every
+    /// waiter below it; whoever arrived meanwhile is covered by the next round.
+    ///
+    /// Started at once, the next round would miss the appenders the last one just released:
+    /// they append again a few microseconds later and wait a whole round more, so with `n`
+    /// appenders each round would cover about `n / 2` appends. So the next round's leader first
+    /// lingers until those appenders are back and have written (or are writing: see
+    /// `appending`), for at most half an average round (ext4's journal lingers the same way for
+    /// concurrent synchronous writers, `jbd2_journal_stop`). It never lingers for itself: a
+    /// lone appender's rounds start at once.
+    fn sync_locked<'a>(
+        &'a self,
+        mut state: parking_lot::MutexGuard<'a, super::SyncState>,
+        offset: i64,
+    ) -> Result<()> {
         let inner = &self.inner;
-        let mut state = inner.sync.lock();
-        loop {
+        state.in_sync += 1;
+        let result = loop {
             if state.synced_to >= offset {
-                return Ok(());
+                break Ok(());
             }
             if state.in_flight_goal >= offset || state.rounds_in_flight >= MAX_ROUNDS_IN_FLIGHT {
                 // A running round covers our records, or enough rounds run already: wait, and
@@ -156,15 +200,41 @@ impl<F: FileSystem> PartitionLog<F> {
                 inner.sync_done.wait(&mut state);
                 continue;
             }
-            // Start a round for everything appended so far, not only our own records.
+            state.rounds_in_flight += 1;
+            let linger = (state.average_round / 2).min(MAX_LINGER);
+            if !linger.is_zero() && (state.returning > 0 || state.appending > 0) {
+                let deadline = Instant::now() + linger;
+                state.lingering = true;
+                while state.returning > 0 || state.appending > 0 {
+                    if inner
+                        .linger_done
+                        .wait_until(&mut state, deadline)
+                        .timed_out()
+                    {
+                        break;
+                    }
+                }
+                state.lingering = false;
+            }
+            // The goal is taken after the linger and before the fsync begins: every append
+            // below it was written before the fsync, so the fsync makes it durable.
             let goal = inner.log_end_offset.load(Ordering::Acquire);
             state.in_flight_goal = state.in_flight_goal.max(goal);
             state.rounds += 1;
-            state.rounds_in_flight += 1;
+            // Everyone waiting now appended below the goal: this round releases them all.
+            let members = state.in_sync;
             drop(state);
+            let started = Instant::now();
             let result = inner.flush_through(goal);
+            let took = started.elapsed();
             state = inner.sync.lock();
             state.rounds_in_flight -= 1;
+            state.returning = members;
+            state.average_round = if state.average_round.is_zero() {
+                took
+            } else {
+                (state.average_round * 7 + took) / 8
+            };
             match &result {
                 // An fsync makes everything written before it durable, so the largest goal
                 // that completed bounds what is durable.
@@ -173,8 +243,12 @@ impl<F: FileSystem> PartitionLog<F> {
                 Err(_) => state.in_flight_goal = state.synced_to,
             }
             inner.sync_done.notify_all();
-            result?;
-        }
+            if result.is_err() {
+                break result;
+            }
+        };
+        state.in_sync -= 1;
+        result
     }
 
     /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says.

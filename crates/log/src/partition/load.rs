@@ -112,6 +112,7 @@ impl<F: FileSystem> PartitionLog<F> {
             pending_deletes: Mutex::new(Vec::new()),
             sync: Mutex::new(SyncState::default()),
             sync_done: Condvar::new(),
+            linger_done: Condvar::new(),
             background: Mutex::new(Vec::new()),
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),

@@ -76,6 +76,8 @@ pub(crate) struct Inner<F: FileSystem> {
     /// Group commit of durable appends.
     sync: Mutex<SyncState>,
     sync_done: Condvar,
+    /// Wakes a round's leader that lingers for the appenders the last round released.
+    linger_done: Condvar,
     /// Background flushes started by rolls.
     background: Mutex<Vec<JoinHandle<()>>>,
     /// Random draws for the roll jitter.
@@ -105,6 +107,16 @@ struct SyncState {
     rounds_in_flight: u32,
     /// How many fsync rounds group commit ran.
     rounds: u64,
+    /// Threads inside `sync_up_to`.
+    in_sync: u32,
+    /// Durable appenders between entering `append_durable` and reaching `sync_up_to`.
+    appending: u32,
+    /// Threads the last round released that have not come back to `append_durable` since.
+    returning: u32,
+    /// A round's leader waits for `returning` and `appending` to drain before taking its goal.
+    lingering: bool,
+    /// A moving average of a round's flush time, which bounds the linger.
+    average_round: std::time::Duration,
 }
 
 impl<F: FileSystem> PartitionLog<F> {
