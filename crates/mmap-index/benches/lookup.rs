@@ -1,6 +1,7 @@
 //! Lookup benches over a full default-size offset index (10 MiB, 1,310,720 entries, resident in
 //! the page cache): random targets, targets inside the warm section, and the in-memory baseline
-//! (`partition_point` over the same entries in a `Vec`), all in the same run.
+//! (`partition_point` over the same entries in a `Vec`), all in the same run, with the machine's
+//! memory latency floor (a pointer chase over 10 MiB and over 8 KiB).
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -138,5 +139,46 @@ fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {
     g.finish();
 }
 
-criterion_group!(benches, bench_lookup);
+/// A cycle through every 64-byte line of a `bytes`-long buffer in random order: each step's
+/// load depends on the previous one, so one step costs one access latency of the level the
+/// buffer lives in (for 10 MiB: an L3 or DRAM access plus, mostly, a TLB miss). It is the floor
+/// under a lookup that must touch at least one random line of the index.
+fn pointer_chase(bytes: usize, seed: &mut u64) -> Vec<u32> {
+    const WORDS_PER_LINE: usize = 16;
+    let lines = bytes / 64;
+    let mut order: Vec<usize> = (0..lines).collect();
+    for k in (1..lines).rev() {
+        let j = usize::try_from(xorshift(seed) % u64::try_from(k + 1).unwrap()).unwrap();
+        order.swap(k, j);
+    }
+    let mut next = vec![0_u32; lines * WORDS_PER_LINE];
+    for k in 0..lines {
+        let to = order[(k + 1) % lines] * WORDS_PER_LINE;
+        next[order[k] * WORDS_PER_LINE] = u32::try_from(to).unwrap();
+    }
+    next
+}
+
+/// The memory latency floor of this machine, in the same run as the lookups: one dependent load
+/// per iteration over 10 MiB (the full index's size) and over 8 KiB (the warm section's).
+fn bench_latency_floor(c: &mut Criterion) {
+    let mut seed = 0x9e37_79b9_7f4a_7c15;
+    let mut g = c.benchmark_group("memory_latency_floor");
+    for (name, bytes) in [
+        ("pointer_chase_10mib", 10 << 20),
+        ("pointer_chase_8kib", 8 << 10),
+    ] {
+        let next = pointer_chase(bytes, &mut seed);
+        let mut at = 0_u32;
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                at = next[at as usize];
+                at
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_lookup, bench_latency_floor);
 criterion_main!(benches);
