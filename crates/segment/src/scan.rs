@@ -9,7 +9,7 @@
 //!   search, finding the largest timestamp).
 
 use std::ops::ControlFlow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use seglog_record_format::{
     self as rf, ATTRIBUTES_OFFSET, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET,
@@ -103,6 +103,15 @@ pub fn read_up_to<F: ReadSource + ?Sized>(
     buf: &mut [u8],
     position: u64,
 ) -> Result<usize> {
+    read_up_to_io(file, buf, position).map_err(|e| Error::io(path, "read", e))
+}
+
+/// As [`read_up_to`], with the bare I/O error: for callers that name the file only on failure.
+pub(crate) fn read_up_to_io<F: ReadSource + ?Sized>(
+    file: &F,
+    buf: &mut [u8],
+    position: u64,
+) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let rest = buf.get_mut(filled..).unwrap_or_default();
@@ -110,7 +119,7 @@ pub fn read_up_to<F: ReadSource + ?Sized>(
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, "read", e)),
+            Err(e) => return Err(e),
         }
     }
     Ok(filled)
@@ -292,7 +301,7 @@ pub fn scan_headers<F: ReadSource + ?Sized, T>(
             Err(Some(stop)) => return Ok(Scan::Ended(stop)),
             Err(None) => return Ok(Scan::Ended(ScanEnd::Clean { position })),
         };
-        let header = parse_header(head, position, size, path)?;
+        let header = parse_header(head, position, size, &|| path.to_path_buf())?;
         if let ControlFlow::Break(value) = f(header)? {
             return Ok(Scan::Stopped(value));
         }
@@ -314,6 +323,17 @@ pub fn read_header<F: ReadSource + ?Sized>(
     position: u64,
     end: u64,
 ) -> Result<Option<BatchHeader>> {
+    read_header_naming(file, &|| path.to_path_buf(), position, end)
+}
+
+/// As [`read_header`], with the path an error names made by `path` only when an error is built
+/// (a segment's path is a clone taken under a lock, which a successful read need not pay).
+pub(crate) fn read_header_naming<F: ReadSource + ?Sized>(
+    file: &F,
+    path: &dyn Fn() -> PathBuf,
+    position: u64,
+    end: u64,
+) -> Result<Option<BatchHeader>> {
     if end < HEADER_SIZE_UP_TO_MAGIC as u64 || position >= end - HEADER_SIZE_UP_TO_MAGIC as u64 {
         return Ok(None);
     }
@@ -321,7 +341,8 @@ pub fn read_header<F: ReadSource + ?Sized>(
     let len = usize::try_from(end - position)
         .unwrap_or(usize::MAX)
         .min(HEADER_PREFIX);
-    let n = read_up_to(file, path, buf.get_mut(..len).unwrap_or_default(), position)?;
+    let n = read_up_to_io(file, buf.get_mut(..len).unwrap_or_default(), position)
+        .map_err(|e| Error::io(path(), "read", e))?;
     let head = buf.get(..n).unwrap_or_default();
     if head.len() < HEADER_SIZE_UP_TO_MAGIC {
         return Ok(None);
@@ -329,7 +350,7 @@ pub fn read_header<F: ReadSource + ?Sized>(
     match frame(head, position, end) {
         Ok(size) => parse_header(head, position, size, path).map(Some),
         Err(Some(ScanEnd::Corrupt { position, error })) => Err(Error::Corrupt {
-            path: path.to_path_buf(),
+            path: path(),
             position,
             source: error,
         }),
@@ -340,9 +361,14 @@ pub fn read_header<F: ReadSource + ?Sized>(
 /// The largest window [`scan_headers`] reads at once.
 pub const MAX_HEADER_WINDOW: usize = 4096;
 
-fn parse_header(head: &[u8], position: u64, size: u64, path: &Path) -> Result<BatchHeader> {
+fn parse_header(
+    head: &[u8],
+    position: u64,
+    size: u64,
+    path: &dyn Fn() -> PathBuf,
+) -> Result<BatchHeader> {
     let corrupt = |reason: &'static str| Error::Corrupt {
-        path: path.to_path_buf(),
+        path: path(),
         position,
         source: rf::Error::InvalidInput { reason },
     };

@@ -47,11 +47,11 @@ pub struct FetchDataInfo<F: FileSystem> {
 }
 
 impl<F: FileSystem> FetchDataInfo<F> {
-    /// Reads the bytes into `out`.
+    /// Reads the bytes into `out`, replacing its contents.
     pub fn read_into(&self, out: &mut Vec<u8>) -> Result<()> {
-        out.clear();
-        if let Some(segment) = &self.segment {
-            segment.read_region(self.region, out)?;
+        match &self.segment {
+            Some(segment) => segment.read_region(self.region, out)?,
+            None => out.clear(),
         }
         Ok(())
     }
@@ -116,11 +116,8 @@ impl<F: FileSystem> PartitionLog<F> {
             return Ok(empty(segments.values().next_back()));
         }
         // The segment holding the isolation bound, and where the bound's batch starts in it.
-        let bound_segment = segments
-            .range(..=max_offset)
-            .next_back()
-            .map(|(b, s)| (*b, Arc::clone(s)));
-        let bound_position = match &bound_segment {
+        let bound_segment = segments.range(..=max_offset).next_back();
+        let bound_position = match bound_segment {
             Some((_, s)) if max_offset < log_end => {
                 s.translate_offset(max_offset, 0)?.map(|p| p.position)
             }
@@ -131,7 +128,7 @@ impl<F: FileSystem> PartitionLog<F> {
             .next_back()
             .map_or(i64::MIN, |(b, _)| *b);
         for (base, segment) in segments.range(floor..) {
-            let max_position = match &bound_segment {
+            let max_position = match bound_segment {
                 Some((bound_base, s)) if bound_base == base => {
                     Some(bound_position.unwrap_or(s.size()))
                 }

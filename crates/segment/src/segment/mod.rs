@@ -29,7 +29,9 @@ use seglog_record_format::{self as rf, NO_TIMESTAMP};
 use crate::error::{Error, Result};
 use crate::io::{File, FileSystem, OpenMode, RealFs};
 use crate::naming;
-use crate::scan::{BatchHeader, MappedLog, Scan, ScanEnd, read_header, read_up_to, scan_headers};
+use crate::scan::{
+    BatchHeader, MappedLog, Scan, ScanEnd, read_header_naming, read_up_to_io, scan_headers,
+};
 
 mod recover;
 
@@ -525,7 +527,7 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// The header of the batch at `position`, if a whole batch starts there.
     fn header_at(&self, position: u64) -> Result<Option<BatchHeader>> {
-        read_header(&self.source(), &self.path(), position, self.size())
+        read_header_naming(&self.source(), &|| self.log_path(), position, self.size())
     }
 
     fn search_for_offset(&self, offset: i64, from: u64) -> Result<Option<LogOffsetPosition>> {
@@ -634,17 +636,23 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// Reads a region's bytes into `out` (replacing its contents); stops early at the end of the
-    /// file, so `out` may be shorter than the region after a concurrent truncation.
+    /// file, so `out` may be shorter than the region after a concurrent truncation. `out` is
+    /// cleared on error.
     pub fn read_region(&self, region: FileRegion, out: &mut Vec<u8>) -> Result<()> {
-        self.read_region_at(&self.path(), region, out)
-    }
-
-    fn read_region_at(&self, path: &Path, region: FileRegion, out: &mut Vec<u8>) -> Result<()> {
         let len = usize::try_from(region.length).unwrap_or(usize::MAX);
+        // Every byte kept is overwritten below: only the growth past `out`'s old length is
+        // zeroed, so a buffer reused for reads of similar sizes is not cleared each time.
         out.resize(len, 0);
-        let n = read_up_to(&self.source(), path, out, region.position)?;
-        out.truncate(n);
-        Ok(())
+        match read_up_to_io(&self.source(), out, region.position) {
+            Ok(n) => {
+                out.truncate(n);
+                Ok(())
+            }
+            Err(e) => {
+                out.clear();
+                Err(Error::io(&*self.path(), "read", e))
+            }
+        }
     }
 
     /// Copies a region to a file or socket without passing it through user space where the
