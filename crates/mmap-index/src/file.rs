@@ -318,6 +318,7 @@ impl<E: Entry> IndexFile<E> {
     }
 
     /// The entry with the largest key at most `target`, or [`Entry::absent`] (Kafka's lookup).
+    #[inline]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
         let base = self.base_offset;
         self.view(|v| v.floor(target).unwrap_or_else(|| E::absent(base)))
@@ -349,6 +350,7 @@ impl<E: Entry> IndexFile<E> {
     }
 
     /// Runs `f` on the writer's view, or fails with `Closed`.
+    #[inline]
     pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, MmapMemory>) -> R) -> Result<R> {
         self.core.view(f).map_err(|g| self.gone_error(g))
     }

@@ -399,6 +399,9 @@ pub(crate) struct SwapCell<M, X> {
     evicted_words: std::sync::atomic::AtomicUsize,
     /// Membership of a mapping budget, if the cell has one.
     member: Option<Member>,
+    /// An owned cell (see [`owned_cell`]): never evicted, and swapped or closed only by the one
+    /// value that owns it, which may therefore read the active mapping without a pin.
+    owned: bool,
     extra: X,
 }
 
@@ -430,8 +433,30 @@ impl<M: Memory, X> SwapCell<M, X> {
             writer: Mutex::new(()),
             evicted_words: std::sync::atomic::AtomicUsize::new(0),
             member,
+            owned: false,
             extra,
         }
+    }
+
+    /// Runs `f` on the active mapping. With `as_owner` on an owned cell (see [`owned_cell`]),
+    /// without a pin: only the caller, the cell's owner, can retire the mapping, and it does so
+    /// only through `&mut` access it cannot have while it holds the `&` it calls this with.
+    /// Otherwise (a reader, or a cell a budget may evict) under a pin, as [`SwapCell::pin`].
+    #[inline]
+    pub(crate) fn with_active<R>(
+        &self,
+        as_owner: bool,
+        f: impl FnOnce(&M) -> R,
+    ) -> Result<R, Unpinned> {
+        if as_owner && self.owned {
+            let index = self.active.load(Ordering::Acquire);
+            if self.slots.get(index).is_none() {
+                return Err(Unpinned::Closed);
+            }
+            return with_slot(self, index, f).ok_or(Unpinned::Closed);
+        }
+        let pin = self.pin()?;
+        pin.with(f).ok_or(Unpinned::Closed)
     }
 
     /// The cell's budget membership.
@@ -635,6 +660,10 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// lock is busy (an install, close or remap is running: the cell is in use) or when nothing
     /// is mapped.
     pub(crate) fn evict(&self) -> bool {
+        if self.owned {
+            // Only its owner may retire an owned cell's mapping (see `with_active`).
+            return false;
+        }
         let _writer = match self.writer.try_lock() {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -735,6 +764,20 @@ pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     cell
 }
 
+/// A shared cell over `mem` that no budget counts and that is never evicted, for an owner that
+/// is the only value ever to swap or close it, always through `&mut` access of its own (an
+/// index's `Core`): the owner may then read the active mapping without a pin
+/// ([`SwapCell::with_active`]), because no retirement can run while it holds `&`. Readers
+/// sharing the cell pin as usual.
+pub(crate) fn owned_cell<M: Memory, X: Send + Sync + 'static>(
+    mem: M,
+    extra: X,
+) -> Arc<SwapCell<M, X>> {
+    let mut cell = SwapCell::with_member(mem, extra, None);
+    cell.owned = true;
+    Arc::new(cell)
+}
+
 /// Loom's `Arc` has no weak handles: the models run without a budget (they drive `evict` and
 /// `remap` directly).
 #[cfg(all(test, loom))]
@@ -795,11 +838,16 @@ fn with_slot<M: Memory, X, R>(
         #[expect(unsafe_code, reason = "shared read of a pinned mapping")]
         // SAFETY:
         // - `p` comes from the slot's `UnsafeCell`: non-null, aligned, valid.
-        // - The caller holds a pin taken while this slot was active (`pin_slot` re-checked
-        //   `active` after incrementing `pins`). Until that pin is released, `pins > 0`, so the
-        //   slot is neither reclaimed (reclaim needs the count to reach zero after retirement)
-        //   nor reinstalled (install needs `EMPTY`, which only reclaim sets). Hence no
-        //   `&mut` to the contents exists while this shared reference lives.
+        // - Either the caller holds a pin taken while this slot was active (`pin_slot`
+        //   re-checked `active` after incrementing `pins`): until that pin is released,
+        //   `pins > 0`, so the slot is neither reclaimed (reclaim needs the count to reach zero
+        //   after retirement) nor reinstalled (install needs `EMPTY`, which only reclaim sets).
+        // - Or the caller is the owner of an owned cell reading the slot `active` named
+        //   (`with_active`): only a retirement makes a live slot reclaimable, an owned cell is
+        //   never evicted, and only its owner swaps or closes it, through `&mut` access that
+        //   cannot overlap the `&` it holds for this call, so the slot stays live until it
+        //   returns (docs/unsafe.md, "The owner's reads").
+        // Hence no `&mut` to the contents exists while this shared reference lives.
         let mem = unsafe { &*p };
         mem.as_ref().map(f)
     })

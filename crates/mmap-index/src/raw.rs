@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 
 use crate::entry::Entry;
-use crate::map::{Memory, SwapCell, Unpinned, shared_cell};
+use crate::map::{Memory, SwapCell, Unpinned, owned_cell, shared_cell};
 use crate::sync::{Arc, AtomicUsize, Ordering};
 use std::hint::select_unpredictable;
 
@@ -54,18 +54,19 @@ const MAX_REMAPS_PER_VIEW: usize = 64;
 #[inline]
 fn view_of<E: Entry, M: Memory, R>(
     cell: &SwapCell<M, Meta<M>>,
+    as_owner: bool,
     entries: impl Fn() -> usize,
     f: impl FnOnce(&View<'_, E, M>) -> R,
 ) -> Result<R, Gone> {
     let meta = cell.extra();
+    let mut f = Some(f);
     for _ in 0..MAX_REMAPS_PER_VIEW {
         let entries = entries();
-        match cell.pin() {
-            Ok(pin) => {
-                return pin
-                    .with(|mem| f(&view(mem, entries, meta.base_offset)))
-                    .ok_or(Gone::Closed);
-            }
+        let found = cell.with_active(as_owner, |mem| {
+            f.take().map(|f| f(&view(mem, entries, meta.base_offset)))
+        });
+        match found {
+            Ok(result) => return result.ok_or(Gone::Closed),
             Err(Unpinned::Closed) => return Err(Gone::Closed),
             Err(Unpinned::Evicted) => remap(cell)?,
         }
@@ -301,7 +302,12 @@ impl<E: Entry, M: Memory> Reader<E, M> {
         let meta = self.cell.extra();
         // Acquire pairs with the writer's Release: slots below `entries` are written. Loaded
         // before the pin, as the protocol requires (docs/unsafe.md).
-        view_of(&self.cell, || meta.entries.load(Ordering::Acquire), f)
+        view_of(
+            &self.cell,
+            false,
+            || meta.entries.load(Ordering::Acquire),
+            f,
+        )
     }
 
     /// The published entry count, clamped to the current mapping.
@@ -326,9 +332,11 @@ impl<E: Entry, M: Memory> Reader<E, M> {
     }
 }
 
-/// The single writer of an index: owns the slot count. It pins the mapping per operation like
-/// a reader (two uncontended atomics per index entry appended), so that a mapping budget can
-/// evict the mapping of an index whose writer is idle.
+/// The single writer of an index: owns the slot count. Without a mapping budget it owns its
+/// cell (see `map::owned_cell`) and reads and writes the mapping without pinning it, since only
+/// its own `&mut self` operations retire a mapping. With a budget it pins the mapping per
+/// operation like a reader (two uncontended atomics per index entry appended) and keeps no pin,
+/// so that the budget can evict the mapping of an index whose writer is idle.
 pub(crate) struct Core<E, M: Memory> {
     cell: Arc<SwapCell<M, Meta<M>>>,
     closed: bool,
@@ -360,9 +368,16 @@ impl<E: Entry, M: Memory> Core<E, M> {
             path: parking_lot::RwLock::new(path),
             remap,
         };
-        let budget = if meta.remap.is_some() { budget } else { None };
+        // A cell that can never be evicted (no remapper, hence no budget) is owned by this
+        // core, the only value that swaps or closes it (through `&mut self`), so the writer's
+        // own views read the mapping without pinning it.
+        let cell = if meta.remap.is_some() {
+            shared_cell(mem, meta, budget)
+        } else {
+            owned_cell(mem, meta)
+        };
         Self {
-            cell: shared_cell(mem, meta, budget),
+            cell,
             closed: false,
             entries,
             max_entries,
@@ -400,11 +415,12 @@ impl<E: Entry, M: Memory> Core<E, M> {
 
     /// Runs `f` on the writer's own view (the writer's entry count), mapping the index again if
     /// its budget evicted it.
+    #[inline]
     pub(crate) fn view<R>(&self, f: impl FnOnce(&View<'_, E, M>) -> R) -> Result<R, Gone> {
         if self.closed {
             return Err(Gone::Closed);
         }
-        view_of(&self.cell, || self.entries, f)
+        view_of(&self.cell, true, || self.entries, f)
     }
 
     /// Runs `f` on the raw mapping, without mapping it again if it is evicted.
@@ -412,8 +428,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
         if self.closed {
             return Err(Unpinned::Closed);
         }
-        let pin = self.cell.pin()?;
-        pin.with(f).ok_or(Unpinned::Closed)
+        self.cell.with_active(true, f)
     }
 
     /// Writes `entry` into the next slot and publishes it. `Ok(false)` if no slot is free or the

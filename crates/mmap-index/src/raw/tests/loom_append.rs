@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::{OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 use crate::raw::Core;
+use crate::sync::Ordering;
 
 const BASE: i64 = 100;
 
@@ -77,5 +78,39 @@ fn loom_time_append_vs_lookup() {
         });
         assert!(core.push(&TimeEntry::new(40, 4)).unwrap());
         lookup.join().unwrap();
+    });
+}
+
+/// The owner's unpinned reads of an owned cell (no budget) against a reader's pin, a
+/// non-waiting remap and a waiting close: the owner always reads the mapping it installed last,
+/// the reader reads whichever it pinned, and nothing is unmapped under either.
+#[test]
+fn loom_owner_reads_vs_reader_and_remap() {
+    loom::model(|| {
+        let file = LoomFile::new(8);
+        let mut core =
+            Core::<OffsetEntry, _>::new(LoomMemory::map(&file, 8), 0, BASE, PathBuf::new());
+        assert!(core.push(&offset_entry(0)).unwrap());
+        let reader = core.reader();
+        let lookup = loom::thread::spawn(move || {
+            // Either closed already, or a consistent view of one mapping.
+            let _ = reader.view(|v| {
+                for slot in 0..v.entries() {
+                    assert_eq!(v.entry(slot), Some(offset_entry(slot)));
+                }
+            });
+        });
+        assert_eq!(core.view(|v| v.entry(0)).unwrap(), Some(offset_entry(0)));
+        // A growth-style swap that does not wait for the reader.
+        assert!(core.remap(LoomMemory::map(&file, 6), false));
+        assert!(core.push(&offset_entry(1)).unwrap());
+        assert_eq!(
+            core.view(|v| (v.entries(), v.entry(1))).unwrap(),
+            (2, Some(offset_entry(1)))
+        );
+        core.close(true);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+        lookup.join().unwrap();
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
     });
 }
