@@ -6,8 +6,9 @@
 //! protocol), checkpoints, and clean and unclean closes followed by a reopen. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
 //! syncs, before they take effect), at random writes (after them, torn at a random byte) and at
-//! random other events (creations, renames, removals, length changes); some images also keep
-//! every unsynced write of the index files (as if the kernel had written their pages back).
+//! random other events (creations, renames, removals, length changes). The indexes are
+//! memory-mapped on the real path, so every image keeps or loses each of their unsynced pages
+//! (and an unsynced length change) on a seeded coin of its own.
 //!
 //! Every image is a crash point. It is reopened, and then:
 //! - every record acknowledged as durable (and not since truncated, deleted by retention or
@@ -44,7 +45,7 @@ use std::sync::{Arc, Mutex};
 use seglog_log::{LogConfig, LogDir, LogDirOptions, MockClock, PartitionLog, TopicPartition};
 use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::{CrashPoint, FileSystem, OpenMode, SimEvent, SimFs, Tear};
+use seglog_segment::io::{CrashPoint, FileSystem, OpenMode, Pages, SimEvent, SimFs, Tear};
 use seglog_segment::naming;
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 
@@ -427,6 +428,13 @@ fn check_image(
     Ok(())
 }
 
+/// An offset or time index, under any suffix (`.deleted`, `.cleaned`, `.swap`).
+fn is_index_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.contains(".index") || n.contains(".timeindex"))
+}
+
 fn clock_now(clock: &MockClock) -> i64 {
     seglog_log::Time::now_ms(clock)
 }
@@ -450,14 +458,13 @@ fn run_workload(seed: u64, workload: u64) -> Run {
         let op = Arc::clone(&current_op);
         let seen = Arc::clone(&images);
         fs.set_capture(Some(Box::new(move |number, event| {
-            let written_back: Option<fn(&Path) -> bool> = if crng.chance(4) {
-                Some(|p| {
-                    p.extension()
-                        .is_some_and(|e| e == "index" || e == "timeindex")
-                })
-            } else {
-                None
-            };
+            // The indexes are memory-mapped on the real path: a power loss keeps each of their
+            // unsynced pages (and an unsynced length change) or loses it, page by page.
+            let written_back: Option<fn(&Path) -> bool> = None;
+            let pages = Some(Pages {
+                files: is_index_file,
+                seed: crng.next(),
+            });
             let point = match event {
                 SimEvent::FileSync | SimEvent::DirSync => Some(CrashPoint {
                     tear: if crng.chance(2) {
@@ -466,15 +473,18 @@ fn run_workload(seed: u64, workload: u64) -> Run {
                         Tear::KeepPrefix(crng.below(4096) as usize)
                     },
                     written_back,
+                    pages,
                 }),
                 SimEvent::Write(len) if crng.chance(6) => Some(CrashPoint {
                     tear: Tear::KeepPrefix(crng.below(len as u64 + 1) as usize),
                     written_back,
+                    pages,
                 }),
                 SimEvent::Write(_) => None,
                 _ if crng.chance(8) => Some(CrashPoint {
                     tear: Tear::DropAll,
                     written_back,
+                    pages,
                 }),
                 _ => None,
             };
@@ -706,6 +716,18 @@ fn main() {
             };
             *by_event.entry(kind).or_default() += 1;
             let expect = &run.expects[op];
+            if verbose {
+                let pdir = Path::new(ROOT).join(tp().dir_name());
+                for f in image.read_dir(&pdir).unwrap_or_default() {
+                    let bytes = image.live_bytes(&f).unwrap_or_default();
+                    let shown = if is_index_file(&f) {
+                        format!("{:?}", &bytes[..bytes.len().min(48)])
+                    } else {
+                        String::new()
+                    };
+                    eprintln!("  image {} {} {shown}", f.display(), bytes.len());
+                }
+            }
             let clock = MockClock::new(10_000_000);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 check_image(&image, &clock, &run.models[op], expect)

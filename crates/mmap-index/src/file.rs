@@ -234,7 +234,7 @@ impl<E: Entry> IndexFile<E> {
     fn write_back(&self) -> Result<()> {
         match self.backing.store() {
             Some(store) if !self.read_only && !self.core.is_closed() => store
-                .store(&self.path, &self.snapshot())
+                .write_pages(&self.path, &self.snapshot())
                 .map_err(|e| Error::io(&self.path, "write", e)),
             _ => Ok(()),
         }
@@ -406,16 +406,30 @@ impl<E: Entry> IndexFile<E> {
             });
         }
         if let Some(store) = self.backing.store().cloned() {
+            // The real path's steps on the store's file: growing sets the length first (it may
+            // run out of space) and maps after; shrinking maps the smaller range first and cuts
+            // the file after. The dirty pages inside the new length are written back on the way
+            // (a kernel may write them at any time); those past it are dropped with the mapping.
             let len = usize::try_from(rounded).unwrap_or(0);
             let mut bytes = self.snapshot();
             bytes.resize(len, 0);
-            // The file first (it may run out of space), then the memory, as for a real file.
+            let growing = rounded > self.length;
+            if growing {
+                store
+                    .set_len(&self.path, rounded)
+                    .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            }
             store
-                .store(&self.path, &bytes)
-                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+                .write_pages(&self.path, &bytes)
+                .map_err(|e| Error::io(&self.path, "write", e))?;
             let mem = MmapMemory::anonymous(&bytes, true)
                 .map_err(|e| Error::io(&self.path, "mmap", e))?;
-            self.core.remap(mem, rounded < self.length);
+            self.core.remap(mem, !growing);
+            if !growing {
+                store
+                    .set_len(&self.path, rounded)
+                    .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            }
             self.length = rounded;
             return Ok(true);
         }
@@ -487,13 +501,20 @@ impl<E: Entry> IndexFile<E> {
             if self.read_only {
                 return Ok(());
             }
+            // As on the real path: the dirty pages stay with the file (written back here), and
+            // only a trim is synced.
             store
-                .store(&self.path, &bytes)
-                .map_err(|e| Error::io(&self.path, "set_len", e))?;
-            store
-                .sync(&self.path)
-                .map_err(|e| Error::io(&self.path, "fsync", e))?;
-            self.length = valid;
+                .write_pages(&self.path, &bytes)
+                .map_err(|e| Error::io(&self.path, "write", e))?;
+            if self.length != valid {
+                store
+                    .set_len(&self.path, valid)
+                    .map_err(|e| Error::io(&self.path, "set_len", e))?;
+                store
+                    .sync(&self.path)
+                    .map_err(|e| Error::io(&self.path, "fsync", e))?;
+                self.length = valid;
+            }
             return Ok(());
         }
         self.core.close(true);

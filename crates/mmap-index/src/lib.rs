@@ -69,7 +69,7 @@ pub use error::{CorruptKind, Error, IndexKind, Result};
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
-pub use store::{Backing, IndexStore};
+pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
 

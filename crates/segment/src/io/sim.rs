@@ -17,7 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use seglog_mmap_index::{Backing, IndexStore};
+use seglog_mmap_index::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 
 use super::{File, FileSystem, OpenMode};
 
@@ -116,6 +116,66 @@ pub struct CrashPoint {
     /// Files (by live name) whose unsynced writes all survive, as if written back just before
     /// the power loss; `None` for none.
     pub written_back: Option<fn(&Path) -> bool>,
+    /// Files whose unsynced state survives page by page, as the kernel writes back a shared
+    /// mapping's dirty pages in any order; `None` for none. Takes precedence over the tear for
+    /// these files (a page is kept or lost whole).
+    pub pages: Option<Pages>,
+}
+
+/// Files (memory-mapped ones, such as indexes) whose unsynced state a power loss keeps page by
+/// page: the length is the last synced one or the live one (a length change is a metadata
+/// update of its own), and each [`WRITE_BACK_PAGE_SIZE`]-byte page inside it that differs from
+/// the synced content holds the synced bytes or the live ones, each page on its own coin.
+/// Nothing is torn inside a page, and no length arises that no `set_len` or write set.
+#[derive(Debug, Clone, Copy)]
+pub struct Pages {
+    /// Which files, by a live or a durable name.
+    pub files: fn(&Path) -> bool,
+    /// Seeds the coins (splitmix64), so that an image is reproducible.
+    pub seed: u64,
+}
+
+/// splitmix64, for the coins of [`Pages`].
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The image of one file under [`Pages`]: the length from one coin, each page from another.
+fn paged_image(node: &Node, coins: &mut u64) -> Vec<u8> {
+    let live_length = splitmix(coins) & 1 == 1;
+    let len = if live_length {
+        node.live.len()
+    } else {
+        node.durable.len()
+    };
+    let mut image = node.durable.clone();
+    image.resize(len, 0);
+    for start in (0..len).step_by(WRITE_BACK_PAGE_SIZE) {
+        let end = start.saturating_add(WRITE_BACK_PAGE_SIZE).min(len);
+        if start >= node.live.len() {
+            // Cut from the live file: no page of the live file to write back.
+            break;
+        }
+        // The live page, zero past the live end (the kernel writes a partial last page with
+        // zeros past the end of the file).
+        let mut page: Vec<u8> = node
+            .live
+            .get(start..end.min(node.live.len()))
+            .unwrap_or_default()
+            .to_vec();
+        page.resize(end - start, 0);
+        if image.get(start..end) != Some(&page[..])
+            && splitmix(coins) & 1 == 1
+            && let Some(dst) = image.get_mut(start..end)
+        {
+            dst.copy_from_slice(&page);
+        }
+    }
+    image
 }
 
 /// The capture hook of [`SimFs::set_capture`].
@@ -135,7 +195,12 @@ impl std::fmt::Debug for Capture {
 }
 
 impl State {
-    fn image(&self, tear: Tear, written_back: &dyn Fn(&Path) -> bool) -> SimFs {
+    fn image(
+        &self,
+        tear: Tear,
+        written_back: &dyn Fn(&Path) -> bool,
+        pages: Option<Pages>,
+    ) -> SimFs {
         let state = self;
         let mut kept = vec![false; state.nodes.len()];
         for (path, entry) in &state.live {
@@ -146,21 +211,40 @@ impl State {
                 *flag = true;
             }
         }
+        let mut paged = vec![false; state.nodes.len()];
+        if let Some(pages) = pages {
+            for (path, entry) in state.live.iter().chain(&state.durable) {
+                if let Entry::File(node) = *entry
+                    && (pages.files)(path)
+                    && let Some(flag) = paged.get_mut(node)
+                {
+                    *flag = true;
+                }
+            }
+        }
+        let mut coins = pages.map_or(0, |p| p.seed);
         let mut nodes: Vec<Node> = state
             .nodes
             .iter()
-            .zip(&kept)
-            .map(|(n, kept)| {
-                let image = if *kept { &n.live } else { &n.durable };
+            .zip(kept.iter().zip(&paged))
+            .map(|(n, (kept, paged))| {
+                let image = if *kept {
+                    n.live.clone()
+                } else if *paged {
+                    paged_image(n, &mut coins)
+                } else {
+                    n.durable.clone()
+                };
                 Node {
                     live: image.clone(),
-                    durable: image.clone(),
+                    durable: image,
                     ..*n
                 }
             })
             .collect();
         if let (Tear::KeepPrefix(keep), Some(last)) = (tear, &state.last_write)
             && !kept.get(last.node).copied().unwrap_or(false)
+            && !paged.get(last.node).copied().unwrap_or(false)
             && let Some(node) = nodes.get_mut(last.node)
         {
             let kept = last
@@ -190,8 +274,8 @@ impl State {
         };
         if let Some(point) = decide(number, kind) {
             let image = match point.written_back {
-                Some(keep) => self.image(point.tear, &keep),
-                None => self.image(point.tear, &|_| false),
+                Some(keep) => self.image(point.tear, &keep, point.pages),
+                None => self.image(point.tear, &|_| false, point.pages),
             };
             self.captured.push((number, kind, image));
         }
@@ -261,7 +345,16 @@ impl SimFs {
     /// still durable only once their directory was synced.
     #[must_use]
     pub fn crash_keeping(&self, tear: Tear, written_back: impl Fn(&Path) -> bool) -> SimFs {
-        self.state.lock().image(tear, &written_back)
+        self.state.lock().image(tear, &written_back, None)
+    }
+
+    /// The file system a power loss at `point` leaves now (see [`CrashPoint`]).
+    #[must_use]
+    pub fn crash_at(&self, point: CrashPoint) -> SimFs {
+        let written_back = point.written_back.unwrap_or(|_| false);
+        self.state
+            .lock()
+            .image(point.tear, &written_back, point.pages)
     }
 
     /// Starts (or, with `None`, stops) capturing crash images: before every event (after it, for
@@ -726,12 +819,29 @@ impl IndexStore for SimFs {
         Ok(())
     }
 
-    fn store(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    fn write_pages(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let file = self.open(path, OpenMode::Existing)?;
-        if !bytes.is_empty() {
-            file.write_all_at(bytes, 0)?;
+        let current = self.live_bytes(path).unwrap_or_default();
+        let len = bytes.len().min(current.len());
+        for start in (0..len).step_by(WRITE_BACK_PAGE_SIZE) {
+            let end = start.saturating_add(WRITE_BACK_PAGE_SIZE).min(len);
+            let (Some(page), Some(on_file)) = (bytes.get(start..end), current.get(start..end))
+            else {
+                continue;
+            };
+            if page != on_file {
+                file.write_all_at(page, start as u64)?;
+            }
         }
-        file.set_len(bytes.len() as u64)
+        Ok(())
+    }
+
+    fn set_len(&self, path: &Path, len: u64) -> io::Result<()> {
+        let file = self.open(path, OpenMode::Existing)?;
+        if File::len(&file)? != len {
+            File::set_len(&file, len)?;
+        }
+        Ok(())
     }
 
     fn sync(&self, path: &Path) -> io::Result<()> {
