@@ -449,7 +449,7 @@ impl<F: FileSystem> Inner<F> {
         self.swap_segments(|s| {
             s.insert(new_offset, Arc::clone(&segment));
         });
-        self.schedule_flush_before(new_offset);
+        self.schedule_flush_before(new_offset, active);
         Ok(segment)
     }
 
@@ -467,13 +467,13 @@ impl<F: FileSystem> Inner<F> {
     }
 
     /// Flushes every segment below `offset` in the background and then moves the recovery point
-    /// to `offset`, as Kafka's "flush-log" task after a roll.
-    fn schedule_flush_before(&self, offset: i64) {
+    /// to `offset`, as Kafka's "flush-log" task after a roll; see [`Inner::flush_after_roll`].
+    fn schedule_flush_before(&self, offset: i64, rolled: Arc<LogSegment<F>>) {
         let me = self.me.clone();
         let handle = std::thread::spawn(move || {
             if let Some(inner) = me.upgrade() {
                 // A failure leaves the recovery point where it was: the next flush retries.
-                let _ = inner.flush_up_to(offset);
+                let _ = inner.flush_after_roll(offset, &rolled);
             }
         });
         let mut background = self.background.lock();

@@ -346,25 +346,45 @@ impl<F: FileSystem> PartitionLog<F> {
 impl<F: FileSystem> Inner<F> {
     /// Flushes the segments below `offset` and moves the recovery point to `offset`.
     fn flush_up_to(&self, offset: i64) -> Result<()> {
-        self.flush_segments(offset, offset)
+        self.flush_segments(offset, offset, None)
+    }
+
+    /// The flush after a roll to `offset`: [`Inner::flush_up_to`], except that `rolled`, the
+    /// segment that became inactive, is flushed whole even when the recovery point already
+    /// reached `offset` (Kafka then flushes nothing), unless a flush since the roll did it. Its
+    /// records may then have been synced while it was active (`.log` only, its indexes never),
+    /// and `on_become_inactive` has just appended to and trimmed them; below the recovery point
+    /// nothing rebuilds them after a power loss. (When the recovery point is below `offset`, the
+    /// range flushed covers `rolled`.)
+    pub(super) fn flush_after_roll(&self, offset: i64, rolled: &LogSegment<F>) -> Result<()> {
+        self.flush_segments(offset, offset, Some(rolled))
     }
 
     /// Kafka's `flush(offset, includingOffset = true)`: also flushes a segment that starts at
     /// `offset` (an active segment rolled there: its name is made durable), and moves the
     /// recovery point to `offset`.
     fn flush_through(&self, offset: i64) -> Result<()> {
-        self.flush_segments(offset.saturating_add(1), offset)
+        self.flush_segments(offset.saturating_add(1), offset, None)
     }
 
     /// Flushes the segments that may hold offsets in `[recovery point, flush_to)` and moves the
     /// recovery point to `recovery_to`, but never past the log end offset read before the first
-    /// sync: what was appended later may have missed the syncs.
-    fn flush_segments(&self, flush_to: i64, recovery_to: i64) -> Result<()> {
+    /// sync: what was appended later may have missed the syncs. `rolled` (see
+    /// [`Inner::flush_after_roll`]) is flushed whole when the range is already flushed.
+    fn flush_segments(
+        &self,
+        flush_to: i64,
+        recovery_to: i64,
+        rolled: Option<&LogSegment<F>>,
+    ) -> Result<()> {
         // Every offset below `written` was written before the syncs below begin, into segments
         // the snapshot taken next holds (a roll never starts a segment below the log end).
         let written = self.log_end_offset.load(Ordering::Acquire);
         let recovery_point = self.recovery_point.load(Ordering::Acquire);
         if flush_to <= recovery_point {
+            if let Some(rolled) = rolled {
+                rolled.flush_if_unsynced_since_inactive()?;
+            }
             return Ok(());
         }
         let segments = self.segments.load();

@@ -16,7 +16,7 @@
 use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -179,6 +179,9 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     mapped: OnceLock<Option<MappedFile>>,
     /// The budget the indexes' and the `.log`'s mappings count against, if any.
     budget: Option<MappingBudget>,
+    /// Set by `on_become_inactive`, which appends to and trims the files without syncing them,
+    /// and cleared by `flush`: whether those changes may still be unsynced.
+    unsynced_since_inactive: AtomicBool,
     writer: Mutex<Writer>,
 }
 
@@ -238,6 +241,7 @@ impl<F: FileSystem> LogSegment<F> {
             time_reader: OnceLock::new(),
             mapped: OnceLock::new(),
             budget: None,
+            unsynced_since_inactive: AtomicBool::new(false),
             writer: Mutex::new(Writer {
                 offset_index,
                 time_index,
@@ -959,6 +963,8 @@ impl<F: FileSystem> LogSegment<F> {
         w.time_index
             .get_mut()?
             .maybe_append(last.timestamp, last.offset, true)?;
+        // Set first: a failure below may leave changes made before it.
+        self.unsynced_since_inactive.store(true, Ordering::Release);
         w.offset_index.get_mut()?.trim_to_valid_size()?;
         w.time_index.get_mut()?.trim_to_valid_size()?;
         self.trim_log(&self.path())
@@ -979,15 +985,34 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// Kafka's `flush`: fdatasync of the `.log` and msync of the indexes that are open.
     pub fn flush(&self) -> Result<()> {
-        self.flush_data()?;
-        let w = self.writer.lock();
-        if let Some(index) = w.offset_index.get_if_loaded() {
-            index.flush()?;
+        // Cleared before the syncs: a change `on_become_inactive` makes meanwhile sets it again.
+        self.unsynced_since_inactive.store(false, Ordering::Release);
+        let result = self.flush_data().and_then(|()| {
+            let w = self.writer.lock();
+            if let Some(index) = w.offset_index.get_if_loaded() {
+                index.flush()?;
+            }
+            if let Some(index) = w.time_index.get_if_loaded() {
+                index.flush()?;
+            }
+            Ok(())
+        });
+        if result.is_err() {
+            self.unsynced_since_inactive.store(true, Ordering::Release);
         }
-        if let Some(index) = w.time_index.get_if_loaded() {
-            index.flush()?;
+        result
+    }
+
+    /// [`LogSegment::flush`], if the changes [`LogSegment::on_become_inactive`] made (the final
+    /// time index entry, the trims) may not have been synced by a flush since; otherwise nothing.
+    /// For a log whose recovery point already covers this segment: those changes came after the
+    /// flush that synced its records (while it was active, its indexes need not be synced).
+    pub fn flush_if_unsynced_since_inactive(&self) -> Result<()> {
+        if self.unsynced_since_inactive.load(Ordering::Acquire) {
+            self.flush()
+        } else {
+            Ok(())
         }
-        Ok(())
     }
 
     /// Makes the `.log`'s bytes durable (fdatasync) without touching the indexes and without
