@@ -488,7 +488,7 @@ impl<E: Entry> IndexFile<E> {
 
     /// Kafka's `close`: trim to the valid entries, then unmap. Unlike Kafka we unmap first and
     /// trim after (no mapping is created just to be dropped), we never leave a mapping past
-    /// the new end of file, and the trim is synced (Kafka's is not). Closing twice is a no-op.
+    /// the new end of file, and the file is synced (Kafka's is not). Closing twice is a no-op.
     pub(crate) fn close(&mut self) -> Result<()> {
         if self.core.is_closed() {
             return Ok(());
@@ -501,37 +501,37 @@ impl<E: Entry> IndexFile<E> {
             if self.read_only {
                 return Ok(());
             }
-            // As on the real path: the dirty pages stay with the file (written back here), and
-            // only a trim is synced.
+            // As on the real path: the dirty pages stay with the file (written back here), the
+            // file is trimmed, and then synced.
             store
                 .write_pages(&self.path, &bytes)
                 .map_err(|e| Error::io(&self.path, "write", e))?;
-            if self.length != valid {
-                store
-                    .set_len(&self.path, valid)
-                    .map_err(|e| Error::io(&self.path, "set_len", e))?;
-                store
-                    .sync(&self.path)
-                    .map_err(|e| Error::io(&self.path, "fsync", e))?;
-                self.length = valid;
-            }
+            store
+                .set_len(&self.path, valid)
+                .map_err(|e| Error::io(&self.path, "set_len", e))?;
+            store
+                .sync(&self.path)
+                .map_err(|e| Error::io(&self.path, "fsync", e))?;
+            self.length = valid;
             return Ok(());
         }
         self.core.close(true);
         if self.read_only {
             return Ok(());
         }
+        let file = open_rw(&self.path)?;
         if self.length != valid {
-            let file = open_rw(&self.path)?;
             file.set_len(valid)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
-            // The trim must be durable before anything (a clean-shutdown marker) says the file
-            // can be trusted: a power loss would otherwise leave the preallocated zero tail,
-            // which Kafka's sanity check does not see and a clean load does not rebuild.
-            file.sync_data()
-                .map_err(|e| Error::io(&self.path, "fsync", e))?;
             self.length = valid;
         }
+        // The trim and the entries must be durable before anything (a clean-shutdown marker)
+        // says the file can be trusted: a power loss would otherwise leave the preallocated zero
+        // tail, or entries never written back, which Kafka's sanity check does not see and a
+        // clean load does not rebuild. The entries may be dirty even when there is nothing to
+        // trim: a recovery rebuilds and trims an index without syncing it.
+        file.sync_data()
+            .map_err(|e| Error::io(&self.path, "fsync", e))?;
         Ok(())
     }
 
@@ -894,9 +894,10 @@ macro_rules! index_api {
                 self.file.flush()
             }
 
-            /// Trims the file to its entries, then unmaps it, deterministically: when this
-            /// returns, the mapping is gone (after any lookup already inside it finished). Later
-            /// operations fail with `Closed`; closing again does nothing.
+            /// Trims the file to its entries, unmaps it and syncs it (entries and length),
+            /// deterministically: when this returns, the mapping is gone (after any lookup
+            /// already inside it finished). Later operations fail with `Closed`; closing again
+            /// does nothing.
             pub fn close(&mut self) -> $crate::error::Result<()> {
                 self.file.close()
             }

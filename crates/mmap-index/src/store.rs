@@ -13,7 +13,7 @@
 //! points:
 //! - `flush` (Kafka's `msync`): written back, then [`IndexStore::sync`]ed: durable;
 //! - `resize`, `trim_to_valid_size`, `reset` and `close` (the latter synced, as the real
-//!   `close` syncs its trim): written back around the length change;
+//!   `close` syncs the file): written back around the length change;
 //! - dropping an index that was not closed (a process that exits without closing leaves its
 //!   dirty pages to the kernel): written back, not synced.
 //!

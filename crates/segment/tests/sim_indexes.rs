@@ -164,3 +164,42 @@ fn the_trim_on_close_survives_a_power_loss() {
         entries.1 * 12
     );
 }
+
+/// Regression (found by `cargo xtask crash`): `close` synced an index only when it had to trim
+/// it. A recovery rebuilds and trims the indexes without syncing them, so closing the recovered
+/// (active) segment right after found nothing to trim and synced nothing: a power loss after
+/// the clean shutdown left indexes whose entries were never written, which the next, clean load
+/// trusts (a `.timeindex` entry of zeros).
+#[test]
+fn closing_a_recovered_segment_makes_its_rebuilt_indexes_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = SimFs::new();
+    fs.create_dir_all(dir.path()).unwrap();
+    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
+    for offset in 0..3 {
+        seg.append(offset, &common::single(offset)).unwrap();
+    }
+    seg.flush_data().unwrap();
+    drop(seg);
+    fs.sync_dir(dir.path()).unwrap();
+
+    let reopened = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, true, "", 0).unwrap();
+    reopened.recover().unwrap();
+    let rebuilt = reopened.index_entries().unwrap();
+    assert!(rebuilt.0 >= 2 && rebuilt.1 >= 2, "{rebuilt:?}");
+    reopened.close().unwrap();
+
+    let crashed = fs.crash(Tear::DropAll);
+    for name in [
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ] {
+        let path = dir.path().join(name);
+        assert_eq!(
+            crashed.live_bytes(&path),
+            fs.live_bytes(&path),
+            "{name} after a power loss"
+        );
+    }
+    assert_eq!(entries(&crashed, dir.path()), rebuilt);
+}
