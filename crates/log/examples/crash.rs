@@ -718,6 +718,15 @@ fn main() {
             let expect = &run.expects[op];
             if verbose {
                 let pdir = Path::new(ROOT).join(tp().dir_name());
+                let top = image.read_dir(Path::new(ROOT)).unwrap_or_default();
+                for f in top.iter().filter(|f| **f != pdir) {
+                    let bytes = image.live_bytes(f).unwrap_or_default();
+                    eprintln!(
+                        "  image {} {:?}",
+                        f.display(),
+                        String::from_utf8_lossy(&bytes)
+                    );
+                }
                 for f in image.read_dir(&pdir).unwrap_or_default() {
                     let bytes = image.live_bytes(&f).unwrap_or_default();
                     let shown = if is_index_file(&f) {
