@@ -1,9 +1,12 @@
 //! The crash-image harness behind `cargo xtask crash` (docs/reliability.md, section 1).
 //!
 //! Each workload is a seeded, reproducible sequence of operations on one partition log of a
-//! `LogDir` over `SimFs`: leader and follower appends with every codec, explicit rolls, flushes,
+//! `LogDir` over `SimFs`: leader and follower appends with every codec, explicit rolls, rolls by
+//! size inside appends (one workload in three has segments of 1,000 to 2,000 bytes), flushes,
 //! durable appends, truncations, retention, compaction (with its `.cleaned`/`.swap`/`.deleted`
-//! protocol), checkpoints, and clean and unclean closes followed by a reopen. While it runs,
+//! protocol), checkpoints, and clean and unclean closes followed by a reopen. The flush after a
+//! roll runs inline, so the file-system events, and with them the crash points, come in the
+//! same order on every run. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
 //! syncs, before they take effect), at random writes (after them, torn at a random byte) and at
 //! random other events (creations, renames, removals, length changes). The indexes are
@@ -118,9 +121,11 @@ struct Expect {
     op: String,
 }
 
-fn config() -> LogConfig {
+/// The log's configuration; `segment_bytes` small enough makes appends roll by size.
+fn config(segment_bytes: u64) -> LogConfig {
+    let segment_bytes = segment_bytes.to_string();
     LogConfig::from_pairs([
-        ("internal.segment.bytes", "1048576"),
+        ("internal.segment.bytes", segment_bytes.as_str()),
         ("segment.index.bytes", "1024"),
         ("index.interval.bytes", "150"),
         ("file.delete.delay.ms", "0"),
@@ -131,9 +136,9 @@ fn config() -> LogConfig {
     .unwrap()
 }
 
-fn options(clock: &MockClock) -> LogDirOptions {
+fn options(clock: &MockClock, segment_bytes: u64) -> LogDirOptions {
     LogDirOptions {
-        default_config: config(),
+        default_config: config(segment_bytes),
         recovery_threads: 1,
         time: Arc::new(clock.clone()),
         progress: None,
@@ -357,19 +362,21 @@ fn check_partition(fs: &SimFs, dir: &Path) -> Vec<String> {
 /// Reopens a crash image and checks every invariant.
 fn check_image(
     image: &SimFs,
+    segment_bytes: u64,
     clock: &MockClock,
     model: &Model,
     expect: &Expect,
 ) -> Result<(), String> {
     let root = Path::new(ROOT);
-    let (dir, _report) =
-        LogDir::open(image.clone(), root, options(clock)).map_err(|e| format!("open: {e}"))?;
+    let (dir, _report) = LogDir::open(image.clone(), root, options(clock, segment_bytes))
+        .map_err(|e| format!("open: {e}"))?;
     let Some(log) = dir.log(&tp()) else {
         if expect.required.is_empty() {
             return Ok(());
         }
         return Err("the partition log is gone".into());
     };
+    log.set_roll_flush_inline(true);
     let read = read_all(&log, log.log_start_offset())?;
     let mut previous = i64::MIN;
     let mut present = BTreeMap::new();
@@ -442,6 +449,9 @@ fn clock_now(clock: &MockClock) -> i64 {
 /// Runs workload `w` of `seed`, capturing crash images; returns (op descriptions, images with
 /// the index of the operation each was captured in, the model before each operation).
 struct Run {
+    segment_bytes: u64,
+    /// Rolls that appends made by size (the segment count grew during an append).
+    rolled_by_size: u64,
     images: Vec<(u64, SimEvent, usize, SimFs)>,
     expects: Vec<Expect>,
     models: Vec<Model>,
@@ -449,6 +459,16 @@ struct Run {
 
 fn run_workload(seed: u64, workload: u64) -> Run {
     let mut rng = Rng(seed ^ workload.wrapping_mul(0xA24B_AED4_963E_E407));
+    // One workload in three has segments of 1,000 to 2,000 bytes (a batch is at most about 900
+    // bytes, and must fit), so that appends roll by size
+    // (the roll's flush then runs inside the append: inline, for a deterministic event order).
+    // Drawn from a generator of its own, so the operations of a workload do not depend on it.
+    let mut srng = Rng(rng.0 ^ 0x5E6_B17E5);
+    let segment_bytes = if srng.chance(3) {
+        1_000 + srng.below(1_001)
+    } else {
+        1 << 20
+    };
     let fs = SimFs::new();
     let clock = MockClock::new(1_000_000);
     let current_op = Arc::new(AtomicUsize::new(0));
@@ -498,6 +518,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
     }
     let root = Path::new(ROOT);
     let mut model = Model::default();
+    let mut rolled_by_size = 0;
     let mut expects = Vec::new();
     let mut models = Vec::new();
     let begin = |model: &Model, op: String, expects: &mut Vec<Expect>, models: &mut Vec<Model>| {
@@ -509,8 +530,9 @@ fn run_workload(seed: u64, workload: u64) -> Run {
         models.push(model.clone());
     };
     begin(&model, "open".into(), &mut expects, &mut models);
-    let (mut dir, _) = LogDir::open(fs.clone(), root, options(&clock)).unwrap();
+    let (mut dir, _) = LogDir::open(fs.clone(), root, options(&clock, segment_bytes)).unwrap();
     let mut log = dir.create_log(&tp(), None).unwrap();
+    log.set_roll_flush_inline(true);
     let ops = 20 + rng.below(40);
     for _ in 0..ops {
         clock.advance(1 + rng.below(50) as i64);
@@ -543,6 +565,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut models,
                 );
                 let mut bytes = batch(if follower { base } else { 0 }, &recs, codec);
+                let segments_before = log.segment_count();
                 let info = if follower {
                     log.append_as_follower(&bytes)
                 } else if durable {
@@ -551,6 +574,9 @@ fn run_workload(seed: u64, workload: u64) -> Run {
                     log.append_as_leader(&mut bytes)
                 }
                 .unwrap();
+                if log.segment_count() > segments_before {
+                    rolled_by_size += 1;
+                }
                 assert_eq!(info.first_offset, base);
                 model.batches.insert(base, base + n as i64 - 1);
                 for (i, r) in recs.into_iter().enumerate() {
@@ -656,9 +682,11 @@ fn run_workload(seed: u64, workload: u64) -> Run {
                 log.wait_for_background_flushes();
                 drop(log);
                 drop(dir);
-                let (d, _) = LogDir::open(fs.clone(), root, options(&clock)).unwrap();
+                let (d, _) =
+                    LogDir::open(fs.clone(), root, options(&clock, segment_bytes)).unwrap();
                 dir = d;
                 log = dir.log(&tp()).unwrap();
+                log.set_roll_flush_inline(true);
                 model.log_start = model.log_start.max(0);
                 log.set_high_watermark(log.log_end_offset());
             }
@@ -675,6 +703,8 @@ fn run_workload(seed: u64, workload: u64) -> Run {
         .map(|((n, e, image), (_, _, op))| (n, e, op, image))
         .collect();
     Run {
+        segment_bytes,
+        rolled_by_size,
         images,
         expects,
         models,
@@ -703,8 +733,13 @@ fn main() {
     let mut failures = 0_u64;
     let mut by_event: BTreeMap<String, u64> = BTreeMap::new();
     let mut workload = only_workload.unwrap_or(0);
+    let (mut small_segments, mut segments_rolled_by_size) = (0_u64, 0_u64);
     while explored < cases {
         let run = run_workload(seed, workload);
+        if run.segment_bytes < 1 << 20 {
+            small_segments += 1;
+            segments_rolled_by_size += run.rolled_by_size;
+        }
         for (number, event, op, image) in run.images {
             if only_point.is_some_and(|p| p != number) {
                 continue;
@@ -739,7 +774,7 @@ fn main() {
             }
             let clock = MockClock::new(10_000_000);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check_image(&image, &clock, &run.models[op], expect)
+                check_image(&image, run.segment_bytes, &clock, &run.models[op], expect)
             }))
             .unwrap_or_else(|p| {
                 Err(format!(
@@ -789,7 +824,7 @@ fn main() {
         workload += 1;
     }
     println!(
-        "crash: {explored} crash points in {} workloads (seed {seed}), {failures} failures, {:.1} s; points by event: {by_event:?}",
+        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends), {failures} failures, {:.1} s; points by event: {by_event:?}",
         workload + 1 - only_workload.unwrap_or(0),
         started.elapsed().as_secs_f64()
     );

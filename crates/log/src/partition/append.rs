@@ -469,6 +469,11 @@ impl<F: FileSystem> Inner<F> {
     /// Flushes every segment below `offset` in the background and then moves the recovery point
     /// to `offset`, as Kafka's "flush-log" task after a roll; see [`Inner::flush_after_roll`].
     fn schedule_flush_before(&self, offset: i64, rolled: Arc<LogSegment<F>>) {
+        if self.roll_flush_inline.load(Ordering::Acquire) {
+            // As in the background: a failure leaves the recovery point where it was.
+            let _ = self.flush_after_roll(offset, &rolled);
+            return;
+        }
         let me = self.me.clone();
         let handle = std::thread::spawn(move || {
             if let Some(inner) = me.upgrade() {

@@ -114,6 +114,7 @@ impl<F: FileSystem> PartitionLog<F> {
             sync_done: Condvar::new(),
             linger_done: Condvar::new(),
             background: Mutex::new(Vec::new()),
+            roll_flush_inline: std::sync::atomic::AtomicBool::new(false),
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),
             mapping_budget,

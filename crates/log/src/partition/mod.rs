@@ -80,6 +80,8 @@ pub(crate) struct Inner<F: FileSystem> {
     linger_done: Condvar,
     /// Background flushes started by rolls.
     background: Mutex<Vec<JoinHandle<()>>>,
+    /// Run the flush after a roll on the rolling thread (see `set_roll_flush_inline`).
+    roll_flush_inline: std::sync::atomic::AtomicBool,
     /// Random draws for the roll jitter.
     jitter_seed: AtomicI64,
     /// The active segment's indexes are still trimmed from the last close or recovery: resize
@@ -315,6 +317,16 @@ impl<F: FileSystem> PartitionLog<F> {
     pub fn flush(&self) -> Result<()> {
         self.inner
             .flush_up_to(self.log_end_offset().saturating_add(1))
+    }
+
+    /// With `true`, the flush that follows a roll runs on the thread that rolls, before the
+    /// roll returns, instead of in the background. For deterministic tests (the crash harness:
+    /// a roll inside an append then orders its file-system events the same way on every run);
+    /// the default, `false`, is Kafka's background flush.
+    pub fn set_roll_flush_inline(&self, inline: bool) {
+        self.inner
+            .roll_flush_inline
+            .store(inline, Ordering::Release);
     }
 
     /// Waits for the background flushes started by rolls.
