@@ -101,6 +101,7 @@ fn ci() -> Result<()> {
     step("deps", || deps::check(&root))?;
     step("tidy", || tidy::check(&root))?;
     step("loom", || loom(&[]))?;
+    step("crash", crash::ci)?;
     step("kills", || kills::run(&[]))?;
     step("kafka-interop", || kafka_interop::run(&root))?;
     println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
