@@ -203,3 +203,84 @@ fn closing_a_recovered_segment_makes_its_rebuilt_indexes_durable() {
     }
     assert_eq!(entries(&crashed, dir.path()), rebuilt);
 }
+
+/// The write-back of a stored index writes only the pages that changed, each on its own, inside
+/// the file's length; and a crash in page mode keeps the synced or the live length and, for each
+/// page, the synced or the live bytes, never anything else (no byte tear, no other length).
+#[test]
+fn index_write_back_is_page_writes_and_a_crash_tears_it_by_page() {
+    use seglog_mmap_index::WRITE_BACK_PAGE_SIZE as PAGE;
+    use seglog_segment::io::{CrashPoint, Pages};
+
+    let fs = SimFs::new();
+    let dir = Path::new("/sim/idx");
+    fs.create_dir_all(dir).unwrap();
+    let path = dir.join("00000000000000000000.index");
+    IndexStore::create(&fs, &path, 3 * PAGE as u64).unwrap();
+    let synced: Vec<u8> = (0..3 * PAGE)
+        .map(|i| u8::try_from(i % 251).unwrap())
+        .collect();
+    IndexStore::write_pages(&fs, &path, &synced).unwrap();
+    IndexStore::sync(&fs, &path).unwrap();
+    fs.sync_dir(dir).unwrap();
+
+    // Pages 0 and 2 change; page 1 does not: two writes, and the length is unchanged even when
+    // the content handed over is longer than the file.
+    let mut live = synced.clone();
+    live[10] ^= 0xFF;
+    live[2 * PAGE + 3] ^= 0xFF;
+    live[2 * PAGE + 7] ^= 0xFF;
+    let writes = fs.stats().writes;
+    let mut longer = live.clone();
+    longer.extend_from_slice(&[9; 100]);
+    IndexStore::write_pages(&fs, &path, &longer).unwrap();
+    assert_eq!(fs.stats().writes - writes, 2);
+    assert_eq!(fs.live_bytes(&path).unwrap(), live);
+    // Then a trim into the last page, not synced.
+    IndexStore::set_len(&fs, &path, (2 * PAGE + 8) as u64).unwrap();
+    let trimmed = fs.live_bytes(&path).unwrap();
+
+    let page = |bytes: &[u8], i: usize, len: usize| -> Vec<u8> {
+        let mut p = bytes
+            .get(i * PAGE..((i + 1) * PAGE).min(bytes.len()))
+            .unwrap_or_default()
+            .to_vec();
+        p.resize(((i + 1) * PAGE).min(len) - i * PAGE, 0);
+        p
+    };
+    let mut lengths = std::collections::BTreeSet::new();
+    let mut first_page = std::collections::BTreeSet::new();
+    for seed in 0..64 {
+        let image = fs.crash_at(CrashPoint {
+            // The last write is page 2's: torn after 5 bytes it would keep byte 3 and lose
+            // byte 7, which no page write-back leaves.
+            tear: Tear::KeepPrefix(5),
+            written_back: None,
+            pages: Some(Pages {
+                files: |p| p.extension().is_some_and(|e| e == "index"),
+                seed,
+            }),
+        });
+        let bytes = image.live_bytes(&path).unwrap();
+        assert!(
+            bytes.len() == synced.len() || bytes.len() == trimmed.len(),
+            "{}",
+            bytes.len()
+        );
+        lengths.insert(bytes.len());
+        for i in 0..bytes.len().div_ceil(PAGE) {
+            let got = page(&bytes, i, bytes.len());
+            assert!(
+                got == page(&synced, i, bytes.len()) || got == page(&trimmed, i, bytes.len()),
+                "seed {seed}: page {i} is neither the synced nor the live one"
+            );
+        }
+        first_page.insert(bytes[10]);
+    }
+    assert_eq!(lengths.len(), 2, "both lengths occur");
+    assert_eq!(
+        first_page.len(),
+        2,
+        "page 0 is kept in some images and lost in others"
+    );
+}
