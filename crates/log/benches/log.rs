@@ -1,7 +1,8 @@
 //! Partition-log benches: leader appends against segment appends in the same run, durable appends
 //! with group commit against one fsync per append (concurrent, and serialized as in a log
 //! without group commit), opening a 10,000-segment log after a clean
-//! shutdown, and random one-record reads.
+//! shutdown, and random one-record reads (in wall time, or in CPU time with
+//! `SEGLOG_BENCH_CPU_TIME=1`).
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -386,18 +387,38 @@ fn random_reads(c: &mut Criterion) {
     let mut buf = Vec::new();
     let mut group = c.benchmark_group(format!("log_random_read_{gib}gib"));
     group.throughput(Throughput::Elements(1));
-    group.bench_function("read_one_record", |b| {
-        b.iter(|| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            let target = (rng % end as u64) as i64;
-            let fetch = log.read(target, 1, Isolation::LogEnd, true).unwrap();
-            fetch.read_into(&mut buf).unwrap();
-            black_box(buf.len())
+    let mut read_one = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        let target = (rng % end as u64) as i64;
+        let fetch = log.read(target, 1, Isolation::LogEnd, true).unwrap();
+        fetch.read_into(&mut buf).unwrap();
+        black_box(buf.len())
+    };
+    // `SEGLOG_BENCH_CPU_TIME=1` times the reads in this thread's CPU time (user and system)
+    // instead of wall time: on a shared machine, wall time also counts the time the thread
+    // waited for a core.
+    if std::env::var_os("SEGLOG_BENCH_CPU_TIME").is_some_and(|v| v == "1") {
+        group.bench_function("read_one_record_cpu_time", |b| {
+            b.iter_custom(|iters| {
+                let started = thread_cpu_time();
+                for _ in 0..iters {
+                    read_one();
+                }
+                thread_cpu_time().saturating_sub(started)
+            });
         });
-    });
+    } else {
+        group.bench_function("read_one_record", |b| b.iter(&mut read_one));
+    }
     group.finish();
+}
+
+/// The CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_time() -> Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 criterion_group!(benches, append, durable, open_many_segments, random_reads);
