@@ -204,6 +204,18 @@ impl File for CountingFile {
     }
 }
 
+/// The cache flushes the block device under `dir` has completed (field 16 of its
+/// `/sys/dev/block/M:m/stat`: what an fsync costs the disk, after the journal merged what it
+/// could), counting every process's; `None` where the kernel does not say.
+fn device_flushes(dir: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let stat = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/stat")).ok()?;
+    stat.split_whitespace().nth(15)?.parse().ok()
+}
+
 /// One durable append of a bench variant.
 type AppendFn = fn(&PartitionLog<CountingFs>, &[u8]);
 
@@ -214,6 +226,9 @@ type AppendFn = fn(&PartitionLog<CountingFs>, &[u8]);
 /// - `fsync_per_append_serialized`: a log without group commit, `flush.messages=1`: each append
 ///   fsyncs inside the log's writer path, in append order, before the next append starts;
 /// - `group_commit`: `append_durable`.
+///
+/// Where the kernel says, each also reports the disk's cache flushes per append: concurrent
+/// `fdatasync`s can share one.
 fn durable(c: &mut Criterion) {
     let template = producer_batch(16, 1024);
     let root = tempfile::tempdir().unwrap();
@@ -225,8 +240,7 @@ fn durable(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
     let mut run = 0;
-    // Per variant: the syncs and the group-commit rounds of each timed run.
-    let mut counts: Vec<(&str, Vec<(u64, u64)>)> = Vec::new();
+    let mut counts: Vec<(&str, Vec<DurableRun>)> = Vec::new();
     let variants: [(&str, AppendFn, i64); 3] = [
         (
             "fsync_per_append_concurrent",
@@ -272,6 +286,7 @@ fn durable(c: &mut Criterion) {
                     )
                     .unwrap();
                     let syncs_before = fs.syncs();
+                    let flushes_before = device_flushes(root.path());
                     let started = Instant::now();
                     std::thread::scope(|s| {
                         for _ in 0..threads {
@@ -284,7 +299,13 @@ fn durable(c: &mut Criterion) {
                         }
                     });
                     elapsed += started.elapsed();
-                    runs.push((fs.syncs() - syncs_before, log.group_commit_rounds()));
+                    runs.push(DurableRun {
+                        syncs: fs.syncs() - syncs_before,
+                        rounds: log.group_commit_rounds(),
+                        flushes: flushes_before
+                            .zip(device_flushes(root.path()))
+                            .map(|(before, after)| after - before),
+                    });
                     drop(log);
                     let _ = std::fs::remove_dir_all(root.path().join(format!("d-{run}")));
                 }
@@ -294,25 +315,50 @@ fn durable(c: &mut Criterion) {
         counts.push((name, runs));
     }
     group.finish();
-    for (name, mut runs) in counts {
-        if runs.is_empty() {
-            continue;
-        }
-        runs.sort_unstable();
-        let (syncs, rounds) = runs[runs.len() / 2];
-        let rounds = if rounds == 0 {
-            String::new()
-        } else {
-            format!(", {rounds} group-commit rounds")
-        };
-        eprintln!(
-            "{name}: median {syncs} syncs (fdatasync + directory fsync) for {appends} durable \
-             appends: {:.2} syncs per append, {:.2} appends per sync{rounds} ({} runs)",
-            syncs as f64 / appends as f64,
-            appends as f64 / syncs as f64,
-            runs.len()
-        );
+    for (name, runs) in counts {
+        print_durable_counts(name, appends, runs);
     }
+}
+
+/// What one timed run of a durable-append variant asked of the file system and the disk.
+struct DurableRun {
+    /// `fdatasync`s and directory `fsync`s.
+    syncs: u64,
+    /// Group-commit rounds.
+    rounds: u64,
+    /// The disk's cache flushes, if the kernel says.
+    flushes: Option<u64>,
+}
+
+fn print_durable_counts(name: &str, appends: u64, mut runs: Vec<DurableRun>) {
+    if runs.is_empty() {
+        return;
+    }
+    runs.sort_unstable_by_key(|r| (r.syncs, r.rounds));
+    let DurableRun { syncs, rounds, .. } = runs[runs.len() / 2];
+    let rounds = if rounds == 0 {
+        String::new()
+    } else {
+        format!(", {rounds} group-commit rounds")
+    };
+    let mut flushes: Vec<u64> = runs.iter().filter_map(|r| r.flushes).collect();
+    let device = if flushes.is_empty() {
+        String::new()
+    } else {
+        flushes.sort_unstable();
+        let median = flushes[flushes.len() / 2];
+        format!(
+            "; the disk: median {median} cache flushes, {:.2} per append (any process's)",
+            median as f64 / appends as f64
+        )
+    };
+    eprintln!(
+        "{name}: median {syncs} syncs (fdatasync + directory fsync) for {appends} durable \
+         appends: {:.2} syncs per append, {:.2} appends per sync{rounds}{device} ({} runs)",
+        syncs as f64 / appends as f64,
+        appends as f64 / syncs as f64,
+        runs.len()
+    );
 }
 
 fn open_many_segments(c: &mut Criterion) {
