@@ -229,85 +229,98 @@ type AppendFn = fn(&PartitionLog<CountingFs>, &[u8]);
 ///
 /// Where the kernel says, each also reports the disk's cache flushes per append: concurrent
 /// `fdatasync`s can share one.
+/// The three ways `durable` appends, with the `flush.messages` each runs under.
+const DURABLE_VARIANTS: [(&str, AppendFn, i64); 3] = [
+    (
+        "fsync_per_append_concurrent",
+        |log, template| {
+            log.append_as_leader(&mut template.to_vec()).unwrap();
+            log.active_segment().flush_data().unwrap();
+        },
+        i64::MAX,
+    ),
+    (
+        "fsync_per_append_serialized",
+        |log, template| {
+            log.append_as_leader(&mut template.to_vec()).unwrap();
+        },
+        1,
+    ),
+    (
+        "group_commit",
+        |log, template| {
+            log.append_durable(&mut template.to_vec()).unwrap();
+        },
+        i64::MAX,
+    ),
+];
+
+const DURABLE_THREADS: usize = 4;
+const DURABLE_PER_THREAD: usize = 200;
+
+/// One timed run: a fresh log in `dir`, 4 threads of 200 durable appends each.
+fn durable_run(dir: &Path, template: &[u8], append: AppendFn, flush_messages: i64) -> DurableRun {
+    let fs = CountingFs::default();
+    let config = LogConfig {
+        flush_messages,
+        ..LogConfig::default()
+    };
+    let (log, _) = PartitionLog::open(
+        fs.clone(),
+        dir,
+        config,
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    let syncs_before = fs.syncs();
+    let flushes_before = device_flushes(dir);
+    let started = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..DURABLE_THREADS {
+            let log = &log;
+            s.spawn(move || {
+                for _ in 0..DURABLE_PER_THREAD {
+                    append(log, template);
+                }
+            });
+        }
+    });
+    let elapsed = started.elapsed();
+    let run = DurableRun {
+        elapsed,
+        syncs: fs.syncs() - syncs_before,
+        rounds: log.group_commit_rounds(),
+        flushes: flushes_before
+            .zip(device_flushes(dir))
+            .map(|(before, after)| after - before),
+    };
+    drop(log);
+    let _ = std::fs::remove_dir_all(dir);
+    run
+}
+
 fn durable(c: &mut Criterion) {
     let template = producer_batch(16, 1024);
     let root = tempfile::tempdir().unwrap();
-    let per_thread = 200;
-    let threads = 4;
-    let appends = (per_thread * threads) as u64;
+    let appends = (DURABLE_PER_THREAD * DURABLE_THREADS) as u64;
     let mut group = c.benchmark_group("log_durable_append_4_threads");
     group.throughput(Throughput::Elements(appends));
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
     let mut run = 0;
     let mut counts: Vec<(&str, Vec<DurableRun>)> = Vec::new();
-    let variants: [(&str, AppendFn, i64); 3] = [
-        (
-            "fsync_per_append_concurrent",
-            |log, template| {
-                log.append_as_leader(&mut template.to_vec()).unwrap();
-                log.active_segment().flush_data().unwrap();
-            },
-            i64::MAX,
-        ),
-        (
-            "fsync_per_append_serialized",
-            |log, template| {
-                log.append_as_leader(&mut template.to_vec()).unwrap();
-            },
-            1,
-        ),
-        (
-            "group_commit",
-            |log, template| {
-                log.append_durable(&mut template.to_vec()).unwrap();
-            },
-            i64::MAX,
-        ),
-    ];
-    for (name, append, flush_messages) in variants {
+    for (name, append, flush_messages) in DURABLE_VARIANTS {
         let mut runs = Vec::new();
         group.bench_function(name, |b| {
             b.iter_custom(|iters| {
                 let mut elapsed = Duration::ZERO;
                 for _ in 0..iters {
                     run += 1;
-                    let fs = CountingFs::default();
-                    let config = LogConfig {
-                        flush_messages,
-                        ..LogConfig::default()
-                    };
-                    let (log, _) = PartitionLog::open(
-                        fs.clone(),
-                        &root.path().join(format!("d-{run}")),
-                        config,
-                        LoadOptions::default(),
-                        Arc::new(SystemClock),
-                    )
-                    .unwrap();
-                    let syncs_before = fs.syncs();
-                    let flushes_before = device_flushes(root.path());
-                    let started = Instant::now();
-                    std::thread::scope(|s| {
-                        for _ in 0..threads {
-                            let (log, template) = (&log, &template);
-                            s.spawn(move || {
-                                for _ in 0..per_thread {
-                                    append(log, template);
-                                }
-                            });
-                        }
-                    });
-                    elapsed += started.elapsed();
-                    runs.push(DurableRun {
-                        syncs: fs.syncs() - syncs_before,
-                        rounds: log.group_commit_rounds(),
-                        flushes: flushes_before
-                            .zip(device_flushes(root.path()))
-                            .map(|(before, after)| after - before),
-                    });
-                    drop(log);
-                    let _ = std::fs::remove_dir_all(root.path().join(format!("d-{run}")));
+                    let dir = root.path().join(format!("d-{run}"));
+                    let one = durable_run(&dir, &template, append, flush_messages);
+                    elapsed += one.elapsed;
+                    runs.push(one);
                 }
                 elapsed
             });
@@ -318,10 +331,51 @@ fn durable(c: &mut Criterion) {
     for (name, runs) in counts {
         print_durable_counts(name, appends, runs);
     }
+    // Criterion times one variant after the other, so a shared machine's load can change in
+    // between: also run them in turn, round after round, and compare their medians.
+    let rounds: usize = std::env::var("SEGLOG_BENCH_DURABLE_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(15);
+    let mut interleaved: Vec<Vec<DurableRun>> =
+        DURABLE_VARIANTS.iter().map(|_| Vec::new()).collect();
+    for _ in 0..rounds {
+        for ((_, append, flush_messages), runs) in DURABLE_VARIANTS.iter().zip(&mut interleaved) {
+            run += 1;
+            let dir = root.path().join(format!("d-{run}"));
+            runs.push(durable_run(&dir, &template, *append, *flush_messages));
+        }
+    }
+    if rounds > 0 {
+        let medians: Vec<Duration> = interleaved
+            .iter_mut()
+            .map(|runs| {
+                runs.sort_unstable_by_key(|r| r.elapsed);
+                runs[runs.len() / 2].elapsed
+            })
+            .collect();
+        let group_commit = medians[2].as_secs_f64();
+        eprintln!(
+            "interleaved, {rounds} rounds of the three in turn; median time for {appends} durable appends:"
+        );
+        for ((name, ..), (median, runs)) in
+            DURABLE_VARIANTS.iter().zip(medians.iter().zip(interleaved))
+        {
+            eprintln!(
+                "  {name}: {:.1} ms ({:.0} appends/s; group commit is {:.2}x its throughput)",
+                median.as_secs_f64() * 1e3,
+                appends as f64 / median.as_secs_f64(),
+                median.as_secs_f64() / group_commit
+            );
+            print_durable_counts(name, appends, runs);
+        }
+    }
 }
 
 /// What one timed run of a durable-append variant asked of the file system and the disk.
 struct DurableRun {
+    /// The wall time of the appends.
+    elapsed: Duration,
     /// `fdatasync`s and directory `fsync`s.
     syncs: u64,
     /// Group-commit rounds.
@@ -335,7 +389,7 @@ fn print_durable_counts(name: &str, appends: u64, mut runs: Vec<DurableRun>) {
         return;
     }
     runs.sort_unstable_by_key(|r| (r.syncs, r.rounds));
-    let DurableRun { syncs, rounds, .. } = runs[runs.len() / 2];
+    let (syncs, rounds) = (runs[runs.len() / 2].syncs, runs[runs.len() / 2].rounds);
     let rounds = if rounds == 0 {
         String::new()
     } else {
