@@ -16,7 +16,7 @@
 use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -45,6 +45,9 @@ const UNKNOWN: TimestampOffset = TimestampOffset {
     timestamp: -1,
     offset: -1,
 };
+
+/// What [`Writer::published_max`] holds while the max timestamp is [`UNKNOWN`] (not loaded).
+const MAX_NOT_LOADED: i64 = i64::MIN;
 
 /// The window used when walking batch headers.
 pub(crate) const HEADER_WINDOW: usize = 4096;
@@ -152,10 +155,28 @@ struct Writer {
     offset_index: LazyOffsetIndex,
     time_index: LazyTimeIndex,
     bytes_since_last_index_entry: u64,
-    /// `UNKNOWN` until loaded from the time index.
+    /// `UNKNOWN` until loaded from the time index. Changed only through [`Writer::set_max`].
     max_timestamp_and_offset: TimestampOffset,
+    /// The timestamp of `max_timestamp_and_offset` (or [`MAX_NOT_LOADED`]), shared with the
+    /// segment so that [`LogSegment::max_timestamp_so_far`] reads it without the writer's lock,
+    /// as Kafka reads its volatile `maxTimestampAndOffsetSoFar`: a time lookup walks every
+    /// segment, and must not wait behind a flush that syncs an index under that lock.
+    published_max: Arc<AtomicI64>,
     rolling_based_timestamp: Option<i64>,
     created_ms: i64,
+}
+
+impl Writer {
+    /// Sets the max timestamp and its offset, and publishes the timestamp to lock-free readers.
+    fn set_max(&mut self, max: TimestampOffset) {
+        self.max_timestamp_and_offset = max;
+        let published = if max == UNKNOWN {
+            MAX_NOT_LOADED
+        } else {
+            max.timestamp
+        };
+        self.published_max.store(published, Ordering::Release);
+    }
 }
 
 /// One log segment. See the module documentation.
@@ -182,6 +203,8 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     /// Set by `on_become_inactive`, which appends to and trims the files without syncing them,
     /// and cleared by `flush`: whether those changes may still be unsynced.
     unsynced_since_inactive: AtomicBool,
+    /// The writer's max timestamp, published for lock-free reads (see `Writer::published_max`).
+    max_timestamp: Arc<AtomicI64>,
     writer: Mutex<Writer>,
 }
 
@@ -230,6 +253,7 @@ impl<F: FileSystem> LogSegment<F> {
             config.max_index_size,
             fs.index_backing(),
         );
+        let published_max = Arc::new(AtomicI64::new(MAX_NOT_LOADED));
         Ok(Self {
             fs,
             base_offset,
@@ -242,11 +266,13 @@ impl<F: FileSystem> LogSegment<F> {
             mapped: OnceLock::new(),
             budget: None,
             unsynced_since_inactive: AtomicBool::new(false),
+            max_timestamp: Arc::clone(&published_max),
             writer: Mutex::new(Writer {
                 offset_index,
                 time_index,
                 bytes_since_last_index_entry: 0,
                 max_timestamp_and_offset: UNKNOWN,
+                published_max,
                 rolling_based_timestamp: None,
                 created_ms: now_ms,
             }),
@@ -440,13 +466,19 @@ impl<F: FileSystem> LogSegment<F> {
     /// (Kafka's lazy `maxTimestampSoFar()`).
     fn load_max_timestamp(w: &mut Writer) -> Result<()> {
         if w.max_timestamp_and_offset == UNKNOWN {
-            w.max_timestamp_and_offset = w.time_index.get()?.last_entry();
+            let loaded = w.time_index.get()?.last_entry();
+            w.set_max(loaded);
         }
         Ok(())
     }
 
-    /// The largest timestamp appended so far, or -1 (Kafka's `maxTimestampSoFar`).
+    /// The largest timestamp appended so far, or -1 (Kafka's `maxTimestampSoFar`). Takes no
+    /// lock once the value is known (loaded from the time index or set by an append).
     pub fn max_timestamp_so_far(&self) -> Result<i64> {
+        let published = self.max_timestamp.load(Ordering::Acquire);
+        if published != MAX_NOT_LOADED {
+            return Ok(published);
+        }
         let mut w = self.writer.lock();
         Self::load_max_timestamp(&mut w)?;
         Ok(w.max_timestamp_and_offset.timestamp)
@@ -1153,10 +1185,10 @@ struct BatchFacts {
 /// the last offset of the batch that holds it).
 fn index_batch(w: &mut Writer, interval: u32, batch: &BatchFacts, position: u64) -> Result<()> {
     if batch.max_timestamp > w.max_timestamp_and_offset.timestamp {
-        w.max_timestamp_and_offset = TimestampOffset {
+        w.set_max(TimestampOffset {
             timestamp: batch.max_timestamp,
             offset: batch.last_offset,
-        };
+        });
     }
     if w.bytes_since_last_index_entry > u64::from(interval) {
         // Segments are below 2 GiB, so a batch position always fits.

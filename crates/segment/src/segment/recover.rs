@@ -76,7 +76,8 @@ impl<F: FileSystem> LogSegment<F> {
         let mut w = self.writer.lock();
         w.offset_index.get_mut()?.reset()?;
         w.time_index.get_mut()?.reset()?;
-        w.max_timestamp_and_offset = w.time_index.get_mut()?.last_entry();
+        let reset = w.time_index.get_mut()?.last_entry();
+        w.set_max(reset);
         w.bytes_since_last_index_entry = 0;
         let interval = self.config.index_interval_bytes;
         let mut valid_bytes = 0_u64;
@@ -202,7 +203,8 @@ impl<F: FileSystem> LogSegment<F> {
         }
         w.bytes_since_last_index_entry = 0;
         if w.max_timestamp_and_offset == UNKNOWN {
-            w.max_timestamp_and_offset = w.time_index.get_mut()?.last_entry();
+            let loaded = w.time_index.get_mut()?.last_entry();
+            w.set_max(loaded);
         }
         if w.max_timestamp_and_offset.timestamp >= 0 {
             let last_entry = w.time_index.get_mut()?.last_entry();
@@ -219,14 +221,14 @@ impl<F: FileSystem> LogSegment<F> {
                 after
             };
             let mut w = self.writer.lock();
-            w.max_timestamp_and_offset = if largest.timestamp >= 0 {
+            w.set_max(if largest.timestamp >= 0 {
                 largest
             } else {
                 TimestampOffset {
                     timestamp: -1,
                     offset: self.base_offset,
                 }
-            };
+            });
         }
         Ok(bytes_truncated)
     }
