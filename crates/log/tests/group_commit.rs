@@ -161,3 +161,84 @@ fn recovery_point_never_covers_an_append_that_missed_the_sync() {
         reopened.log_end_offset()
     );
 }
+
+#[test]
+fn a_flush_that_a_truncation_overtook_does_not_raise_the_recovery_point() {
+    // Regression: a flush that began before a follower's truncation, and ended after the log
+    // was cut and written again at the same offsets, moved the recovery point over the new,
+    // never synced records; a crash would then have trusted them without a scan.
+    let fs = SimFs::new();
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(root.path());
+    fs.create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, _) = PartitionLog::open(
+        fs.clone(),
+        &dir,
+        LogConfig::default(),
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    fs.sync_dir(&dir).unwrap();
+    for i in 0..10 {
+        log.append_as_leader(&mut producer_batch(&format!("old{i}"), 3, 1_000))
+            .unwrap();
+    }
+    let end = log.log_end_offset();
+    fs.set_sync_latency(Duration::from_secs(1));
+    let rewritten_before_the_flush_ended = std::thread::scope(|s| {
+        let flusher = s.spawn(|| {
+            log.flush().unwrap();
+            Instant::now()
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        // The flush's fsync of the `.log` is running (1 s, taken when it began): cut the log,
+        // with fast syncs of its own, and write it again.
+        fs.set_sync_latency(Duration::ZERO);
+        log.truncate_to(end / 2).unwrap();
+        while log.log_end_offset() < end {
+            log.append_as_leader(&mut producer_batch("new", 3, 1_000))
+                .unwrap();
+        }
+        let rewritten = Instant::now();
+        rewritten < flusher.join().unwrap()
+    });
+    assert!(
+        rewritten_before_the_flush_ended,
+        "the truncation and the rewrite did not land inside the flush: the test proves nothing"
+    );
+    assert!(
+        log.recovery_point() <= end / 2,
+        "recovery point {} covers records written after the truncation to {} and never synced",
+        log.recovery_point(),
+        end / 2
+    );
+}
+
+#[test]
+fn syncing_past_the_log_end_is_out_of_range_not_a_wait() {
+    // Regression: sync_up_to with an offset the log does not hold started fsync rounds forever.
+    let fs = SimFs::new();
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(root.path());
+    fs.create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    let (log, _) = PartitionLog::open(
+        fs,
+        &dir,
+        LogConfig::default(),
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap();
+    log.append_durable(&mut producer_batch("a", 3, 1_000))
+        .unwrap();
+    let end = log.log_end_offset();
+    log.sync_up_to(end).unwrap();
+    let err = log.sync_up_to(end + 1).unwrap_err();
+    assert!(
+        matches!(err, seglog_log::Error::OffsetOutOfRange { offset, .. } if offset == end + 1),
+        "{err:?}"
+    );
+}

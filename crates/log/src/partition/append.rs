@@ -168,6 +168,8 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// Waits until every offset below `offset` is durable, running or joining a flush round.
+    /// An `offset` past the log end offset (records not appended, or cut by a truncation since)
+    /// is [`crate::Error::OffsetOutOfRange`].
     pub fn sync_up_to(&self, offset: i64) -> Result<()> {
         self.sync_locked(self.inner.sync.lock(), offset)
     }
@@ -193,6 +195,10 @@ impl<F: FileSystem> PartitionLog<F> {
         let result = loop {
             if state.synced_to >= offset {
                 break Ok(());
+            }
+            if offset > inner.log_end_offset.load(Ordering::Acquire) {
+                // No round can make records durable that the log does not hold.
+                break Err(self.out_of_range(offset));
             }
             if state.in_flight_goal >= offset || state.rounds_in_flight >= MAX_ROUNDS_IN_FLIGHT {
                 // A running round covers our records, or enough rounds run already: wait, and
@@ -223,6 +229,7 @@ impl<F: FileSystem> PartitionLog<F> {
             state.rounds += 1;
             // Everyone waiting now appended below the goal: this round releases them all.
             let members = state.in_sync;
+            let truncations = state.truncations;
             drop(state);
             let started = Instant::now();
             let result = inner.flush_through(goal);
@@ -238,7 +245,11 @@ impl<F: FileSystem> PartitionLog<F> {
             match &result {
                 // An fsync makes everything written before it durable, so the largest goal
                 // that completed bounds what is durable.
-                Ok(()) => state.synced_to = state.synced_to.max(goal),
+                // Unless a truncation came meanwhile: what the round synced may have been cut.
+                Ok(()) if state.truncations == truncations => {
+                    state.synced_to = state.synced_to.max(goal);
+                }
+                Ok(()) => {}
                 // Let waiters start their own round rather than wait for one that failed.
                 Err(_) => state.in_flight_goal = state.synced_to,
             }

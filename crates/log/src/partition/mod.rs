@@ -119,6 +119,10 @@ struct SyncState {
     lingering: bool,
     /// A moving average of a round's flush time, which bounds the linger.
     average_round: std::time::Duration,
+    /// How many truncations lowered the log end offset. A flush or round that began before one
+    /// must not raise the recovery point or `synced_to` when it ends: what it synced may since
+    /// have been cut and written again, unsynced, at the same offsets.
+    truncations: u64,
 }
 
 impl<F: FileSystem> PartitionLog<F> {
@@ -389,6 +393,8 @@ impl<F: FileSystem> Inner<F> {
         recovery_to: i64,
         rolled: Option<&LogSegment<F>>,
     ) -> Result<()> {
+        // A truncation from here on makes this flush's result stale (see `SyncState`).
+        let truncations = self.sync.lock().truncations;
         // Every offset below `written` was written before the syncs below begin, into segments
         // the snapshot taken next holds (a roll never starts a segment below the log end).
         let written = self.log_end_offset.load(Ordering::Acquire);
@@ -416,13 +422,18 @@ impl<F: FileSystem> Inner<F> {
             // A segment created since the last flush: make its name durable too.
             self.sync_dir()?;
         }
-        // The log end offset read now bounds it too, should a truncation have cut the log.
-        self.recovery_point.fetch_max(
-            recovery_to
-                .min(written)
-                .min(self.log_end_offset.load(Ordering::Acquire)),
-            Ordering::AcqRel,
-        );
+        // Under the sync lock, which a truncation takes to lower the recovery point: either the
+        // truncation comes after and lowers what we raise, or it came before and we raise nothing.
+        let sync = self.sync.lock();
+        if sync.truncations == truncations {
+            self.recovery_point.fetch_max(
+                recovery_to
+                    .min(written)
+                    .min(self.log_end_offset.load(Ordering::Acquire)),
+                Ordering::AcqRel,
+            );
+        }
+        drop(sync);
         self.last_flush_ms
             .store(self.time.now_ms(), Ordering::Release);
         Ok(())

@@ -66,7 +66,7 @@ impl<F: FileSystem> FetchDataInfo<F> {
 }
 
 impl<F: FileSystem> PartitionLog<F> {
-    fn out_of_range(&self, offset: i64) -> Error {
+    pub(super) fn out_of_range(&self, offset: i64) -> Error {
         Error::OffsetOutOfRange {
             partition: self.inner.partition(),
             offset,
@@ -308,9 +308,10 @@ impl<F: FileSystem> Inner<F> {
         self.log_end_offset.store(offset, Ordering::Release);
         self.log_start_offset.fetch_min(offset, Ordering::AcqRel);
         self.high_watermark.fetch_min(offset, Ordering::AcqRel);
-        self.recovery_point.fetch_min(offset, Ordering::AcqRel);
         let mut sync = self.sync.lock();
+        self.recovery_point.fetch_min(offset, Ordering::AcqRel);
         sync.synced_to = sync.synced_to.min(offset);
         sync.in_flight_goal = sync.in_flight_goal.min(offset);
+        sync.truncations += 1;
     }
 }
