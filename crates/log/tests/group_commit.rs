@@ -9,29 +9,41 @@
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{partition_dir, producer_batch};
-use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
+use seglog_log::{LoadOptions, LoadReport, LogConfig, PartitionLog, SystemClock};
 use seglog_segment::io::{FileSystem, SimFs, Tear};
+
+/// A partition directory that exists both in `fs` and on disk (the log's directory lock).
+fn sim_partition_dir(fs: &SimFs, root: &Path) -> PathBuf {
+    let dir = partition_dir(root);
+    fs.create_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Opens the log in `dir` on `fs` with the default configuration.
+fn open(fs: SimFs, dir: &Path) -> (PartitionLog<SimFs>, LoadReport) {
+    PartitionLog::open(
+        fs,
+        dir,
+        LogConfig::default(),
+        LoadOptions::default(),
+        Arc::new(SystemClock),
+    )
+    .unwrap()
+}
 
 #[test]
 fn durable_appends_survive_a_power_loss() {
     let fs = SimFs::new();
     let real_root = tempfile::tempdir().unwrap();
     // Every file, the indexes included, lives in SimFs.
-    let dir = partition_dir(real_root.path());
-    fs.create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&dir).unwrap();
-    let (log, _) = PartitionLog::open(
-        fs.clone(),
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let dir = sim_partition_dir(&fs, real_root.path());
+    let (log, _) = open(fs.clone(), &dir);
     fs.sync_dir(&dir).unwrap();
     let mut acked = Vec::new();
     for i in 0..20 {
@@ -44,14 +56,7 @@ fn durable_appends_survive_a_power_loss() {
     log.append_as_leader(&mut producer_batch("volatile", 3, 1_000))
         .unwrap();
     let crashed = fs.crash(Tear::KeepPrefix(7));
-    let (reopened, report) = PartitionLog::open(
-        crashed,
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let (reopened, report) = open(crashed, &dir);
     assert!(report.segments_scanned >= 1);
     assert_eq!(
         reopened.log_end_offset(),
@@ -69,17 +74,8 @@ fn concurrent_durable_appenders_share_fsyncs() {
     let fs = SimFs::new();
     fs.set_sync_latency(Duration::from_millis(2));
     let root = tempfile::tempdir().unwrap();
-    let dir = partition_dir(root.path());
-    fs.create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&dir).unwrap();
-    let (log, _) = PartitionLog::open(
-        fs.clone(),
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let dir = sim_partition_dir(&fs, root.path());
+    let (log, _) = open(fs.clone(), &dir);
     let appenders = 4;
     let per_thread = 50;
     let syncs_before = fs.stats().file_syncs;
@@ -122,17 +118,8 @@ fn recovery_point_never_covers_an_append_that_missed_the_sync() {
     // so an append written while the fsync ran counted as durable (its first offset did).
     let fs = SimFs::new();
     let root = tempfile::tempdir().unwrap();
-    let dir = partition_dir(root.path());
-    fs.create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&dir).unwrap();
-    let (log, _) = PartitionLog::open(
-        fs.clone(),
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let dir = sim_partition_dir(&fs, root.path());
+    let (log, _) = open(fs.clone(), &dir);
     fs.sync_dir(&dir).unwrap();
     log.append_as_leader(&mut producer_batch("synced", 3, 1_000))
         .unwrap();
@@ -147,14 +134,7 @@ fn recovery_point_never_covers_an_append_that_missed_the_sync() {
     });
     let recovery_point = log.recovery_point();
     // What the syncs made durable: a power loss that keeps nothing unsynced.
-    let (reopened, _) = PartitionLog::open(
-        fs.crash(Tear::DropAll),
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let (reopened, _) = open(fs.crash(Tear::DropAll), &dir);
     assert!(
         recovery_point <= reopened.log_end_offset(),
         "recovery point {recovery_point} is past the durable log end {}",
@@ -169,17 +149,8 @@ fn a_flush_that_a_truncation_overtook_does_not_raise_the_recovery_point() {
     // never synced records; a crash would then have trusted them without a scan.
     let fs = SimFs::new();
     let root = tempfile::tempdir().unwrap();
-    let dir = partition_dir(root.path());
-    fs.create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&dir).unwrap();
-    let (log, _) = PartitionLog::open(
-        fs.clone(),
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let dir = sim_partition_dir(&fs, root.path());
+    let (log, _) = open(fs.clone(), &dir);
     fs.sync_dir(&dir).unwrap();
     for i in 0..10 {
         log.append_as_leader(&mut producer_batch(&format!("old{i}"), 3, 1_000))
@@ -221,17 +192,8 @@ fn syncing_past_the_log_end_is_out_of_range_not_a_wait() {
     // Regression: sync_up_to with an offset the log does not hold started fsync rounds forever.
     let fs = SimFs::new();
     let root = tempfile::tempdir().unwrap();
-    let dir = partition_dir(root.path());
-    fs.create_dir_all(&dir).unwrap();
-    std::fs::create_dir_all(&dir).unwrap();
-    let (log, _) = PartitionLog::open(
-        fs,
-        &dir,
-        LogConfig::default(),
-        LoadOptions::default(),
-        Arc::new(SystemClock),
-    )
-    .unwrap();
+    let dir = sim_partition_dir(&fs, root.path());
+    let (log, _) = open(fs.clone(), &dir);
     log.append_durable(&mut producer_batch("a", 3, 1_000))
         .unwrap();
     let end = log.log_end_offset();
