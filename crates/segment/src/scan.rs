@@ -263,15 +263,37 @@ pub fn scan_headers<F: ReadSource + ?Sized, T>(
     start: u64,
     end: u64,
     window: usize,
+    f: impl FnMut(BatchHeader) -> Result<ControlFlow<T>>,
+) -> Result<Scan<T>> {
+    // A stack buffer: this walk runs on every offset translation and must not allocate. Sized
+    // to what it reads: zeroing 4 KiB to read 61 bytes through a mapping costs more than the
+    // header reads.
+    if file.reads_are_cheap() {
+        scan_with(&mut [0_u8; HEADER_PREFIX], file, path, start, end, f)
+    } else {
+        let mut buf = [0_u8; MAX_HEADER_WINDOW];
+        let window = window.clamp(HEADER_PREFIX, MAX_HEADER_WINDOW);
+        scan_with(
+            buf.get_mut(..window).unwrap_or_default(),
+            file,
+            path,
+            start,
+            end,
+            f,
+        )
+    }
+}
+
+/// [`scan_headers`] reading windows of `buf.len()` bytes into `buf`.
+fn scan_with<F: ReadSource + ?Sized, T>(
+    buf: &mut [u8],
+    file: &F,
+    path: &Path,
+    start: u64,
+    end: u64,
     mut f: impl FnMut(BatchHeader) -> Result<ControlFlow<T>>,
 ) -> Result<Scan<T>> {
-    // A stack buffer: this walk runs on every offset translation and must not allocate.
-    let mut buf = [0_u8; MAX_HEADER_WINDOW];
-    let window = if file.reads_are_cheap() {
-        HEADER_PREFIX
-    } else {
-        window.clamp(HEADER_PREFIX, MAX_HEADER_WINDOW)
-    };
+    let window = buf.len();
     let mut buf_start = start;
     let mut buf_len = 0_usize;
     let mut position = start;
