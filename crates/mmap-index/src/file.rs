@@ -320,6 +320,17 @@ impl<E: Entry> IndexFile<E> {
     /// The entry with the largest key at most `target`, or [`Entry::absent`] (Kafka's lookup).
     #[inline]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
+        match self.core.lookup_owned(target) {
+            Some(found) => Ok(found),
+            None => self.lookup_pinned(target),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) under a pin (an index under a mapping budget), mapping it again
+    /// if it was evicted; or the error of a closed index. Out of line, so that the owned path
+    /// inlines.
+    #[inline(never)]
+    fn lookup_pinned(&self, target: i64) -> Result<E::Decoded> {
         let base = self.base_offset;
         self.view(|v| v.floor(target).unwrap_or_else(|| E::absent(base)))
     }
@@ -586,6 +597,17 @@ impl<E: Entry> Reader<E, MmapMemory> {
     /// As [`IndexFile::lookup`].
     #[inline]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
+        match self.lookup_mapped(target) {
+            Some(found) => Ok(found),
+            None => self.lookup_remapped(target),
+        }
+    }
+
+    /// [`lookup`](Self::lookup) once the index was found evicted or closed: maps it again, or
+    /// names the file in the error.
+    #[cold]
+    #[inline(never)]
+    fn lookup_remapped(&self, target: i64) -> Result<E::Decoded> {
         let base = self.meta().base_offset;
         self.read(|v| v.floor(target).unwrap_or_else(|| E::absent(base)))
     }
@@ -836,6 +858,7 @@ macro_rules! index_api {
                 "The entry with the largest ", $key, " at most `target`, or ", $absent,
                 " when there is none. Kafka's warm-section search."
             )]
+            #[inline]
             pub fn lookup(&self, target: i64) -> $crate::error::Result<$decoded> {
                 self.file.lookup(target)
             }

@@ -449,14 +449,24 @@ impl<M: Memory, X> SwapCell<M, X> {
         f: impl FnOnce(&M) -> R,
     ) -> Result<R, Unpinned> {
         if as_owner && self.owned {
-            let index = self.active.load(Ordering::Acquire);
-            if self.slots.get(index).is_none() {
-                return Err(Unpinned::Closed);
-            }
-            return with_slot(self, index, f).ok_or(Unpinned::Closed);
+            return self.with_owned(f).ok_or(Unpinned::Closed);
         }
         let pin = self.pin()?;
         pin.with(f).ok_or(Unpinned::Closed)
+    }
+
+    /// Whether this is an owned cell (see [`owned_cell`]).
+    #[inline]
+    pub(crate) fn is_owned(&self) -> bool {
+        self.owned
+    }
+
+    /// Runs `f` on the active mapping without a pin; `None` once closed. Only the owner of an
+    /// owned cell may call this, for the reasons [`with_active`](Self::with_active) gives.
+    #[inline]
+    pub(crate) fn with_owned<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
+        debug_assert!(self.owned, "only an owned cell is read without a pin");
+        with_slot(self, self.active.load(Ordering::Acquire), f)
     }
 
     /// The cell's budget membership.
@@ -843,7 +853,7 @@ fn with_slot<M: Memory, X, R>(
         //   `pins > 0`, so the slot is neither reclaimed (reclaim needs the count to reach zero
         //   after retirement) nor reinstalled (install needs `EMPTY`, which only reclaim sets).
         // - Or the caller is the owner of an owned cell reading the slot `active` named
-        //   (`with_active`): only a retirement makes a live slot reclaimable, an owned cell is
+        //   (`with_owned`, and `with_active` through it): only a retirement makes a live slot reclaimable, an owned cell is
         //   never evicted, and only its owner swaps or closes it, through `&mut` access that
         //   cannot overlap the `&` it holds for this call, so the slot stays live until it
         //   returns (docs/unsafe.md, "The owner's reads").
