@@ -465,7 +465,7 @@ impl<F: FileSystem> Inner<F> {
     }
 
     fn open_new_segment(&self, base: i64) -> Result<LogSegment<F>> {
-        Ok(LogSegment::open(
+        let segment = LogSegment::open(
             self.fs.clone(),
             &self.dir,
             base,
@@ -474,7 +474,10 @@ impl<F: FileSystem> Inner<F> {
             "",
             self.time.now_ms(),
         )?
-        .with_mapping_budget(self.mapping_budget.clone()))
+        .with_mapping_budget(self.mapping_budget.clone());
+        // After the files exist, so that a directory sync that clears this covers them.
+        self.names_unsynced.store(true, Ordering::Release);
+        Ok(segment)
     }
 
     /// Flushes every segment below `offset` in the background and then moves the recovery point

@@ -109,6 +109,10 @@ impl<F: FileSystem> PartitionLog<F> {
             log_start_offset: AtomicI64::new(0),
             recovery_point: AtomicI64::new(0),
             last_flush_ms: AtomicI64::new(0),
+            // The process that created these files may have died before syncing their names,
+            // and a directory sync is the only way to know they are durable: the first flush
+            // makes one.
+            names_unsynced: std::sync::atomic::AtomicBool::new(true),
             pending_deletes: Mutex::new(Vec::new()),
             sync: Mutex::new(SyncState::default()),
             sync_done: Condvar::new(),

@@ -71,6 +71,13 @@ pub(crate) struct Inner<F: FileSystem> {
     log_start_offset: AtomicI64,
     recovery_point: AtomicI64,
     last_flush_ms: AtomicI64,
+    /// Set when a roll creates a segment's files (and at open: an earlier process may have
+    /// created some and died before syncing their names), cleared when a directory sync begins:
+    /// the next flush then syncs the directory, so that a name is durable before records under
+    /// it are acknowledged as durable. (Kafka syncs it only for segments at or above the recovery
+    /// point, and a segment can be created below it: see
+    /// `tests/recreated_segment_name_durable.rs`.)
+    names_unsynced: std::sync::atomic::AtomicBool,
     /// Segments renamed `.deleted`, waiting for their delay and their last reader.
     pending_deletes: Mutex<Vec<PendingDelete<F>>>,
     /// Group commit of durable appends.
@@ -271,10 +278,15 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 
+    /// Syncs the partition directory: every name created, renamed or removed before this call
+    /// is durable once it returns.
     fn sync_dir(&self) -> Result<()> {
-        self.fs
-            .sync_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))
+        // Cleared before the sync begins: a segment created after this point sets it again.
+        self.names_unsynced.store(false, Ordering::Release);
+        self.fs.sync_dir(&self.dir).map_err(|e| {
+            self.names_unsynced.store(true, Ordering::Release);
+            Error::io(&self.dir, e)
+        })
     }
 }
 
@@ -418,7 +430,7 @@ impl<F: FileSystem> Inner<F> {
             }
             new_files |= *base >= recovery_point;
         }
-        if new_files {
+        if new_files || self.names_unsynced.load(Ordering::Acquire) {
             // A segment created since the last flush: make its name durable too.
             self.sync_dir()?;
         }
