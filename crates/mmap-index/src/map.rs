@@ -853,10 +853,10 @@ fn with_slot<M: Memory, X, R>(
         //   `pins > 0`, so the slot is neither reclaimed (reclaim needs the count to reach zero
         //   after retirement) nor reinstalled (install needs `EMPTY`, which only reclaim sets).
         // - Or the caller is the owner of an owned cell reading the slot `active` named
-        //   (`with_owned`, and `with_active` through it): only a retirement makes a live slot reclaimable, an owned cell is
-        //   never evicted, and only its owner swaps or closes it, through `&mut` access that
-        //   cannot overlap the `&` it holds for this call, so the slot stays live until it
-        //   returns (docs/unsafe.md, "The owner's reads").
+        //   (`with_owned`, and `with_active` through it): only a retirement makes a live slot
+        //   reclaimable, an owned cell is never evicted, and only its owner swaps or closes it,
+        //   through `&mut` access that cannot overlap the `&` it holds for this call, so the
+        //   slot stays live until it returns (docs/unsafe.md, "The owner's reads").
         // Hence no `&mut` to the contents exists while this shared reference lives.
         let mem = unsafe { &*p };
         mem.as_ref().map(f)
