@@ -17,12 +17,15 @@ use common::{partition_dir, producer_batch};
 use seglog_log::{LoadOptions, LoadReport, LogConfig, PartitionLog, SystemClock};
 use seglog_segment::io::{FileSystem, SimFs, Tear};
 
-/// A partition directory that exists both in `fs` and on disk (the log's directory lock).
-fn sim_partition_dir(fs: &SimFs, root: &Path) -> PathBuf {
-    let dir = partition_dir(root);
+/// A new log on `fs`, in a partition directory that exists both in `fs` and on disk (the log's
+/// directory lock, under the returned temporary directory).
+fn open_new(fs: &SimFs) -> (tempfile::TempDir, PathBuf, PartitionLog<SimFs>) {
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(root.path());
     fs.create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    let (log, _) = open(fs.clone(), &dir);
+    (root, dir, log)
 }
 
 /// Opens the log in `dir` on `fs` with the default configuration.
@@ -40,10 +43,8 @@ fn open(fs: SimFs, dir: &Path) -> (PartitionLog<SimFs>, LoadReport) {
 #[test]
 fn durable_appends_survive_a_power_loss() {
     let fs = SimFs::new();
-    let real_root = tempfile::tempdir().unwrap();
     // Every file, the indexes included, lives in SimFs.
-    let dir = sim_partition_dir(&fs, real_root.path());
-    let (log, _) = open(fs.clone(), &dir);
+    let (_root, dir, log) = open_new(&fs);
     fs.sync_dir(&dir).unwrap();
     let mut acked = Vec::new();
     for i in 0..20 {
@@ -73,9 +74,7 @@ fn concurrent_durable_appenders_share_fsyncs() {
     // A simulated disk whose fsync takes 2 ms, so the test does not depend on this machine's disk.
     let fs = SimFs::new();
     fs.set_sync_latency(Duration::from_millis(2));
-    let root = tempfile::tempdir().unwrap();
-    let dir = sim_partition_dir(&fs, root.path());
-    let (log, _) = open(fs.clone(), &dir);
+    let (_root, _, log) = open_new(&fs);
     let appenders = 4;
     let per_thread = 50;
     let syncs_before = fs.stats().file_syncs;
@@ -117,9 +116,7 @@ fn recovery_point_never_covers_an_append_that_missed_the_sync() {
     // Regression: a flush moved the recovery point to the log end offset read after its fsync,
     // so an append written while the fsync ran counted as durable (its first offset did).
     let fs = SimFs::new();
-    let root = tempfile::tempdir().unwrap();
-    let dir = sim_partition_dir(&fs, root.path());
-    let (log, _) = open(fs.clone(), &dir);
+    let (_root, dir, log) = open_new(&fs);
     fs.sync_dir(&dir).unwrap();
     log.append_as_leader(&mut producer_batch("synced", 3, 1_000))
         .unwrap();
@@ -148,9 +145,7 @@ fn a_flush_that_a_truncation_overtook_does_not_raise_the_recovery_point() {
     // was cut and written again at the same offsets, moved the recovery point over the new,
     // never synced records; a crash would then have trusted them without a scan.
     let fs = SimFs::new();
-    let root = tempfile::tempdir().unwrap();
-    let dir = sim_partition_dir(&fs, root.path());
-    let (log, _) = open(fs.clone(), &dir);
+    let (_root, dir, log) = open_new(&fs);
     fs.sync_dir(&dir).unwrap();
     for i in 0..10 {
         log.append_as_leader(&mut producer_batch(&format!("old{i}"), 3, 1_000))
@@ -191,9 +186,7 @@ fn a_flush_that_a_truncation_overtook_does_not_raise_the_recovery_point() {
 fn syncing_past_the_log_end_is_out_of_range_not_a_wait() {
     // Regression: sync_up_to with an offset the log does not hold started fsync rounds forever.
     let fs = SimFs::new();
-    let root = tempfile::tempdir().unwrap();
-    let dir = sim_partition_dir(&fs, root.path());
-    let (log, _) = open(fs.clone(), &dir);
+    let (_root, _, log) = open_new(&fs);
     log.append_durable(&mut producer_batch("a", 3, 1_000))
         .unwrap();
     let end = log.log_end_offset();

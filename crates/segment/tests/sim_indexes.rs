@@ -42,15 +42,22 @@ fn entries(fs: &SimFs, dir: &Path) -> (usize, usize) {
     )
 }
 
-#[test]
-fn index_files_live_in_the_simulated_file_system_and_crash_with_it() {
+/// A new segment at base 0 in a fresh directory of a fresh `SimFs`, holding one single-record
+/// batch at each offset in `offsets` (nothing synced).
+fn segment_with(offsets: std::ops::Range<i64>) -> (tempfile::TempDir, SimFs, LogSegment<SimFs>) {
     let dir = tempfile::tempdir().unwrap();
     let fs = SimFs::new();
     fs.create_dir_all(dir.path()).unwrap();
     let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
-    for offset in 0..5 {
+    for offset in offsets {
         seg.append(offset, &common::single(offset)).unwrap();
     }
+    (dir, fs, seg)
+}
+
+#[test]
+fn index_files_live_in_the_simulated_file_system_and_crash_with_it() {
+    let (dir, fs, seg) = segment_with(0..5);
     fs.sync_dir(dir.path()).unwrap();
     assert!(!dir.path().join("00000000000000000000.index").exists());
     assert!(IndexStore::exists(
@@ -99,13 +106,7 @@ fn index_files_live_in_the_simulated_file_system_and_crash_with_it() {
 
 #[test]
 fn renames_and_deletes_of_indexes_go_through_the_simulated_file_system() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = SimFs::new();
-    fs.create_dir_all(dir.path()).unwrap();
-    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
-    for offset in 0..3 {
-        seg.append(offset, &common::single(offset)).unwrap();
-    }
+    let (dir, fs, seg) = segment_with(0..3);
     assert_eq!(seg.indexes_loaded(), (true, true));
     seg.change_file_suffixes("", ".deleted").unwrap();
     let renamed = dir.path().join("00000000000000000000.index.deleted");
@@ -124,13 +125,7 @@ fn renames_and_deletes_of_indexes_go_through_the_simulated_file_system() {
 
 #[test]
 fn a_closed_segment_leaves_trimmed_indexes_that_a_clean_reopen_uses() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = SimFs::new();
-    fs.create_dir_all(dir.path()).unwrap();
-    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
-    for offset in 0..3 {
-        seg.append(offset, &common::single(offset)).unwrap();
-    }
+    let (dir, fs, seg) = segment_with(0..3);
     seg.close().unwrap();
     let index = dir.path().join("00000000000000000000.index");
     assert_eq!(fs.live_bytes(&index).unwrap().len(), 2 * 8);
@@ -144,13 +139,7 @@ fn a_closed_segment_leaves_trimmed_indexes_that_a_clean_reopen_uses() {
 /// the next (clean) load trusts.
 #[test]
 fn the_trim_on_close_survives_a_power_loss() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = SimFs::new();
-    fs.create_dir_all(dir.path()).unwrap();
-    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
-    for offset in 0..3 {
-        seg.append(offset, &common::single(offset)).unwrap();
-    }
+    let (dir, fs, seg) = segment_with(0..3);
     seg.flush().unwrap();
     fs.sync_dir(dir.path()).unwrap();
     let entries = seg.index_entries().unwrap();
@@ -172,13 +161,7 @@ fn the_trim_on_close_survives_a_power_loss() {
 /// trusts (a `.timeindex` entry of zeros).
 #[test]
 fn closing_a_recovered_segment_makes_its_rebuilt_indexes_durable() {
-    let dir = tempfile::tempdir().unwrap();
-    let fs = SimFs::new();
-    fs.create_dir_all(dir.path()).unwrap();
-    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
-    for offset in 0..3 {
-        seg.append(offset, &common::single(offset)).unwrap();
-    }
+    let (dir, fs, seg) = segment_with(0..3);
     seg.flush_data().unwrap();
     drop(seg);
     fs.sync_dir(dir.path()).unwrap();
