@@ -74,9 +74,9 @@ pub(crate) struct Inner<F: FileSystem> {
     /// Set when a roll creates a segment's files (and at open: an earlier process may have
     /// created some and died before syncing their names), cleared when a directory sync begins:
     /// the next flush then syncs the directory, so that a name is durable before records under
-    /// it are acknowledged as durable. (Kafka syncs it only for segments at or above the recovery
-    /// point, and a segment can be created below it: see
-    /// `tests/recreated_segment_name_durable.rs`.)
+    /// it are acknowledged as durable. Kafka instead syncs it whenever it flushes a segment at or
+    /// above the recovery point, taking those to be the new ones; a segment can be created below
+    /// it (`tests/recreated_segment_name_durable.rs`), and one above it may be synced already.
     names_unsynced: std::sync::atomic::AtomicBool,
     /// Segments renamed `.deleted`, waiting for their delay and their last reader.
     pending_deletes: Mutex<Vec<PendingDelete<F>>>,
@@ -418,7 +418,6 @@ impl<F: FileSystem> Inner<F> {
             return Ok(());
         }
         let segments = self.segments.load();
-        let mut new_files = false;
         let active_base = segments.keys().next_back().copied();
         for (base, segment) in range_overlapping(&segments, recovery_point, flush_to) {
             if Some(*base) == active_base {
@@ -428,10 +427,10 @@ impl<F: FileSystem> Inner<F> {
             } else {
                 segment.flush()?;
             }
-            new_files |= *base >= recovery_point;
         }
-        if new_files || self.names_unsynced.load(Ordering::Acquire) {
-            // A segment created since the last flush: make its name durable too.
+        if self.names_unsynced.load(Ordering::Acquire) {
+            // A segment created since the last directory sync (or before this open): make its
+            // name durable too, before anything under it counts as durable.
             self.sync_dir()?;
         }
         // Under the sync lock, which a truncation takes to lower the recovery point: either the
