@@ -1,7 +1,7 @@
 //! Lookup benches over a full default-size offset index (10 MiB, 1,310,720 entries, resident in
-//! the page cache): random targets, targets inside the warm section, and the in-memory baseline
-//! (`partition_point` over the same entries in a `Vec`), all in the same run, with the machine's
-//! memory latency floor (a pointer chase over 10 MiB and over 8 KiB).
+//! the page cache): random targets, targets inside the warm section, and the in-memory baselines
+//! (`partition_point` over the same entries in a `Vec`, decoded and as stored), all in the same
+//! run, with the machine's memory latency floor (a pointer chase over 10 MiB and over 8 KiB).
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -12,7 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use seglog_mmap_index::{OffsetIndex, TimeIndex};
+use seglog_mmap_index::{OffsetEntry, OffsetIndex, TimeIndex};
 
 const BASE: i64 = 1_000_000;
 const MAX_INDEX_SIZE: u32 = 10 * 1024 * 1024;
@@ -104,8 +104,46 @@ fn bench_lookup(c: &mut Criterion) {
             black_box(n.checked_sub(1).map_or((BASE, 0), |s| tail[s]))
         });
     });
+    bench_stored_baseline(&mut g, &entries, &random, &warm);
     g.finish();
     bench_time_lookup(c, dir.path(), &mut seed);
+}
+
+/// The `partition_point` baseline over the entries as stored: 8-byte big-endian entries,
+/// compared as the mapped search compares them. The gap between it and the mapped lookups is the
+/// mapping's own cost; the gap between it and the decoded baseline is the on-disk format's.
+fn bench_stored_baseline(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    entries: &[(i64, u32)],
+    random: &[i64],
+    warm: &[i64],
+) {
+    let stored: Vec<OffsetEntry> = entries
+        .iter()
+        .map(|&(o, p)| OffsetEntry::new(u32::try_from(o - BASE).unwrap(), p))
+        .collect();
+    let floor_stored = |slots: &[OffsetEntry], t: i64| {
+        let relative = i32::try_from((t - BASE).clamp(0, i64::from(i32::MAX))).unwrap();
+        let n = slots.partition_point(|e| e.relative_offset.get().cast_signed() <= relative);
+        n.checked_sub(1).map_or((BASE, 0), |s| {
+            let e = slots[s];
+            (BASE + i64::from(e.relative_offset.get()), e.position.get())
+        })
+    };
+    let mut i = 0;
+    g.bench_function("random_vec_stored_entries_baseline", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(floor_stored(&stored, black_box(random[i])))
+        });
+    });
+    g.bench_function("warm_vec_stored_entries_baseline", |b| {
+        let tail = &stored[stored.len() - 1025..];
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(floor_stored(tail, black_box(warm[i])))
+        });
+    });
 }
 
 fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {

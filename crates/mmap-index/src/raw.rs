@@ -186,8 +186,8 @@ fn binary_search(
 ///
 /// The two ranges are searched differently, for speed:
 /// - the warm section (cache-resident, the common case) branch-free, each probe's dependency
-///   chain an address, one load and one compare: searching whole entries rather than words
-///   (no stride arithmetic) and comparing in the stored width halved its cost;
+///   chain an address, one load, one compare and one conditional move: searching whole entries
+///   rather than words (no stride arithmetic) and comparing in the stored width halved its cost;
 /// - the cold range (up to 10 MiB, mostly cache and TLB misses) with a branch per probe, so that
 ///   the processor speculates down the predicted half and its loads overlap the miss being
 ///   waited for, where a branch-free search waits for each miss in turn.
@@ -201,19 +201,18 @@ pub(crate) fn floor_in<C, K: Ord + Copy>(
     let last = slots.len().checked_sub(1)?;
     let first_hot = last.saturating_sub(warm_entries);
     if key(slots.get(first_hot)?) < target {
-        // Invariant: key(window[0]) <= target; the answer is in the window. Each probe halves
-        // the window by selecting one of two subslices (no bounds check in the chain).
-        let mut window = slots.get(first_hot..)?;
-        let mut base = first_hot;
-        while window.len() > 1 {
-            let half = window.len() / 2;
-            let Some((low, high)) = window.split_at_checked(half) else {
-                break;
-            };
-            let Some(probe) = high.first() else { break };
-            let below = key(probe) <= target;
-            window = select_unpredictable(below, high, low);
-            base = select_unpredictable(below, base + half, base);
+        // Invariant: key(slots[base]) <= target, and the answer is in `base..base + size`.
+        // `size` shrinks the same way whatever a probe finds, so the next probe's address waits
+        // only on `base`'s conditional move; a window whose length depended on the compare (an
+        // earlier shape) put two more steps in that chain and cost a fifth of the lookup.
+        // `mid < base + size <= slots.len()` holds for any keys, so the `get` never fails.
+        let (mut base, mut size) = (first_hot, slots.len() - first_hot);
+        while size > 1 {
+            let half = size / 2;
+            let mid = base + half;
+            let Some(probe) = slots.get(mid) else { break };
+            base = select_unpredictable(key(probe) <= target, mid, base);
+            size -= half;
         }
         return Some(base);
     }
