@@ -369,7 +369,27 @@ fn durable(c: &mut Criterion) {
             );
             print_durable_counts(name, appends, runs);
         }
+        print_durable_ceiling(appends, &medians);
     }
+}
+
+/// The most any scheme can do here: each of the 4 appenders waits for its own ack, and no ack
+/// comes sooner than one append plus one sync of it on an otherwise idle disk, which is what
+/// each append of the serialized variant takes. So at most 4 appends complete per serialized
+/// append's time, and 2x the concurrent variant is out of reach wherever that variant already
+/// runs at more than half of this ceiling (the disk runs concurrent flushes in parallel, or the
+/// journal merges them).
+fn print_durable_ceiling(appends: u64, medians: &[Duration]) {
+    let rate = |d: &Duration| appends as f64 / d.as_secs_f64();
+    let ceiling = DURABLE_THREADS as f64 * rate(&medians[1]);
+    eprintln!(
+        "ceiling for {DURABLE_THREADS} appenders that each wait for their own ack: \
+         {DURABLE_THREADS} x the serialized rate = {ceiling:.0} appends/s; of it, group commit \
+         reaches {:.0}%, concurrent fsyncs {:.0}%, serialized {:.0}%",
+        100.0 * rate(&medians[2]) / ceiling,
+        100.0 * rate(&medians[0]) / ceiling,
+        100.0 * rate(&medians[1]) / ceiling,
+    );
 }
 
 /// What one timed run of a durable-append variant asked of the file system and the disk.
