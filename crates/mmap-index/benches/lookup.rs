@@ -105,6 +105,7 @@ fn bench_lookup(c: &mut Criterion) {
         });
     });
     bench_stored_baseline(&mut g, &entries, &random, &warm);
+    bench_one_entry(&mut g, &warm);
     g.finish();
     bench_time_lookup(c, dir.path(), &mut seed);
 }
@@ -142,6 +143,31 @@ fn bench_stored_baseline(
         b.iter(|| {
             i = (i + 1) & (TARGETS - 1);
             black_box(floor_stored(tail, black_box(warm[i])))
+        });
+    });
+}
+
+/// Lookups in an index of one entry: almost no search, so the fixed cost of a lookup (reaching
+/// the mapping, and the reader's pin), which the warm lookups above pay too.
+fn bench_one_entry(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    targets: &[i64],
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = OffsetIndex::open(dir.path().join("one.index"), BASE, MAX_INDEX_SIZE).unwrap();
+    index.append(BASE + 5, 4096).unwrap();
+    let reader = index.reader();
+    let mut i = 0;
+    g.bench_function("one_entry_mapped_reader", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(reader.lookup(black_box(targets[i])).unwrap())
+        });
+    });
+    g.bench_function("one_entry_mapped_writer", |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(index.lookup(black_box(targets[i])).unwrap())
         });
     });
 }
