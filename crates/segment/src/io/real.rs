@@ -67,7 +67,10 @@ impl FileSystem for RealFs {
         let mut entries = fs::read_dir(dir)?
             .map(|entry| entry.map(|e| e.path()))
             .collect::<io::Result<Vec<_>>>()?;
-        entries.sort();
+        // Every entry is `dir` joined with one name, so their bytes order them as their paths
+        // order: a byte comparison, where `Path`'s own compares parsed components, which took a
+        // third of opening a 10,000-segment partition.
+        entries.sort_unstable_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
         Ok(entries)
     }
 
