@@ -1,7 +1,7 @@
 //! Opening a partition log: Kafka's `LogLoader.load`, step by step, with a report of what it did.
 
 use crate::sync::Arc;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -169,9 +169,16 @@ impl<F: FileSystem> Inner<F> {
     }
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
-        let swaps = self.remove_temp_files_and_collect_swaps(report)?;
+        let listed = self.list()?;
+        let swaps = self.remove_temp_files_and_collect_swaps(&listed, report)?;
+        // Step 5 works from a listing of the directory as steps 1 to 4 leave it: the same one
+        // when they removed and renamed nothing (the common case), else a new one.
+        let changed = !(swaps.is_empty()
+            && report.deleted_files.is_empty()
+            && report.aborted_files.is_empty());
         self.complete_swaps(&swaps, report)?;
-        let mut segments = self.load_segment_files(options, report)?;
+        let files = if changed { self.list()? } else { listed };
+        let mut segments = self.load_segment_files(&files, options, report)?;
         let mut recovery_point = options.recovery_point;
         if options.had_clean_shutdown {
             Self::recover_damaged_active_segment(&segments, report)?;
@@ -248,19 +255,23 @@ impl<F: FileSystem> Inner<F> {
 
     /// Step 1: delete `.deleted`; abort `.cleaned` (and `.swap` files at or above the smallest
     /// cleaned offset, an interrupted split); return the remaining `.swap` files.
-    fn remove_temp_files_and_collect_swaps(&self, report: &mut LoadReport) -> Result<Vec<PathBuf>> {
+    fn remove_temp_files_and_collect_swaps(
+        &self,
+        listed: &[PathBuf],
+        report: &mut LoadReport,
+    ) -> Result<Vec<PathBuf>> {
         let mut cleaned = Vec::new();
         let mut swaps = Vec::new();
-        for path in self.list()? {
-            let name = file_name(&path);
+        for path in listed {
+            let name = file_name(path);
             if name.ends_with(naming::DELETED_FILE_SUFFIX) && !name.ends_with(".checkpoint.deleted")
             {
-                self.remove(&path)?;
-                report.deleted_files.push(path);
+                self.remove(path)?;
+                report.deleted_files.push(path.clone());
             } else if name.ends_with(naming::CLEANED_FILE_SUFFIX) {
-                cleaned.push(path);
+                cleaned.push(path.clone());
             } else if name.ends_with(naming::SWAP_FILE_SUFFIX) {
-                swaps.push(path);
+                swaps.push(path.clone());
             }
         }
         let min_cleaned = cleaned
@@ -343,16 +354,16 @@ impl<F: FileSystem> Inner<F> {
     /// segments whose `.index` is missing.
     fn load_segment_files(
         &self,
+        files: &[PathBuf],
         options: LoadOptions,
         report: &mut LoadReport,
     ) -> Result<SegmentMap<F>> {
-        let files = self.list()?;
         let logs: BTreeMap<i64, PathBuf> = files
             .iter()
             .filter(|p| file_name(p).ends_with(naming::LOG_FILE_SUFFIX))
             .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
             .collect();
-        for path in &files {
+        for path in files {
             let name = file_name(path);
             if is_index_name(name)
                 && naming::offset_from_file_name(name).is_none_or(|o| !logs.contains_key(&o))
@@ -361,15 +372,19 @@ impl<F: FileSystem> Inner<F> {
                 report.orphan_indexes.push(path.clone());
             }
         }
+        // Whether a segment's index files exist, from the listing rather than a `stat` each:
+        // nothing between the listing and these checks adds or removes a listed segment's
+        // indexes (the orphans deleted above belong to no listed `.log`).
+        let listed: HashSet<&str> = files.iter().map(|p| file_name(p)).collect();
+        let exists = |path: PathBuf| listed.contains(file_name(&path));
         let mut segments = SegmentMap::new();
         for base in logs.keys() {
             let segment = self.open_segment(*base, "", true)?;
-            let index_path = naming::offset_index_file(&self.dir, *base, "");
-            let time_path = naming::time_index_file(&self.dir, *base, "");
-            if !self.fs.exists(&time_path) && self.fs.exists(&index_path) {
+            let has_index = exists(naming::offset_index_file(&self.dir, *base, ""));
+            if has_index && !exists(naming::time_index_file(&self.dir, *base, "")) {
                 segment.resize_time_index(0)?;
             }
-            if !self.fs.exists(&index_path) {
+            if !has_index {
                 let recovered = segment.recover()?;
                 report.rebuilt_missing_index.push(*base);
                 report.segments_scanned += 1;
