@@ -54,7 +54,46 @@ impl<F: FileSystem> PartitionLog<F> {
     /// 0 as clients send it, size within `max.message.bytes`, CRC, timestamps within
     /// `message.timestamp.before/after.max.ms`), assigns offsets from the log end offset, stamps
     /// the append time under `LogAppendTime`, rolls if needed and appends. The batches in
-    /// `records` are edited in place.
+    /// `records` are edited in place. The high watermark does not move (see
+    /// [`PartitionLog::set_high_watermark`]).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{batches, BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(base_offset, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// // Producers send batches with base offset 0 (`batch(0, n)` builds one of n records);
+    /// // the leader assigns offsets from the log end offset.
+    /// let info = log.append_as_leader(&mut batch(0, 3)?)?;
+    /// assert_eq!((info.first_offset, info.last_offset, info.batches), (0, 2, 1));
+    /// let mut second = batch(0, 2)?;
+    /// let info = log.append_as_leader(&mut second)?;
+    /// assert_eq!((info.first_offset, info.last_offset), (3, 4));
+    /// assert_eq!((log.log_end_offset(), log.high_watermark()), (5, 0));
+    ///
+    /// // The batch was edited in place: it now carries its assigned base offset, which a leader
+    /// // refuses.
+    /// assert_eq!(batches(&second).next().expect("one batch")?.offset_field(), 3);
+    /// let refused = log.append_as_leader(&mut second);
+    /// assert!(matches!(refused, Err(Error::InvalidRecords { .. })));
+    /// assert_eq!(log.log_end_offset(), 5);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn append_as_leader(&self, records: &mut [u8]) -> Result<AppendInfo> {
         let inner = &self.inner;
         let _writer = inner.writer.lock();
@@ -98,7 +137,42 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// Appends batches whose offsets are already assigned, as a follower replica does: the first
-    /// batch must start at or after the log end offset and offsets must increase.
+    /// batch must start at or after the log end offset and offsets must increase. Offsets and
+    /// timestamps are kept as they are, and timestamps are not checked against the clock.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(base_offset, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// // Batches copied from the leader (`batch(base, n)`: offsets base..base + n).
+    /// let info = log.append_as_follower(&batch(0, 3)?)?;
+    /// assert_eq!((info.first_offset, info.last_offset), (0, 2));
+    ///
+    /// // Offsets below the log end offset are refused...
+    /// let refused = log.append_as_follower(&batch(2, 2)?);
+    /// assert!(matches!(refused, Err(Error::InvalidRecords { .. })));
+    /// // ...a gap above it is not (a compacted leader's log has gaps).
+    /// let info = log.append_as_follower(&batch(10, 2)?)?;
+    /// assert_eq!((info.first_offset, info.last_offset), (10, 11));
+    /// assert_eq!(log.log_end_offset(), 12);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn append_as_follower(&self, records: &[u8]) -> Result<AppendInfo> {
         let inner = &self.inner;
         let _writer = inner.writer.lock();
@@ -143,6 +217,40 @@ impl<F: FileSystem> PartitionLog<F> {
     /// (fdatasync). Concurrent durable appenders share one fsync round (group commit); a round
     /// may start up to half an average round (and at most 1 ms) late, to take in the durable
     /// appenders the previous round released, which a lone appender never waits for.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(base_offset, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// let info = log.append_durable(&mut batch(0, 3)?)?;
+    /// assert_eq!((info.first_offset, info.last_offset), (0, 2));
+    /// assert_eq!(log.recovery_point(), 3); // offsets below it are on stable storage
+    /// assert_eq!(log.group_commit_rounds(), 1);
+    ///
+    /// // A plain leader append leaves the recovery point behind.
+    /// log.append_as_leader(&mut batch(0, 2)?)?;
+    /// assert_eq!((log.log_end_offset(), log.recovery_point()), (5, 3));
+    /// // The next durable append's round covers both.
+    /// log.append_durable(&mut batch(0, 1)?)?;
+    /// assert_eq!((log.recovery_point(), log.group_commit_rounds()), (6, 2));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn append_durable(&self, records: &mut [u8]) -> Result<AppendInfo> {
         let inner = &self.inner;
         {

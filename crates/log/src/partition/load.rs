@@ -82,6 +82,47 @@ impl<F: FileSystem> PartitionLog<F> {
     /// delete orphan index files; rebuild a missing `.index`; after an unclean shutdown recover
     /// every segment from the one holding the recovery point, truncating at the first invalid byte
     /// and deleting all later segments; then resize the active segment's indexes.
+    ///
+    /// The directory's name gives the topic-partition (`topic-N`). Opening takes no lock on the
+    /// directory: [`LogDir`](crate::LogDir) holds the `.lock` of the directory above it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock, TopicPartition};
+    /// use seglog_segment::io::RealFs;
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let root = tempfile::tempdir()?;
+    /// let dir = root.path().join("orders-0");
+    /// let open = |options| {
+    ///     PartitionLog::open(RealFs, &dir, LogConfig::default(), options, Arc::new(SystemClock))
+    /// };
+    /// let (log, report) = open(LoadOptions::default())?;
+    /// assert_eq!(log.topic_partition(), &TopicPartition::new("orders", 0));
+    /// assert_eq!((report.segments_loaded, report.log_end_offset), (1, 0)); // new and empty
+    /// # let records = (0..3).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// # let mut batch = Vec::new();
+    /// # BatchBuilder::new().build(&BatchOptions::new(0, Compression::None), records, &mut batch)?;
+    /// log.append_as_leader(&mut batch)?; // offsets 0..=2
+    /// log.close()?;
+    /// drop(log);
+    ///
+    /// // Without a clean shutdown, every segment from the recovery point on is scanned.
+    /// let (log, report) = open(LoadOptions::default())?;
+    /// assert_eq!((report.segments_scanned, report.log_end_offset), (1, 3));
+    /// log.close()?;
+    /// drop(log);
+    ///
+    /// // After a clean shutdown nothing is scanned, and everything counts as flushed.
+    /// let (log, report) =
+    ///     open(LoadOptions { had_clean_shutdown: true, ..LoadOptions::default() })?;
+    /// assert_eq!((report.segments_scanned, log.log_end_offset()), (0, 3));
+    /// assert_eq!(log.recovery_point(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(
         fs: F,
         dir: &Path,
