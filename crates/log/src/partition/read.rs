@@ -78,7 +78,47 @@ impl<F: FileSystem> PartitionLog<F> {
     /// Kafka's `read(startOffset, maxLength, isolation, minOneMessage)`: the batches from the one
     /// holding `start_offset`, at most `max_bytes` (at least one whole batch with
     /// `min_one_message`), never past the isolation bound. An offset below the log start offset or
-    /// above the log end offset is [`Error::OffsetOutOfRange`].
+    /// above the log end offset is [`Error::OffsetOutOfRange`]; one from the isolation bound up to
+    /// the log end offset reads nothing.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{batches, BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// log.append_as_leader(&mut batch(2)?)?; // offsets 3..=4
+    ///
+    /// // Whole batches, from the one holding the start offset.
+    /// let fetch = log.read(1, 1 << 20, Isolation::LogEnd, true)?;
+    /// assert_eq!(fetch.offset_metadata.message_offset, 0);
+    /// let mut bytes = Vec::new();
+    /// fetch.read_into(&mut bytes)?;
+    /// let last_offsets: Result<Vec<i64>, _> = batches(&bytes).map(|b| b?.last_offset()).collect();
+    /// assert_eq!(last_offsets?, [2, 4]);
+    ///
+    /// // Consumers read below the high watermark, which appends do not move.
+    /// log.set_high_watermark(3);
+    /// log.read(0, 1 << 20, Isolation::HighWatermark, true)?.read_into(&mut bytes)?;
+    /// assert_eq!(batches(&bytes).count(), 1);
+    /// assert_eq!(log.read(3, 1 << 20, Isolation::HighWatermark, true)?.region.length, 0);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn read(
         &self,
         start_offset: i64,
@@ -157,6 +197,41 @@ impl<F: FileSystem> PartitionLog<F> {
     /// first segment whose largest timestamp (or `.log` modification time, when it has none) is
     /// at least the target is searched, and the answer is its first record with a timestamp at
     /// least the target and an offset at least the log start offset.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # const T: i64 = 1_700_000_000_000;
+    /// # fn batch(timestamps: &[i64]) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..).zip(timestamps).map(|(i, ts)| NewRecord::new(i, *ts, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(&[T, T + 10])?)?; // offsets 0..=1
+    /// log.append_as_leader(&mut batch(&[T + 30, T + 20])?)?; // offsets 2..=3
+    /// let offset = |target| log.offset_for_timestamp(target).map(|found| found.map(|t| t.offset));
+    ///
+    /// assert_eq!(offset(ListOffset::Earliest)?, Some(0)); // the log start offset
+    /// assert_eq!(offset(ListOffset::Latest)?, Some(4)); // the log end offset
+    /// let max = log.offset_for_timestamp(ListOffset::MaxTimestamp)?.expect("a record");
+    /// assert_eq!((max.timestamp, max.offset), (T + 30, 2)); // a record, not its batch's last
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 5))?, Some(1));
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 15))?, Some(2)); // the first at or past it
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 31))?, None); // none that late
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn offset_for_timestamp(&self, target: ListOffset) -> Result<Option<TimestampAndOffset>> {
         let log_start = self.log_start_offset();
         match target {
@@ -199,7 +274,45 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// Raises the log start offset (Kafka's `DeleteRecords`): reads below it fail from now on, and
-    /// retention deletes the segments entirely below it. It may not pass the high watermark.
+    /// retention deletes the segments entirely below it. It may not pass the high watermark, and it
+    /// never moves back: returns whether it moved.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Error, Isolation, ListOffset, LoadOptions, LogConfig, PartitionLog};
+    /// # use seglog_log::SystemClock;
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// log.append_as_leader(&mut batch(2)?)?; // offsets 3..=4
+    /// // Appends do not move the high watermark, which bounds the new log start offset.
+    /// let refused = log.delete_records_before(3);
+    /// assert!(matches!(refused, Err(Error::InvalidRequest { .. })));
+    /// log.set_high_watermark(5);
+    ///
+    /// assert!(log.delete_records_before(3)?);
+    /// assert_eq!(log.log_start_offset(), 3);
+    /// assert_eq!(log.offset_for_timestamp(ListOffset::Earliest)?.map(|t| t.offset), Some(3));
+    /// let below = log.read(2, 1 << 20, Isolation::LogEnd, true);
+    /// assert!(below.is_err_and(|e| e.is_offset_out_of_range()));
+    /// assert!(!log.delete_records_before(1)?); // it never moves back
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete_records_before(&self, offset: i64) -> Result<bool> {
         let _writer = self.inner.writer.lock();
         let hw = self.high_watermark();
@@ -221,6 +334,46 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// Kafka's `truncateTo` (a follower dropping a divergent tail): removes every batch from the
     /// one holding `offset` on. Returns false when `offset` is at or past the log end.
+    ///
+    /// The log end offset becomes `offset`, and the recovery point, high watermark and log start
+    /// offset drop to it if they were above. As in Kafka, `offset` is meant to be a batch
+    /// boundary: inside a batch, the whole batch goes, yet the log end offset is still `offset`,
+    /// so the batch's offsets below `offset` are left without records.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// log.append_as_leader(&mut batch(2)?)?; // offsets 3..=4
+    /// log.flush()?;
+    /// assert_eq!(log.recovery_point(), 5);
+    ///
+    /// assert!(log.truncate_to(3)?); // drops the batch 3..=4
+    /// assert_eq!((log.log_end_offset(), log.recovery_point()), (3, 3));
+    /// assert!(!log.truncate_to(3)?); // nothing at or past the log end
+    /// assert!(matches!(log.truncate_to(-1), Err(Error::InvalidRequest { .. })));
+    ///
+    /// // The freed offsets are assigned again.
+    /// assert_eq!(log.append_as_leader(&mut batch(1)?)?.first_offset, 3);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn truncate_to(&self, offset: i64) -> Result<bool> {
         if offset < 0 {
             return Err(Error::InvalidRequest {
