@@ -325,11 +325,72 @@ impl<F: FileSystem> PartitionLog<F> {
     /// Flushes every segment up to `offset` (exclusive) and moves the recovery point there
     /// (Kafka's `flush(offset, includingOffset = false)`), but not past the log end offset at the
     /// start of the flush: records appended while it runs may miss its fsync.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// log.append_as_leader(&mut batch(2)?)?; // offsets 3..=4
+    /// assert_eq!(log.recovery_point(), 0); // appended, not yet flushed
+    ///
+    /// log.flush_up_to(3)?;
+    /// assert_eq!(log.recovery_point(), 3);
+    /// log.flush_up_to(100)?; // never past the log end offset
+    /// assert_eq!(log.recovery_point(), 5);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn flush_up_to(&self, offset: i64) -> Result<()> {
         self.inner.flush_up_to(offset)
     }
 
-    /// Flushes everything appended so far (Kafka's `flush(forceFlushActiveSegment = true)`).
+    /// Flushes everything appended so far (Kafka's `flush(forceFlushActiveSegment = true)`): the
+    /// recovery point moves to the log end offset.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{LoadOptions, LogConfig, MockClock, PartitionLog};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// let clock = MockClock::new(1_700_000_000_000); // the log's clock
+    /// # let time = Arc::new(clock.clone());
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// clock.advance(1_000);
+    /// log.flush()?;
+    /// assert_eq!(log.recovery_point(), log.log_end_offset());
+    /// assert_eq!(log.last_flush_ms(), 1_700_000_001_000);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn flush(&self) -> Result<()> {
         self.inner
             .flush_up_to(self.log_end_offset().saturating_add(1))
@@ -355,6 +416,36 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// Flushes and closes every segment (trimming the active one's preallocated files). The log
     /// must not be used afterwards.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(3)?)?; // offsets 0..=2
+    /// let index = dir.join("00000000000000000000.index");
+    /// assert_eq!(std::fs::metadata(&index)?.len(), 10 << 20); // preallocated: segment.index.bytes
+    ///
+    /// log.close()?;
+    /// assert_eq!(log.recovery_point(), 3); // flushed
+    /// assert_eq!(std::fs::metadata(&index)?.len(), 0); // trimmed to its entries (none yet)
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn close(&self) -> Result<()> {
         self.wait_for_background_flushes();
         self.flush()?;
