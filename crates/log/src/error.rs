@@ -48,7 +48,41 @@ pub enum Error {
     /// A segment operation failed.
     #[error(transparent)]
     Segment(#[from] seglog_segment::Error),
-    /// Kafka's `OffsetOutOfRangeException`: a read or truncation outside `[log start, log end]`.
+    /// Kafka's `OffsetOutOfRangeException`: a [`read`](crate::PartitionLog::read) outside
+    /// `[log start, log end]`, or a [`sync_up_to`](crate::PartitionLog::sync_up_to) past the log
+    /// end.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{Error, Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// # let records = (0..3).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
+    /// # let mut batch = Vec::new();
+    /// # BatchBuilder::new().build(&BatchOptions::new(0, Compression::None), records, &mut batch)?;
+    /// log.append_as_leader(&mut batch)?; // offsets 0..=2
+    /// // The log end offset reads nothing; past it is out of range.
+    /// assert_eq!(log.read(3, 1 << 20, Isolation::LogEnd, true)?.region.length, 0);
+    /// let err = log.read(4, 1 << 20, Isolation::LogEnd, true).unwrap_err();
+    /// assert!(err.is_offset_out_of_range());
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "Received request for offset 4 for partition orders-0, \
+    ///      but we only have log segments from offset 0 up to 3"
+    /// );
+    /// let Error::OffsetOutOfRange { offset, log_start_offset, log_end_offset, .. } = err else {
+    ///     unreachable!("checked above")
+    /// };
+    /// assert_eq!((offset, log_start_offset, log_end_offset), (4, 0, 3));
+    /// # Ok(())
+    /// # }
+    /// ```
     #[error(
         "Received request for offset {offset} for partition {partition}, but we only have log segments from offset {log_start_offset} up to {log_end_offset}"
     )]
