@@ -224,6 +224,34 @@ fn boolean(key: &str, value: &str) -> Result<bool> {
 impl LogConfig {
     /// Parses Kafka-style properties text (`key=value` or `key: value` lines; `#` and `!` start
     /// comments) on top of the defaults, then checks the cross-field rules.
+    ///
+    /// ```
+    /// use seglog_log::{CleanupPolicy, Error, LogConfig};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = LogConfig::parse(
+    ///     "# orders\nsegment.bytes=2097152\nretention.ms: -1\ncleanup.policy=compact,delete\n",
+    /// )?;
+    /// assert_eq!(config.segment_bytes, 2 << 20);
+    /// assert_eq!(config.retention_ms, -1);
+    /// assert_eq!(config.cleanup_policy, CleanupPolicy { delete: true, compact: true });
+    /// assert_eq!(config.index_interval_bytes, 4096); // Kafka's default: the key is not set
+    ///
+    /// // An invalid value is refused with the key, the value and what is allowed.
+    /// let err = LogConfig::parse("segment.bytes=1000").unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid value \"1000\" for configuration segment.bytes: \
+    ///      must be an integer in [1048576, 2147483647]"
+    /// );
+    /// let Error::InvalidConfig { key, value, allowed } = err else {
+    ///     unreachable!("an invalid value")
+    /// };
+    /// assert_eq!((key.as_str(), value.as_str()), ("segment.bytes", "1000"));
+    /// assert_eq!(allowed, "an integer in [1048576, 2147483647]");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn parse(text: &str) -> Result<Self> {
         let mut config = Self::default();
         for line in text.lines() {
@@ -252,6 +280,24 @@ impl LogConfig {
     }
 
     /// Sets one key with Kafka's validator. Unknown keys are rejected, so a typo cannot pass silently.
+    ///
+    /// ```
+    /// use seglog_log::{Error, LogConfig};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut config = LogConfig::default();
+    /// config.set("retention.bytes", "1073741824")?;
+    /// assert_eq!(config.retention_bytes, 1 << 30);
+    /// // `internal.segment.bytes` (for tests) bypasses the 1 MiB minimum of `segment.bytes`.
+    /// assert!(config.set("segment.bytes", "4096").is_err());
+    /// config.set("internal.segment.bytes", "4096")?;
+    /// assert_eq!(config.segment_bytes, 4096);
+    ///
+    /// let typo = config.set("retention.byte", "1");
+    /// assert!(matches!(typo, Err(Error::UnknownConfig { key }) if key == "retention.byte"));
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn set(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "segment.bytes" => {
