@@ -152,6 +152,36 @@ impl<F: FileSystem> LogDir<F> {
     /// Opens (creating if needed) the log directory at `path`: takes the `.lock`, reads and deletes
     /// the clean-shutdown marker, reads the checkpoints, and loads every partition log with
     /// `recovery_threads` threads.
+    ///
+    /// The `.lock` is exclusive, between handles of one process too: while a `LogDir` on `path`
+    /// lives, opening `path` again fails with [`Error::Locked`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use seglog_log::{Error, LogConfig, LogDir, LogDirOptions, SystemClock};
+    /// use seglog_segment::io::RealFs;
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let root = tempfile::tempdir()?;
+    /// let options = || LogDirOptions {
+    ///     default_config: LogConfig::default(),
+    ///     recovery_threads: 2,
+    ///     time: Arc::new(SystemClock),
+    ///     progress: None,
+    ///     recover_all: false,
+    /// };
+    /// let (dir, report) = LogDir::open(RealFs, root.path(), options())?;
+    /// assert!(!report.had_clean_shutdown && report.logs.is_empty()); // a new directory
+    /// assert!(matches!(LogDir::open(RealFs, root.path(), options()), Err(Error::Locked { .. })));
+    ///
+    /// dir.close()?; // writes the clean-shutdown marker
+    /// drop(dir); // releases the lock
+    /// let (_dir, report) = LogDir::open(RealFs, root.path(), options())?;
+    /// assert!(report.had_clean_shutdown);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn open(fs: F, path: &Path, options: LogDirOptions) -> Result<(Arc<Self>, LogDirReport)> {
         fs.create_dir_all(path).map_err(|e| Error::io(path, e))?;
         let lock = fs.try_lock(&path.join(".lock")).map_err(|e| {
@@ -236,8 +266,43 @@ impl<F: FileSystem> LogDir<F> {
         self.logs.read().values().cloned().collect()
     }
 
-    /// Creates the partition log of `tp` (or returns the existing one). With `config`, the
-    /// partition keeps its own configuration in `seglog.properties`.
+    /// Creates the partition log of `tp` (or returns the existing one, and then ignores `config`).
+    /// With `config`, the partition keeps its own configuration in `seglog.properties`, which
+    /// later opens of the directory read; without, it takes the directory's default.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use seglog_log::{LogConfig, LogDir, PARTITION_CONFIG_FILE, TopicPartition};
+    /// # use seglog_log::{LogDirOptions, SystemClock};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let options = || LogDirOptions {
+    /// #     default_config: LogConfig::default(),
+    /// #     recovery_threads: 2,
+    /// #     time: Arc::new(SystemClock),
+    /// #     progress: None,
+    /// #     recover_all: false,
+    /// # };
+    /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
+    /// let orders = TopicPartition::new("orders", 0);
+    /// let log = dir.create_log(&orders, None)?;
+    /// assert_eq!(log.dir(), root.path().join("orders-0"));
+    /// assert_eq!(log.config(), &LogConfig::default()); // the directory's default
+    /// let again = dir.create_log(&orders, None)?; // the same log
+    /// assert_eq!(again.dir(), log.dir());
+    ///
+    /// let users = TopicPartition::new("users", 0);
+    /// let compacted = LogConfig::parse("cleanup.policy=compact")?;
+    /// dir.create_log(&users, Some(compacted.clone()))?;
+    /// assert!(root.path().join("users-0").join(PARTITION_CONFIG_FILE).exists());
+    /// dir.close()?;
+    /// drop(dir);
+    /// let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
+    /// assert_eq!(dir.log(&users).expect("reloaded").config(), &compacted);
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn create_log(
         &self,
         tp: &TopicPartition,
@@ -277,7 +342,37 @@ impl<F: FileSystem> LogDir<F> {
     }
 
     /// Deletes the partition log of `tp`: its directory is renamed `<tp>.<id>-delete` at once (so a
-    /// crash cannot bring it back) and then removed.
+    /// crash cannot bring it back) and then removed. Returns false when there is no such log.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// use seglog_log::{LogDir, TopicPartition};
+    /// # use seglog_log::{LogConfig, LogDirOptions, SystemClock};
+    /// # use seglog_segment::io::RealFs;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let options = || LogDirOptions {
+    /// #     default_config: LogConfig::default(),
+    /// #     recovery_threads: 2,
+    /// #     time: Arc::new(SystemClock),
+    /// #     progress: None,
+    /// #     recover_all: false,
+    /// # };
+    /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
+    /// let orders = TopicPartition::new("orders", 0);
+    /// let path = dir.create_log(&orders, None)?.dir().to_path_buf();
+    /// assert!(path.exists());
+    ///
+    /// assert!(dir.delete_log(&orders)?);
+    /// assert!(!path.exists() && dir.log(&orders).is_none());
+    /// for entry in std::fs::read_dir(root.path())? {
+    ///     // Not even the `orders-0.<id>-delete` it was renamed to first.
+    ///     assert!(!entry?.file_name().to_string_lossy().starts_with("orders"));
+    /// }
+    /// assert!(!dir.delete_log(&orders)?); // no such log any more
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn delete_log(&self, tp: &TopicPartition) -> Result<bool> {
         let Some(log) = self.logs.write().remove(tp) else {
             return Ok(false);
