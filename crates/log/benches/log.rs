@@ -221,8 +221,9 @@ type AppendFn = fn(&PartitionLog<CountingFs>, &[u8]);
 
 /// Durable appends by 4 threads, three ways, each counting the syncs it asks for:
 /// - `fsync_per_append_concurrent`: `append_as_leader`, then `flush_data` of the active
-///   segment, outside any lock, so concurrent `fdatasync`s overlap and ext4's journal merges them
-///   into shared commits (the kernel's own group commit);
+///   segment, outside any lock, so concurrent `fdatasync`s overlap: the disk may run them in
+///   parallel, and a journaling file system may merge them into shared commits (the kernel's own
+///   group commit);
 /// - `fsync_per_append_serialized`: a log without group commit, `flush.messages=1`: each append
 ///   fsyncs inside the log's writer path, in append order, before the next append starts;
 /// - `group_commit`: `append_durable`.
