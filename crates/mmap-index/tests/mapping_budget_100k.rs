@@ -1,8 +1,11 @@
 //! KAFKA-6343 ("Map failed" once a broker holds more mappings than `vm.max_map_count`): the
 //! indexes of a 100,000-segment log, read at random from several threads, stay within a
 //! mapping budget of 1,000 while every lookup returns exactly what the files hold. The count is
-//! taken three ways: the budget's own, the crate's live-mapping counter, and the kernel's
-//! `/proc/self/maps`. This is the only test of its file, so the process-wide counter is ours.
+//! taken three ways: the budget's own and the crate's live-mapping counter during the reads, and
+//! at rest also the kernel's `/proc/self/maps`, which must equal both. (Not during the reads:
+//! the kernel hands that file out a page per `read` and lets go of the address space between
+//! pages, so a reading taken while threads map and unmap can count more mappings than ever
+//! existed at once.) This is the only test of its file, so the process-wide counter is ours.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -131,7 +134,6 @@ fn a_100k_segment_log_read_at_random_stays_within_the_mapping_budget() {
     let lookups = AtomicU64::new(0);
     let max_budget_seen = AtomicUsize::new(0);
     let max_live_seen = AtomicUsize::new(0);
-    let max_kernel_seen = AtomicUsize::new(0);
     let read_for = Duration::from_secs(4);
     let segments = Arc::new(segments);
     std::thread::scope(|s| {
@@ -189,41 +191,34 @@ fn a_100k_segment_log_read_at_random_stays_within_the_mapping_budget() {
             });
         }
         // The sampler: the budget's count never passes the budget; the process's live
-        // mappings and the kernel's count pass it by at most one per reading thread (a mapping
-        // evicted while a lookup is inside goes when the lookup returns).
+        // mappings pass it by at most one per reading thread (a mapping evicted while a lookup is
+        // inside goes when the lookup returns).
         let started = Instant::now();
         while started.elapsed() < read_for {
             let mapped = budget.mapped();
             let live = live_mappings();
-            let kernel = kernel_count(dir.path());
             max_budget_seen.fetch_max(mapped, Ordering::Relaxed);
             max_live_seen.fetch_max(live, Ordering::Relaxed);
-            max_kernel_seen.fetch_max(kernel, Ordering::Relaxed);
             std::thread::sleep(Duration::from_millis(20));
         }
         stop.store(true, Ordering::Relaxed);
     });
     let lookups = lookups.load(Ordering::Relaxed);
-    let (max_budget, max_live, max_kernel) = (
+    let (max_budget, max_live) = (
         max_budget_seen.load(Ordering::Relaxed),
         max_live_seen.load(Ordering::Relaxed),
-        max_kernel_seen.load(Ordering::Relaxed),
     );
     // Quiescent: exactly the budget's count is mapped, in the crate's counter and the kernel's.
     let (mapped, live, kernel) = (budget.mapped(), live_mappings(), kernel_count(dir.path()));
     eprintln!(
         "{SEGMENTS} segments written in {written:?}; {lookups} checked lookups; \
-         {} admissions, {} evictions; max seen: budget {max_budget}, live {max_live}, \
-         kernel {max_kernel}; at rest: budget {mapped}, live {live}, kernel {kernel}",
+         {} admissions, {} evictions; max seen: budget {max_budget}, live {max_live}; \
+         at rest: budget {mapped}, live {live}, kernel {kernel}",
         budget.admissions(),
         budget.evictions()
     );
     assert!(max_budget <= BUDGET, "budget count {max_budget}");
     assert!(max_live <= BUDGET + READERS, "live mappings {max_live}");
-    assert!(
-        max_kernel <= BUDGET + READERS,
-        "kernel mappings {max_kernel}"
-    );
     assert!(mapped <= BUDGET && live == mapped && kernel == mapped);
     // The reads reached far more indexes than the budget holds, so eviction did the work. (The
     // floor is low for a loaded 2-core machine; an idle one does about 10 times more.)
