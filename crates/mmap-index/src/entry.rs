@@ -11,7 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
 use crate::map::{Word, load, store};
-use crate::raw::{Field, floor_in};
+use crate::raw::{Field, Floor, floor_cold, floor_warm};
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -104,15 +104,28 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
     fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
     /// The search value of `slot` (position, or absolute offset), reading only the words needed.
     fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
-    /// The lookup search (see [`floor_in`]): the largest of the first `entries` slots whose key
-    /// is at most `target`, comparing each entry in its cheapest form (the stored relative offset
-    /// as an `i32`, or the timestamp), with the slot found by entry-sized strides.
+    /// The lookup search (see [`crate::raw::floor_warm`]): the largest of the first
+    /// `entries` slots whose key is at most `target`, comparing each entry in its cheapest form
+    /// (the stored relative offset as an `i32`, or the timestamp), with the slot found by
+    /// entry-sized strides. This is the warm part ([`floor_warm`]); the cold range is left to
+    /// [`floor_cold`](Self::floor_cold).
+    fn floor_warm<W: Word>(cells: &[W], entries: usize, target: i64, base_offset: i64) -> Floor;
+    /// The search of the cold range `0..=last` that [`floor_warm`](Self::floor_warm) left.
+    fn floor_cold<W: Word>(cells: &[W], last: usize, target: i64, base_offset: i64) -> usize;
+    /// Both parts of the lookup search: the slot, or `None` below the first entry.
+    #[cfg(test)]
     fn floor_slot<W: Word>(
         cells: &[W],
         entries: usize,
         target: i64,
         base_offset: i64,
-    ) -> Option<usize>;
+    ) -> Option<usize> {
+        match Self::floor_warm(cells, entries, target, base_offset) {
+            Floor::Slot(slot) => Some(slot),
+            Floor::Below => None,
+            Floor::Cold(last) => Some(Self::floor_cold(cells, last, target, base_offset)),
+        }
+    }
     /// The field holding the entry's offset, which `truncate_to` searches: the key of an offset
     /// entry, the value of a time entry (Kafka's `IndexSearchType`).
     const OFFSET_FIELD: Field;
@@ -173,25 +186,19 @@ impl Entry for OffsetEntry {
     }
 
     #[inline]
-    fn floor_slot<W: Word>(
-        cells: &[W],
-        entries: usize,
-        target: i64,
-        base_offset: i64,
-    ) -> Option<usize> {
-        // Keys are compared as Kafka decodes them, signed 32-bit relative offsets, so the target
-        // is brought into that range: above it every key is at most the target, below it none.
-        let target = target.saturating_sub(base_offset);
-        if target < i64::from(i32::MIN) {
-            return None;
-        }
-        let target = i32::try_from(target).unwrap_or(i32::MAX);
+    fn floor_warm<W: Word>(cells: &[W], entries: usize, target: i64, base_offset: i64) -> Floor {
+        let Some(target) = relative_target(target, base_offset) else {
+            return Floor::Below;
+        };
         let (slots, _) = cells.as_chunks::<2>();
         let slots = slots.get(..entries).unwrap_or(slots);
-        floor_in(slots, Self::WARM_ENTRIES, target, |[relative, _]| {
-            let relative: U32 = zerocopy::transmute!(relative.load());
-            relative.get().cast_signed()
-        })
+        floor_warm(slots, Self::WARM_ENTRIES, target, relative_key)
+    }
+
+    fn floor_cold<W: Word>(cells: &[W], last: usize, target: i64, base_offset: i64) -> usize {
+        let (slots, _) = cells.as_chunks::<2>();
+        let target = relative_target(target, base_offset).unwrap_or(i32::MIN);
+        floor_cold(slots.get(..=last).unwrap_or(slots), target, relative_key)
     }
 
     fn relative(&self) -> U32 {
@@ -256,18 +263,15 @@ impl Entry for TimeEntry {
     }
 
     #[inline]
-    fn floor_slot<W: Word>(
-        cells: &[W],
-        entries: usize,
-        target: i64,
-        _base_offset: i64,
-    ) -> Option<usize> {
+    fn floor_warm<W: Word>(cells: &[W], entries: usize, target: i64, _base_offset: i64) -> Floor {
         let (slots, _) = cells.as_chunks::<3>();
         let slots = slots.get(..entries).unwrap_or(slots);
-        floor_in(slots, Self::WARM_ENTRIES, target, |[high, low, _]| {
-            let timestamp: I64 = zerocopy::transmute!([high.load(), low.load()]);
-            timestamp.get()
-        })
+        floor_warm(slots, Self::WARM_ENTRIES, target, timestamp_key)
+    }
+
+    fn floor_cold<W: Word>(cells: &[W], last: usize, target: i64, _base_offset: i64) -> usize {
+        let (slots, _) = cells.as_chunks::<3>();
+        floor_cold(slots.get(..=last).unwrap_or(slots), target, timestamp_key)
     }
 
     fn relative(&self) -> U32 {
@@ -284,6 +288,29 @@ impl Entry for TimeEntry {
             offset: absolute(base_offset, self.relative_offset),
         }
     }
+}
+
+/// A lookup's target as the offset index compares it: keys are compared as Kafka decodes them,
+/// signed 32-bit relative offsets, so the target is brought into that range (above it every key
+/// is at most the target); `None` below it, where no key is.
+#[inline]
+fn relative_target(target: i64, base_offset: i64) -> Option<i32> {
+    let target = target.saturating_sub(base_offset);
+    (target >= i64::from(i32::MIN)).then(|| i32::try_from(target).unwrap_or(i32::MAX))
+}
+
+/// An offset entry's search key: its stored relative offset, as Kafka decodes it.
+#[inline]
+fn relative_key<W: Word>([relative, _]: &[W; 2]) -> i32 {
+    let relative: U32 = zerocopy::transmute!(relative.load());
+    relative.get().cast_signed()
+}
+
+/// A time entry's search key: its timestamp.
+#[inline]
+fn timestamp_key<W: Word>([high, low, _]: &[W; 3]) -> i64 {
+    let timestamp: I64 = zerocopy::transmute!([high.load(), low.load()]);
+    timestamp.get()
 }
 
 impl OffsetEntry {
@@ -309,6 +336,7 @@ impl TimeEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::raw::floor_in;
     use zerocopy::{Immutable, IntoBytes};
 
     #[test]

@@ -89,6 +89,31 @@ pub(crate) fn store<W: Word>(cells: &[W], index: usize, value: u32) {
     }
 }
 
+/// Asks the processor to bring the cache line holding `item` into its caches, without waiting
+/// for it (a software prefetch). A hint only: it reads nothing the program can observe and never
+/// faults. A no-op on targets other than x86-64.
+#[inline(always)]
+pub(crate) fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = std::ptr::from_ref(item).cast::<i8>();
+        #[expect(
+            unsafe_code,
+            reason = "a prefetch hint, which the SSE intrinsic marks unsafe"
+        )]
+        // SAFETY:
+        // - `_mm_prefetch` needs SSE, which every x86-64 processor has (the target enables it).
+        // - `PREFETCHT0` neither reads architecturally nor faults, whatever the address; `p` is
+        //   anyway derived from a live reference.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(p);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
 /// Word-addressed shared memory that holds index entries.
 pub(crate) trait Memory: Send + Sync + 'static {
     /// The word type.
