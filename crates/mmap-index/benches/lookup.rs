@@ -25,6 +25,30 @@ fn xorshift(seed: &mut u64) -> u64 {
     *seed
 }
 
+type Group<'a> = criterion::BenchmarkGroup<'a, criterion::measurement::WallTime>;
+
+/// Benches `lookup` on one target per iteration, cycling through `targets` (`TARGETS` long).
+fn over_targets<T>(
+    g: &mut Group<'_>,
+    name: &str,
+    targets: &[i64],
+    mut lookup: impl FnMut(i64) -> T,
+) {
+    let mut i = 0;
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            i = (i + 1) & (TARGETS - 1);
+            black_box(lookup(black_box(targets[i])))
+        });
+    });
+}
+
+/// The decoded baseline: `partition_point` over `(offset, position)` tuples.
+fn floor_decoded(entries: &[(i64, u32)], target: i64) -> (i64, u32) {
+    let n = entries.partition_point(|&(o, _)| o <= target);
+    n.checked_sub(1).map_or((BASE, 0), |s| entries[s])
+}
+
 fn bench_lookup(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
     let mut index =
@@ -62,47 +86,27 @@ fn bench_lookup(c: &mut Criterion) {
     }
 
     let mut g = c.benchmark_group("offset_index_lookup");
-    let mut i = 0;
-    g.bench_function("random_mapped_reader", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(reader.lookup(black_box(random[i])).unwrap())
-        });
+    over_targets(&mut g, "random_mapped_reader", &random, |t| {
+        reader.lookup(t).unwrap()
     });
-    g.bench_function("random_mapped_writer", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(index.lookup(black_box(random[i])).unwrap())
-        });
+    over_targets(&mut g, "random_mapped_writer", &random, |t| {
+        index.lookup(t).unwrap()
     });
-    g.bench_function("random_vec_partition_point_baseline", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            let t = black_box(random[i]);
-            let n = entries.partition_point(|&(o, _)| o <= t);
-            black_box(n.checked_sub(1).map_or((BASE, 0), |s| entries[s]))
-        });
+    over_targets(
+        &mut g,
+        "random_vec_partition_point_baseline",
+        &random,
+        |t| floor_decoded(&entries, t),
+    );
+    over_targets(&mut g, "warm_mapped_reader", &warm, |t| {
+        reader.lookup(t).unwrap()
     });
-    g.bench_function("warm_mapped_reader", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(reader.lookup(black_box(warm[i])).unwrap())
-        });
+    over_targets(&mut g, "warm_mapped_writer", &warm, |t| {
+        index.lookup(t).unwrap()
     });
-    g.bench_function("warm_mapped_writer", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(index.lookup(black_box(warm[i])).unwrap())
-        });
-    });
-    g.bench_function("warm_vec_partition_point_baseline", |b| {
-        let tail = &entries[entries.len() - 1025..];
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            let t = black_box(warm[i]);
-            let n = tail.partition_point(|&(o, _)| o <= t);
-            black_box(n.checked_sub(1).map_or((BASE, 0), |s| tail[s]))
-        });
+    let tail = &entries[entries.len() - 1025..];
+    over_targets(&mut g, "warm_vec_partition_point_baseline", &warm, |t| {
+        floor_decoded(tail, t)
     });
     bench_stored_baseline(&mut g, &entries, &random, &warm);
     bench_one_entry(&mut g, &warm);
@@ -113,12 +117,7 @@ fn bench_lookup(c: &mut Criterion) {
 /// The `partition_point` baseline over the entries as stored: 8-byte big-endian entries,
 /// compared as the mapped search compares them. The gap between it and the mapped lookups is the
 /// mapping's own cost; the gap between it and the decoded baseline is the on-disk format's.
-fn bench_stored_baseline(
-    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    entries: &[(i64, u32)],
-    random: &[i64],
-    warm: &[i64],
-) {
+fn bench_stored_baseline(g: &mut Group<'_>, entries: &[(i64, u32)], random: &[i64], warm: &[i64]) {
     let stored: Vec<OffsetEntry> = entries
         .iter()
         .map(|&(o, p)| OffsetEntry::new(u32::try_from(o - BASE).unwrap(), p))
@@ -131,49 +130,31 @@ fn bench_stored_baseline(
             (BASE + i64::from(e.relative_offset.get()), e.position.get())
         })
     };
-    let mut i = 0;
-    g.bench_function("random_vec_stored_entries_baseline", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(floor_stored(&stored, black_box(random[i])))
-        });
+    over_targets(g, "random_vec_stored_entries_baseline", random, |t| {
+        floor_stored(&stored, t)
     });
-    g.bench_function("warm_vec_stored_entries_baseline", |b| {
-        let tail = &stored[stored.len() - 1025..];
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(floor_stored(tail, black_box(warm[i])))
-        });
+    let tail = &stored[stored.len() - 1025..];
+    over_targets(g, "warm_vec_stored_entries_baseline", warm, |t| {
+        floor_stored(tail, t)
     });
 }
 
 /// Lookups in an index of one entry: almost no search, so the fixed cost of a lookup (reaching
 /// the mapping, and the reader's pin), which the warm lookups above pay too.
-fn bench_one_entry(
-    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    targets: &[i64],
-) {
+fn bench_one_entry(g: &mut Group<'_>, targets: &[i64]) {
     let dir = tempfile::tempdir().unwrap();
     let mut index = OffsetIndex::open(dir.path().join("one.index"), BASE, MAX_INDEX_SIZE).unwrap();
     index.append(BASE + 5, 4096).unwrap();
     let reader = index.reader();
-    let mut i = 0;
-    g.bench_function("one_entry_mapped_reader", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(reader.lookup(black_box(targets[i])).unwrap())
-        });
+    over_targets(g, "one_entry_mapped_reader", targets, |t| {
+        reader.lookup(t).unwrap()
     });
-    g.bench_function("one_entry_mapped_writer", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(index.lookup(black_box(targets[i])).unwrap())
-        });
+    over_targets(g, "one_entry_mapped_writer", targets, |t| {
+        index.lookup(t).unwrap()
     });
 }
 
 fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {
-    let mut i = 0;
     let mut time_index =
         TimeIndex::open(dir.join("bench.timeindex"), BASE, MAX_INDEX_SIZE).unwrap();
     let mut ts = 1_700_000_000_000_i64;
@@ -194,11 +175,8 @@ fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {
         black_box(treader.lookup(t).unwrap());
     }
     let mut g = c.benchmark_group("time_index_lookup");
-    g.bench_function("random_mapped_reader", |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(treader.lookup(black_box(ts_targets[i])).unwrap())
-        });
+    over_targets(&mut g, "random_mapped_reader", &ts_targets, |t| {
+        treader.lookup(t).unwrap()
     });
     g.finish();
 }
