@@ -9,6 +9,7 @@ mod deps;
 mod fuzz;
 mod kafka_interop;
 mod kills;
+mod modules;
 mod tidy;
 
 use std::env;

@@ -4,12 +4,18 @@
 //! - every `.rs` file starts with a `//!` or `//` header;
 //! - `unsafe` appears only under `crates/mmap-index`, each use has a `// SAFETY:` comment just above it,
 //!   and every file holding one is listed in `docs/unsafe.md`;
-//! - `.rs` and `.toml` files are ASCII (redb's rule).
+//! - `.rs` and `.toml` files are ASCII (redb's rule);
+//! - library code (`crates/*/src`) does no `std::fs` outside the I/O seam's crate (`crates/fs`): every
+//!   file and directory operation goes through `seglog_fs`, so the simulated file system sees it;
+//! - no library source file is over [`MAX_LIBRARY_LINES`] lines, and no library crate's modules import
+//!   each other in a loop (see `modules.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+use crate::modules;
 
 /// Source roots that tidy walks.
 const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "examples"];
@@ -19,6 +25,12 @@ const UNSAFE_HOME: &str = "crates/mmap-index/";
 
 /// How many lines above an `unsafe` its `// SAFETY:` comment may start.
 const SAFETY_WINDOW: usize = 12;
+
+/// The I/O seam's crate, the only library code that may use `std::fs`.
+const FS_HOME: &str = "crates/fs/";
+
+/// The most lines a library source file may have: a file past it holds more than one concept.
+const MAX_LIBRARY_LINES: usize = 600;
 
 pub(crate) fn check(root: &Path) -> Result<()> {
     let mut problems = Vec::new();
@@ -37,8 +49,12 @@ pub(crate) fn check(root: &Path) -> Result<()> {
                 .replace('\\', "/");
             let text = fs::read_to_string(&path).with_context(|| format!("reading {rel}"))?;
             problems.extend(check_file(&rel, &text, &unsafe_doc));
+            if is_library_source(&rel) {
+                problems.extend(check_library_file(&rel, &text));
+            }
         }
     }
+    problems.extend(module_loops(root)?);
     if !problems.is_empty() {
         bail!(
             "tidy found {} problem(s):\n{}",
@@ -92,6 +108,91 @@ fn check_file(rel: &str, text: &str, unsafe_doc: &str) -> Vec<String> {
         ));
     }
     problems
+}
+
+/// Whether `rel` is a library crate's source: `crates/<name>/src/`, its binaries (`main.rs`, `bin/`) aside.
+fn is_library_source(rel: &str) -> bool {
+    let mut parts = rel.split('/');
+    let (Some("crates"), Some(_), Some("src")) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    let rest: Vec<&str> = parts.collect();
+    rel.ends_with(".rs") && rest != ["main.rs"] && rest.first() != Some(&"bin")
+}
+
+fn check_library_file(rel: &str, text: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let lines = text.lines().count();
+    if lines > MAX_LIBRARY_LINES {
+        problems.push(format!(
+            "{rel}: {lines} lines, over {MAX_LIBRARY_LINES}: split it by concept"
+        ));
+    }
+    if !rel.starts_with(FS_HOME) {
+        for (i, line) in text.lines().enumerate() {
+            if uses_std_fs(line) {
+                problems.push(format!(
+                    "{rel}:{}: `std::fs` in library code: go through the seam (`seglog_fs`)",
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// A line of code (not a comment or doc example) that names `std::fs`, also as `use std::{fs, ..}`.
+fn uses_std_fs(line: &str) -> bool {
+    let code = line.split("//").next().unwrap_or_default();
+    let std_fs = concat!("std", "::fs");
+    if code.contains(std_fs) {
+        return true;
+    }
+    let Some(group) = code.split(concat!("std", "::{")).nth(1) else {
+        return false;
+    };
+    group
+        .split(['}', ','])
+        .any(|item| item.trim() == "fs" || item.trim().starts_with("fs::"))
+}
+
+/// The module loops of every library crate.
+fn module_loops(root: &Path) -> Result<Vec<String>> {
+    let mut problems = Vec::new();
+    let crates = root.join("crates");
+    let mut dirs: Vec<PathBuf> = fs::read_dir(&crates)
+        .with_context(|| format!("listing {}", crates.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path().join("src")))
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for src in dirs {
+        let mut files = Vec::new();
+        for path in rust_files(&src)? {
+            let rel = path
+                .strip_prefix(&src)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if rel == "main.rs" || rel.starts_with("bin/") {
+                continue;
+            }
+            let text = fs::read_to_string(&path).with_context(|| format!("reading {rel}"))?;
+            files.push((rel, text));
+        }
+        let krate = src
+            .strip_prefix(root)
+            .unwrap_or(&src)
+            .to_string_lossy()
+            .replace('\\', "/");
+        for cycle in modules::loops(&modules::graph(&files)) {
+            problems.push(format!(
+                "{krate}: modules import each other in a loop: {}",
+                cycle.join(", ")
+            ));
+        }
+    }
+    Ok(problems)
 }
 
 /// A line that uses `unsafe` as a keyword (not in a comment, string or lint name).
@@ -190,6 +291,25 @@ mod tests {
             "crates/mmap-index/src/a.rs",
         );
         assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn std_fs_in_library_code_is_reported() {
+        let text = "//! x\nuse std::{fs, io};\nfn f() { std::fs::read(\"a\"); }\n/// std::fs::read in a doc\n";
+        assert_eq!(check_library_file("crates/log/src/a.rs", text).len(), 2);
+        assert!(check_library_file("crates/fs/src/real.rs", text).is_empty());
+        assert!(!uses_std_fs("use std::{io, fmt};"));
+        assert!(uses_std_fs("use std::{io, fs::File};"));
+        assert!(is_library_source("crates/log/src/a/b.rs"));
+        assert!(!is_library_source("crates/log-cli/src/main.rs"));
+        assert!(!is_library_source("crates/log/tests/a.rs"));
+        assert!(!is_library_source("crates/log/examples/a.rs"));
+    }
+
+    #[test]
+    fn long_library_file_is_reported() {
+        let text = format!("//! x\n{}", "fn f() {}\n".repeat(MAX_LIBRARY_LINES));
+        assert_eq!(check_library_file("crates/log/src/a.rs", &text).len(), 1);
     }
 
     #[test]

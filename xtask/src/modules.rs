@@ -1,0 +1,257 @@
+//! The module graph of a library crate, read from its sources, and the loops in it.
+//!
+//! A file is a module (`lib.rs` the root, `a/mod.rs` and `a.rs` the module `a`, `a/b.rs` the module
+//! `a::b`). A module uses another when its code names a path into it: `crate::a::..`, `super::..`,
+//! `self::..`, or a child module's name. Links between a module and its ancestors do not count: a
+//! child using its parent's items, or a parent re-exporting its children's, is how Rust splits one
+//! concept across files. Every other loop is one: two modules that import each other (directly or
+//! through others) are one room with two doors.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// A module path, `crate` for the root, `crate::a::b` below it.
+type Module = String;
+
+/// The modules of one crate's `src/`, each with the modules its code names (outside its ancestors).
+pub(crate) fn graph(files: &[(String, String)]) -> BTreeMap<Module, BTreeSet<Module>> {
+    let modules: BTreeSet<Module> = files.iter().map(|(rel, _)| module_of(rel)).collect();
+    let mut graph = BTreeMap::new();
+    for (rel, text) in files {
+        let here = module_of(rel);
+        let mut uses = BTreeSet::new();
+        for line in text.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for path in paths_in(code) {
+                if let Some(target) = resolve(&here, &path, &modules)
+                    && !is_ancestor_or_self(&target, &here)
+                    && !is_ancestor_or_self(&here, &target)
+                {
+                    uses.insert(target);
+                }
+            }
+        }
+        graph.insert(here, uses);
+    }
+    graph
+}
+
+/// The loops of the graph: its strongly connected components of more than one module (Tarjan).
+pub(crate) fn loops(graph: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct State<'a> {
+        graph: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        next: usize,
+        out: Vec<Vec<Module>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        s.index.insert(v, s.next);
+        s.low.insert(v, s.next);
+        s.next += 1;
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        let graph = s.graph;
+        for w in graph.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.to_owned());
+                if w == v {
+                    break;
+                }
+            }
+            if component.len() > 1 {
+                component.sort();
+                s.out.push(component);
+            }
+        }
+    }
+    let mut state = State {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !state.index.contains_key(v.as_str()) {
+            visit(&mut state, v);
+        }
+    }
+    state.out
+}
+
+/// The module a file under `src/` is: `lib.rs` -> `crate`, `a/mod.rs` or `a.rs` -> `crate::a`.
+fn module_of(rel: &str) -> Module {
+    let path = Path::new(rel);
+    let mut parts: Vec<String> = path
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs");
+        if !matches!(stem, "lib" | "main" | "mod") {
+            parts.push(stem.to_owned());
+        }
+    }
+    std::iter::once("crate".to_owned())
+        .chain(parts)
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+/// The paths a line of code names, as lists of segments; `use a::{b, c::d}` gives `a::b` and `a::c::d`
+/// only as far as the brace (enough to find the module).
+fn paths_in(code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_word = i == 0 || !is_ident(bytes.get(i - 1).copied().unwrap_or(b' '));
+        if starts_word && bytes.get(i).copied().is_some_and(is_ident) {
+            let mut segments = Vec::new();
+            let mut j = i;
+            loop {
+                let start = j;
+                while bytes.get(j).copied().is_some_and(is_ident) {
+                    j += 1;
+                }
+                segments.push(code.get(start..j).unwrap_or_default().to_owned());
+                if code.get(j..j + 2) == Some("::")
+                    && bytes.get(j + 2).copied().is_some_and(is_ident)
+                {
+                    j += 2;
+                } else {
+                    break;
+                }
+            }
+            if segments.len() > 1 || code.get(j..j + 2) == Some("::") {
+                out.push(segments);
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The deepest existing module that `path`, written in module `here`, leads into.
+fn resolve(here: &str, path: &[String], modules: &BTreeSet<Module>) -> Option<Module> {
+    let (first, rest) = path.split_first()?;
+    let mut base: Vec<String> = here.split("::").map(str::to_owned).collect();
+    let mut rest: &[String] = rest;
+    match first.as_str() {
+        "crate" => base.truncate(1),
+        "self" => {}
+        "super" => {
+            base.pop();
+            while let Some((s, r)) = rest.split_first()
+                && s == "super"
+            {
+                base.pop();
+                rest = r;
+            }
+        }
+        // A child module named without `self::`.
+        name if modules.contains(&format!("{here}::{name}")) => base.push(name.to_owned()),
+        _ => return None,
+    }
+    if base.is_empty() {
+        return None;
+    }
+    let mut found = base.join("::");
+    if !modules.contains(&found) {
+        return None;
+    }
+    for segment in rest {
+        let next = format!("{found}::{segment}");
+        if modules.contains(&next) {
+            found = next;
+        } else {
+            break;
+        }
+    }
+    Some(found)
+}
+
+fn is_ancestor_or_self(ancestor: &str, module: &str) -> bool {
+    module == ancestor || module.starts_with(&format!("{ancestor}::"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn siblings_importing_each_other_are_a_loop() {
+        let g = graph(&files(&[
+            ("lib.rs", "mod a;\nmod b;\n"),
+            ("a.rs", "use crate::b::B;\n"),
+            ("b.rs", "use crate::a::{A, X};\n"),
+        ]));
+        assert_eq!(loops(&g), vec![vec!["crate::a", "crate::b"]]);
+    }
+
+    #[test]
+    fn a_loop_through_three_modules_is_found() {
+        let g = graph(&files(&[
+            ("lib.rs", ""),
+            ("a.rs", "use crate::b::B;"),
+            ("b/mod.rs", "pub(crate) fn f() { crate::c::g() }"),
+            ("c.rs", "fn g() -> super::a::A { todo!() }"),
+        ]));
+        assert_eq!(loops(&g), vec![vec!["crate::a", "crate::b", "crate::c"]]);
+    }
+
+    #[test]
+    fn parents_and_children_and_comments_do_not_count() {
+        let g = graph(&files(&[
+            ("lib.rs", "mod seg;\npub use seg::read::Fetch;\n"),
+            ("seg/mod.rs", "mod read;\npub use self::read::Fetch;\n"),
+            ("seg/read.rs", "use super::Seg;\nuse crate::seg::Seg;\n"),
+            (
+                "seg/write.rs",
+                "use super::read::Fetch; // crate::seg::write::X\n",
+            ),
+        ]));
+        assert!(loops(&g).is_empty(), "{g:?}");
+        assert_eq!(
+            g["crate::seg::write"],
+            BTreeSet::from(["crate::seg::read".to_owned()])
+        );
+    }
+
+    #[test]
+    fn module_names() {
+        assert_eq!(module_of("lib.rs"), "crate");
+        assert_eq!(module_of("a/mod.rs"), "crate::a");
+        assert_eq!(module_of("a/b.rs"), "crate::a::b");
+    }
+}
