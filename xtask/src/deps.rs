@@ -69,8 +69,11 @@ pub(crate) fn check(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A dependency edge between two workspace packages: (dependent, dependency).
+type Edge = (String, String);
+
 /// The workspace's package names, and every (package, dependency) pair where both are workspace packages.
-fn local_edges(metadata: &Value) -> Result<(Vec<String>, Vec<(String, String)>)> {
+fn local_edges(metadata: &Value) -> Result<(Vec<String>, Vec<Edge>)> {
     let packages = metadata["packages"]
         .as_array()
         .context("metadata has no packages")?;
@@ -103,7 +106,7 @@ fn is_library(name: &str) -> bool {
     LIBRARIES.iter().any(|(l, _)| *l == name)
 }
 
-fn violations(edges: &[(String, String)]) -> Vec<String> {
+fn violations(edges: &[Edge]) -> Vec<String> {
     edges
         .iter()
         .filter(|(from, to)| !allowed(from, to))
@@ -125,7 +128,7 @@ fn allowed(from: &str, to: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn edge(a: &str, b: &str) -> (String, String) {
+    fn edge(a: &str, b: &str) -> Edge {
         (a.to_owned(), b.to_owned())
     }
 

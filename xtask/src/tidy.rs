@@ -117,7 +117,9 @@ fn is_library_source(rel: &str) -> bool {
         return false;
     };
     let rest: Vec<&str> = parts.collect();
-    rel.ends_with(".rs") && rest != ["main.rs"] && rest.first() != Some(&"bin")
+    Path::new(rel).extension().is_some_and(|e| e == "rs")
+        && rest != ["main.rs"]
+        && rest.first() != Some(&"bin")
 }
 
 fn check_library_file(rel: &str, text: &str) -> Vec<String> {
