@@ -41,7 +41,7 @@ const APPENDED: usize = 1500;
 /// Acknowledged records to wait for before the SIGKILL in step 3.
 const ACKED_BEFORE_KILL: usize = 3000;
 const CODECS: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
-/// The `index.interval.bytes` of the partitions the `kafka_interop` example builds.
+/// The `index.interval.bytes` of the partitions `seglog-kafka-interop-writer` builds.
 const INDEX_INTERVALS: [(&str, u32); 2] = [("interop-0", 300), ("interop_compacted-0", 200)];
 const SEGMENT_INDEX_BYTES: u32 = 10 * 1024 * 1024;
 /// JVM options: the clients and tools are short-lived (fast start); the broker gets a bounded heap.
@@ -148,7 +148,7 @@ impl Ctx {
             work,
             run_sh: root.join("interop").join("kafka").join("run.sh"),
             seglog: target.join("debug").join("seglog"),
-            writer: target.join("debug").join("examples").join("kafka_interop"),
+            writer: target.join("debug").join("seglog-kafka-interop-writer"),
         })
     }
 
@@ -160,8 +160,12 @@ impl Ctx {
                 "--locked",
                 "-p",
                 "seglog-cli",
-                "--bins",
-                "--examples",
+                "--bin",
+                "seglog",
+                "-p",
+                "seglog-harness",
+                "--bin",
+                "seglog-kafka-interop-writer",
             ],
             &[],
         )?;
