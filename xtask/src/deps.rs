@@ -1,6 +1,7 @@
 //! The layering check: reads `cargo metadata` and fails when a crate depends on one to its right in the
 //! order record-format, mmap-index, segment, log, log-cli (dev-dependencies included: a test that reaches
-//! up the stack is a layering leak too).
+//! up the stack is a layering leak too). Packages outside the layers (xtask, seglog-benches,
+//! seglog-fuzz-targets, seglog-harness) sit above all of them and may depend on any.
 
 use std::path::Path;
 use std::process::Command;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 
 /// Source roots that tidy walks.
-const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "examples"];
+const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "harness", "examples"];
 
 /// The only directory allowed to contain `unsafe`.
 const UNSAFE_HOME: &str = "crates/mmap-index/";

@@ -27,7 +27,10 @@
 //! A failure prints the seed and the crash point; `--seed S --workload W --point P` re-runs
 //! exactly that crash point.
 //!
-//! Usage: `crash [--cases N] [--seed S] [--workload W] [--point P] [--verbose]`.
+//! `workload` runs one workload and captures its images, `check` reopens an image and checks it
+//! (`partition_check`: the checks of `seglog check`), `model` is what a workload knows.
+//!
+//! Usage: `seglog-crash [--cases N] [--seed S] [--workload W] [--point P] [--verbose]`.
 
 #![allow(
     clippy::unwrap_used,
