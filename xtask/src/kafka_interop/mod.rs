@@ -15,9 +15,9 @@
 //!    the checkpoints the broker reads; after a restart a real consumer reads every record.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
-//! starts is in its own process group, held by a [`Guard`] that kills the group when dropped, so
-//! no exit path (an error, a panic, a timeout) leaves one running; the broker also exits when its
-//! stdin (a pipe from us) closes, which covers this process being killed.
+//! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
+//! when dropped, so no exit path (an error, a panic, a timeout) leaves one running; the broker
+//! also exits when its stdin (a pipe from us) closes, which covers this process being killed.
 //!
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
