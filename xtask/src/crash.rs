@@ -1,6 +1,6 @@
 //! `cargo xtask crash [--cases N] [--seed S] [--workload W] [--point P] [--debug]`: the crash-image
-//! harness of docs/reliability.md section 1. It builds and runs the `crash` example of
-//! `seglog-log` (in release mode unless `--debug`), which runs seeded workloads on a partition
+//! harness of docs/reliability.md section 1. It builds and runs the `seglog-crash` binary of
+//! `seglog-harness` (in release mode unless `--debug`), which runs seeded workloads on a partition
 //! log over `SimFs`, reopens the image a power loss leaves at every sync point and at random
 //! writes, and checks the invariants. Extra arguments are passed through; a failure prints the
 //! seed, workload and point that reproduce it. `ci` is the step of `cargo xtask ci`.
@@ -19,9 +19,9 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
         "--locked",
         "-q",
         "-p",
-        "seglog-log",
-        "--example",
-        "crash",
+        "seglog-harness",
+        "--bin",
+        "seglog-crash",
     ]);
     if !debug {
         command.arg("--release");

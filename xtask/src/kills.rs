@@ -2,12 +2,12 @@
 //! part 2).
 //!
 //! Two writers run in child processes and are killed with SIGKILL at random moments:
-//! `seglog produce --sync --print-acks` fed lines on stdin, and the `durable_writer` example of
-//! seglog-log (threads calling `append_durable`). A writer prints a line only after the fsync of the
-//! batch returned, so every printed ack is a promise.
+//! `seglog produce --sync --print-acks` fed lines on stdin, and the `seglog-durable-writer` binary
+//! of seglog-harness (threads calling `append_durable`). A writer prints a line only after the
+//! fsync of the batch returned, so every printed ack is a promise.
 //!
 //! After a kill, usually: `seglog check` (it may report the torn tail the kill left), a reopen
-//! through the library (`durable_writer --batches 0`: open, recover, close cleanly), `seglog
+//! through the library (`seglog-durable-writer --batches 0`: open, recover, close cleanly), `seglog
 //! recover`, `seglog check` (it must now pass), and `seglog consume --json`, whose records must hold
 //! every acked offset with its value, nothing that was never written, and everything an earlier
 //! verification saw. Sometimes the next writer starts at once instead, so that kills also land
@@ -88,9 +88,9 @@ fn build(root: &Path, release: bool) -> Result<Bins> {
         "--bin",
         "seglog",
         "-p",
-        "seglog-log",
-        "--example",
-        "durable_writer",
+        "seglog-harness",
+        "--bin",
+        "seglog-durable-writer",
     ];
     if release {
         args.push("--release");
@@ -101,7 +101,7 @@ fn build(root: &Path, release: bool) -> Result<Bins> {
     let profile = target.join(if release { "release" } else { "debug" });
     Ok(Bins {
         seglog: profile.join("seglog"),
-        writer: profile.join("examples").join("durable_writer"),
+        writer: profile.join("seglog-durable-writer"),
     })
 }
 

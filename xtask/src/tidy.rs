@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 use crate::modules;
 
 /// Source roots that tidy walks.
-const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "examples"];
+const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "harness", "examples"];
 
 /// The only directory allowed to contain `unsafe`.
 const UNSAFE_HOME: &str = "crates/mmap-index/";

@@ -2,12 +2,12 @@
 //! prints, as JSON Lines, exactly the records it wrote, so Kafka's own tools can be compared with them.
 //!
 //! ```text
-//! kafka_interop build <log-dir> <expected.jsonl>
+//! seglog-kafka-interop-writer build <log-dir> <expected.jsonl>
 //!     Two partitions in a fresh log directory: `interop-0` (every codec, rolled segments, out-of-order
 //!     timestamps, headers, null keys and values) and `interop_compacted-0` (keyed records and
 //!     tombstones, then compacted by the log cleaner). The expected file lists the records a reader
 //!     must find, the compacted partition's worked out from the writes, not read back.
-//! kafka_interop append <partition-dir> <records> <expected.jsonl> [<config>=<value>...]
+//! seglog-kafka-interop-writer append <partition-dir> <records> <expected.jsonl> [<config>=<value>...]
 //!     Appends records to a partition directory a stopped Kafka broker created, in the broker's
 //!     current leader epoch, then writes the checkpoints the broker reads on restart
 //!     (recovery point, high watermark, leader epochs); see docs/kafka-compat.md. Kafka keeps
@@ -104,7 +104,7 @@ fn main() -> Result<()> {
             configs,
         ),
         _ => bail!(
-            "usage: kafka_interop build <log-dir> <expected.jsonl>\n       kafka_interop append <partition-dir> <records> <expected.jsonl> [<config>=<value>...]"
+            "usage: seglog-kafka-interop-writer build <log-dir> <expected.jsonl>\n       seglog-kafka-interop-writer append <partition-dir> <records> <expected.jsonl> [<config>=<value>...]"
         ),
     }
 }

@@ -3,7 +3,7 @@
 //! one line per acknowledged batch, `acked <first> <last> <tag>`, where record `i` of the batch
 //! has the value `<tag>-<i>`. It runs until it is killed (or `--batches` batches were appended).
 //!
-//! `cargo run -p seglog-log --example durable_writer -- DIR [--threads N] [--codec C]
+//! `cargo run -p seglog-harness --bin seglog-durable-writer -- DIR [--threads N] [--codec C]
 //! [--batch-records N] [--segment-bytes N] [--batches N] [--topic T] [--run ID]`, where `DIR` is the
 //! log directory, the partition is `T-0` (default `embedded-0`) and `ID` (unique per run) starts
 //! every tag. `--batches 0` only opens (recovering what a killed writer left) and closes cleanly.
@@ -29,7 +29,9 @@ struct Args {
 
 fn parse() -> Result<Args> {
     let mut argv = std::env::args().skip(1);
-    let root = argv.next().context("usage: durable_writer DIR [options]")?;
+    let root = argv
+        .next()
+        .context("usage: seglog-durable-writer DIR [options]")?;
     let mut args = Args {
         root: root.into(),
         threads: 2,

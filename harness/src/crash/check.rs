@@ -1,0 +1,138 @@
+//! Reopening a crash image and checking every invariant on it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use seglog_log::{LogDir, MockClock, PartitionLog};
+use seglog_record_format::Compression;
+use seglog_segment::io::SimFs;
+
+use super::model::{Expect, Model, Rec, batch};
+use super::partition_check::check_partition;
+use super::{ROOT, clock_now, options, tp};
+
+/// Reads every record from `from` to the log end, as (offset, record). A read that returns
+/// nothing ends the walk (a batch-granular truncation can leave the log end past the last batch).
+fn read_all(log: &PartitionLog<SimFs>, from: i64) -> Result<Vec<(i64, Rec)>, String> {
+    let mut out = Vec::new();
+    let mut next = from;
+    let mut buf = Vec::new();
+    while next < log.log_end_offset() {
+        let fetch = log
+            .read(next, 1 << 20, seglog_log::Isolation::LogEnd, true)
+            .map_err(|e| format!("read at {next}: {e}"))?;
+        buf.clear();
+        fetch
+            .read_into(&mut buf)
+            .map_err(|e| format!("read at {next}: {e}"))?;
+        if buf.is_empty() {
+            break;
+        }
+        let mut advanced = next;
+        for framed in seglog_record_format::batches(&buf) {
+            let framed = framed.map_err(|e| format!("batch near {next}: {e}"))?;
+            let decoded = framed
+                .decode()
+                .map_err(|e| format!("batch near {next}: {e}"))?;
+            advanced = advanced.max(decoded.last_offset() + 1);
+            for r in decoded
+                .to_records()
+                .map_err(|e| format!("records near {next}: {e}"))?
+            {
+                if r.offset >= next {
+                    out.push((
+                        r.offset,
+                        Rec {
+                            key: r.key.unwrap_or_default(),
+                            value: r.value.unwrap_or_default(),
+                            timestamp: r.timestamp,
+                        },
+                    ));
+                }
+            }
+        }
+        if advanced <= next {
+            return Err(format!(
+                "a read at {next} returns only batches that end before it"
+            ));
+        }
+        next = advanced;
+    }
+    Ok(out)
+}
+
+/// Reopens a crash image and checks every invariant.
+pub(super) fn check_image(
+    image: &SimFs,
+    segment_bytes: u64,
+    clock: &MockClock,
+    model: &Model,
+    expect: &Expect,
+) -> Result<(), String> {
+    let root = Path::new(ROOT);
+    let (dir, _report) = LogDir::open(image.clone(), root, options(clock, segment_bytes))
+        .map_err(|e| format!("open: {e}"))?;
+    let Some(log) = dir.log(&tp()) else {
+        if expect.required.is_empty() {
+            return Ok(());
+        }
+        return Err("the partition log is gone".into());
+    };
+    log.set_roll_flush_inline(true);
+    let read = read_all(&log, log.log_start_offset())?;
+    let mut previous = i64::MIN;
+    let mut present = BTreeMap::new();
+    for (offset, rec) in read {
+        if offset <= previous {
+            return Err(format!("offset {offset} follows {previous}"));
+        }
+        previous = offset;
+        match model.appended.get(&offset) {
+            Some(versions) if versions.contains(&rec) => {}
+            _ => {
+                return Err(format!(
+                    "offset {offset} holds data never appended there: {rec:?}"
+                ));
+            }
+        }
+        present.insert(offset, rec);
+    }
+    for (offset, rec) in &expect.required {
+        if present.get(offset) != Some(rec) {
+            return Err(format!(
+                "durable offset {offset} is {} (log start {}, end {})",
+                if present.contains_key(offset) {
+                    "different"
+                } else {
+                    "missing"
+                },
+                log.log_start_offset(),
+                log.log_end_offset()
+            ));
+        }
+    }
+    let end = log.log_end_offset();
+    let probe = Rec {
+        key: b"probe".to_vec(),
+        value: b"after the crash".to_vec(),
+        timestamp: clock_now(clock),
+    };
+    let mut bytes = batch(0, std::slice::from_ref(&probe), Compression::None);
+    log.append_as_leader(&mut bytes)
+        .map_err(|e| format!("append after reopen: {e}"))?;
+    let after = read_all(&log, end)?;
+    if after.last().map(|(o, r)| (*o, r)) != Some((end, &probe)) {
+        return Err(format!(
+            "the append after reopen does not read back at {end}"
+        ));
+    }
+    dir.close()
+        .map_err(|e| format!("clean close after reopen: {e}"))?;
+    drop(log);
+    drop(dir);
+    let problems = check_partition(image, &root.join(tp().dir_name()));
+    if !problems.is_empty() {
+        return Err(format!("check: {}", problems.join("; ")));
+    }
+    Ok(())
+}

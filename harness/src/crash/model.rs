@@ -1,0 +1,58 @@
+//! What a workload knows about the log (every record it appended, which are durable), and what
+//! a crash image must hold.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Rec {
+    pub(super) key: Vec<u8>,
+    pub(super) value: Vec<u8>,
+    pub(super) timestamp: i64,
+}
+
+/// What the workload knows about the log.
+#[derive(Default, Clone)]
+pub(super) struct Model {
+    /// Every version ever appended at each offset.
+    pub(super) appended: BTreeMap<i64, Vec<Rec>>,
+    /// The log's content now, as the workload made it.
+    pub(super) current: BTreeMap<i64, Rec>,
+    /// Offsets acknowledged durable (and still current).
+    pub(super) durable: BTreeSet<i64>,
+    /// Offsets a compaction may have removed (not the latest of their key when it ran).
+    pub(super) cleanable: BTreeSet<i64>,
+    /// Offsets below this may have been deleted by retention.
+    pub(super) log_start: i64,
+    /// The batches appended and still current: base offset to last offset.
+    pub(super) batches: BTreeMap<i64, i64>,
+}
+
+impl Model {
+    pub(super) fn required(&self) -> BTreeMap<i64, Rec> {
+        self.durable
+            .iter()
+            .filter(|o| **o >= self.log_start && !self.cleanable.contains(o))
+            .filter_map(|o| self.current.get(o).map(|r| (*o, r.clone())))
+            .collect()
+    }
+}
+
+/// The expectations for images captured during one operation.
+pub(super) struct Expect {
+    pub(super) required: BTreeMap<i64, Rec>,
+    pub(super) op: String,
+}
+
+pub(super) fn batch(base: i64, recs: &[Rec], codec: Compression) -> Vec<u8> {
+    let records = recs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| NewRecord::new(i as i32, r.timestamp, Some(&r.key[..]), Some(&r.value[..])));
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(&BatchOptions::new(base, codec), records, &mut out)
+        .unwrap();
+    out
+}

@@ -1,0 +1,142 @@
+//! `cargo xtask kafka-interop`: Kafka itself judges seglog's format, both ways.
+//!
+//! 1. Kafka reads what we write: seglog builds two partitions (every codec, rolled segments,
+//!    out-of-order timestamps, headers, null keys and values; and a compacted one), Kafka's own
+//!    `DumpLogSegments --deep-iteration --print-data-log` reads every `.log`, `.index` and
+//!    `.timeindex`, and the records it prints must be exactly the ones written.
+//! 2. The same indexes as Kafka: Kafka's `LogSegment.recover` on copies of our `.log` files must
+//!    rebuild byte-identical `.index` and `.timeindex` files.
+//! 3. Kafka writes, we read: a single-node KRaft broker, one producer per codec; after a clean stop
+//!    `seglog check` passes on its log directory and `seglog consume --json` returns exactly the
+//!    acknowledged records. Then a broker is SIGKILLed mid-produce, and `seglog recover` and
+//!    `seglog check` must handle the unclean directory, keeping every acknowledged record; a broker
+//!    restarted on the recovered directory must serve the same records.
+//! 4. We write, Kafka serves: seglog appends to a partition directory the broker created and writes
+//!    the checkpoints the broker reads; after a restart a real consumer reads every record.
+//!
+//! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
+//! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
+//! when dropped, so no exit path (an error, a panic, a timeout) leaves one running; the broker
+//! also exits when its stdin (a pipe from us) closes, which covers this process being killed.
+//!
+//! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
+//! `target/m2`); without them the check says it was skipped and succeeds.
+//!
+//! One module per step, run in the order 1, 2, 3a, 4, 3b (step 3b reuses step 4's broker);
+//! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
+
+mod ctx;
+mod dump_output;
+mod guard;
+mod kraft;
+mod records;
+mod segment_files;
+mod step1_dump;
+mod step2_recover;
+mod step3a_kafka_writes;
+mod step3b_sigkill;
+mod step4_seglog_appends;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+
+use ctx::Ctx;
+use kraft::KafkaNode;
+use step1_dump::step1;
+use step2_recover::step2;
+use step3a_kafka_writes::step3a;
+use step3b_sigkill::step3b;
+use step4_seglog_appends::step4;
+
+/// Records per codec in step 3, and records seglog appends in step 4.
+const PRODUCED_PER_CODEC: usize = 1000;
+const APPENDED: usize = 1500;
+/// Acknowledged records to wait for before the SIGKILL in step 3.
+const ACKED_BEFORE_KILL: usize = 3000;
+const CODECS: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
+/// The `index.interval.bytes` of the partitions `seglog-kafka-interop-writer` builds.
+const INDEX_INTERVALS: [(&str, u32); 2] = [("interop-0", 300), ("interop_compacted-0", 200)];
+const SEGMENT_INDEX_BYTES: u32 = 10 * 1024 * 1024;
+/// JVM options: the clients and tools are short-lived (fast start); the broker gets a bounded heap.
+const TOOL_JAVA_OPTS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m";
+const BROKER_JAVA_OPTS: &str = "-XX:+UseSerialGC -Xmx512m";
+
+pub(crate) fn run(root: &Path) -> Result<()> {
+    if let Some(missing) = missing_tool() {
+        println!(
+            "kafka-interop: skipped: {missing} is not installed (the check needs java 17+ and mvn)"
+        );
+        return Ok(());
+    }
+    let started = Instant::now();
+    let ctx = Ctx::new(root)?;
+    let mut timings = Vec::new();
+    let mut timed = |name: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        let t = Instant::now();
+        eprintln!("kafka-interop: {name}");
+        f().with_context(|| format!("kafka-interop: {name}"))?;
+        let took = t.elapsed();
+        eprintln!("kafka-interop: {name}: ok in {took:.1?}");
+        timings.push((name.to_owned(), took));
+        Ok(())
+    };
+    timed("build (seglog, the Kafka harness)", &mut || ctx.build())?;
+    let built = ctx.work.join("seglog-written");
+    let expected = ctx.work.join("seglog-written.jsonl");
+    timed(
+        "step 1: Kafka's DumpLogSegments reads what seglog wrote",
+        &mut || step1(&ctx, &built, &expected),
+    )?;
+    timed(
+        "step 2: Kafka's LogSegment.recover rebuilds our indexes byte for byte",
+        &mut || step2(&ctx, &built),
+    )?;
+    let mut kafka = None;
+    timed("format a KRaft node (kafka-storage format)", &mut || {
+        kafka = Some(KafkaNode::format(&ctx)?);
+        Ok(())
+    })?;
+    let kafka = kafka.context("no KRaft node")?;
+    timed(
+        "step 3a: a KRaft broker writes with a producer per codec, seglog reads",
+        &mut || step3a(&ctx, &kafka),
+    )?;
+    let mut running = None;
+    timed(
+        "step 4: seglog appends to the broker's partition, Kafka serves it",
+        &mut || {
+            running = Some(step4(&ctx, &kafka)?);
+            Ok(())
+        },
+    )?;
+    timed(
+        "step 3b: SIGKILL mid-produce, seglog recover and check",
+        &mut || step3b(&ctx, &kafka, running.take().context("no running broker")?),
+    )?;
+    for (name, took) in &timings {
+        println!("kafka-interop: {took:>8.1?}  {name}");
+    }
+    println!(
+        "kafka-interop: all steps passed in {:.1?}",
+        started.elapsed()
+    );
+    Ok(())
+}
+
+fn missing_tool() -> Option<&'static str> {
+    for (tool, arg) in [("java", "-version"), ("mvn", "-v")] {
+        let ok = Command::new(tool)
+            .arg(arg)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            return Some(tool);
+        }
+    }
+    None
+}
