@@ -1,7 +1,6 @@
 //! Appending whole, offset-assigned batches to the `.log` and indexing them (Kafka's `append`).
 
 use std::path::Path;
-use std::sync::atomic::Ordering;
 
 use seglog_record_format as rf;
 
@@ -22,7 +21,7 @@ impl<F: FileSystem> LogSegment<F> {
         }
         let mut w = self.writer.lock();
         let batches = frame_whole(&self.path(), records)?;
-        let physical_position = self.size.load(Ordering::Relaxed);
+        let physical_position = self.size.load_by_writer();
         if !self.can_convert_to_relative_offset(largest_offset) {
             return Err(Error::OffsetOverflow {
                 path: self.log_path(),
@@ -48,7 +47,7 @@ impl<F: FileSystem> LogSegment<F> {
             index_batch(&mut w, self.config.index_interval_bytes, batch, position)?;
             position += batch.size;
         }
-        self.size.store(new_size, Ordering::Release);
+        self.size.publish(new_size);
         if let Some((map, file)) = self.existing_mapping() {
             // A failed remap leaves the old mapping in use: reads past it use `pread`.
             let _ = map.publish(file, new_size);

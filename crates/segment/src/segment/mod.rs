@@ -14,7 +14,7 @@
 //! the mapping, which waits until no reader can touch the bytes cut; `close` and `delete` unmap.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
@@ -32,11 +32,13 @@ mod lifecycle;
 mod mapping;
 mod read;
 mod recover;
+mod size;
 mod time_lookup;
 
 pub use lifecycle::RollParams;
 pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};
 pub use recover::{RecoveryReport, RecoveryStop, StopReason};
+use size::PublishedSize;
 pub use time_lookup::TimestampAndOffset;
 
 /// The largest size a segment may have (Kafka's `Int.MAX`).
@@ -123,7 +125,7 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     /// rename under the writer's lock cannot invert the order with a reader).
     log_path: Mutex<Arc<PathBuf>>,
     /// The logical size of the `.log` (the file may be longer when preallocated).
-    size: AtomicU64,
+    size: PublishedSize,
     offset_reader: OnceLock<OffsetIndexReader>,
     time_reader: OnceLock<TimeIndexReader>,
     /// The `.log` mapped for reads: unset until the first read (opening maps nothing); `None`
@@ -192,7 +194,7 @@ impl<F: FileSystem> LogSegment<F> {
             config,
             log,
             log_path: Mutex::new(Arc::new(log_path)),
-            size: AtomicU64::new(size),
+            size: PublishedSize::new(size),
             offset_reader: OnceLock::new(),
             time_reader: OnceLock::new(),
             mapped: OnceLock::new(),
@@ -236,7 +238,7 @@ impl<F: FileSystem> LogSegment<F> {
 
     /// The logical size of the `.log` in bytes.
     pub fn size(&self) -> u64 {
-        self.size.load(Ordering::Acquire)
+        self.size.load()
     }
 
     /// The `.log` file's current path.
