@@ -150,7 +150,7 @@ fn has_nextest() -> bool {
 }
 
 /// The crates whose sources hold loom models, and the test-name filter that selects them.
-const LOOM_CRATES: &[&str] = &["seglog-mmap-index", "seglog-log"];
+const LOOM_CRATES: &[&str] = &["seglog-mmap-index", "seglog-segment", "seglog-log"];
 
 fn loom(args: &[String]) -> Result<()> {
     let root = project_root();

@@ -44,6 +44,7 @@
 
 mod error;
 pub mod io;
+mod loom;
 pub mod naming;
 pub mod scan;
 mod segment;

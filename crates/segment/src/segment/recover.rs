@@ -148,8 +148,7 @@ impl<F: FileSystem> LogSegment<F> {
             self.log
                 .set_len(valid_bytes)
                 .map_err(|e| Error::io(&path, "truncate", e))?;
-            self.size
-                .store(valid_bytes, std::sync::atomic::Ordering::Release);
+            self.size.publish(valid_bytes);
         }
         w.offset_index.get_mut()?.trim_to_valid_size()?;
         let max = w.max_timestamp_and_offset;
@@ -191,8 +190,7 @@ impl<F: FileSystem> LogSegment<F> {
                 self.log
                     .set_len(m.position)
                     .map_err(|e| Error::io(&path, "truncate", e))?;
-                self.size
-                    .store(m.position, std::sync::atomic::Ordering::Release);
+                self.size.publish(m.position);
                 original - m.position
             }
             _ => 0,

@@ -1,0 +1,83 @@
+//! Appending whole, offset-assigned batches to the `.log` and indexing them (Kafka's `append`).
+
+use std::path::Path;
+
+use seglog_record_format as rf;
+
+use super::{BatchFacts, LogSegment, MAX_SEGMENT_SIZE, index_batch};
+use crate::error::{Error, Result};
+use crate::io::{File, FileSystem};
+
+impl<F: FileSystem> LogSegment<F> {
+    /// Appends already-offset-assigned batches whose largest offset is `largest_offset`
+    /// (Kafka's `append`, with the per-batch index rule of KAFKA-806): for each batch, if more
+    /// than `index.interval.bytes` were written since the last index entry (checked before the
+    /// batch's own bytes count), the batch gets an offset index entry (its last offset, its start
+    /// position) and a time index entry (the running max timestamp and the last offset of the
+    /// batch holding it).
+    pub fn append(&self, largest_offset: i64, records: &[u8]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        let mut w = self.writer.lock();
+        let batches = frame_whole(&self.path(), records)?;
+        let physical_position = self.size.load_by_writer();
+        if !self.can_convert_to_relative_offset(largest_offset) {
+            return Err(Error::OffsetOverflow {
+                path: self.log_path(),
+                offset: largest_offset,
+            });
+        }
+        let new_size = physical_position + records.len() as u64;
+        if new_size > MAX_SEGMENT_SIZE {
+            return Err(Error::SegmentTooLarge {
+                path: self.log_path(),
+                size: new_size,
+            });
+        }
+        if physical_position == 0 {
+            w.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
+        }
+        self.log
+            .write_all_at(records, physical_position)
+            .map_err(|e| Error::io(&*self.path(), "write", e))?;
+        Self::load_max_timestamp(&mut w)?;
+        let mut position = physical_position;
+        for batch in &batches {
+            index_batch(&mut w, self.config.index_interval_bytes, batch, position)?;
+            position += batch.size;
+        }
+        self.size.publish(new_size);
+        if let Some((map, file)) = self.existing_mapping() {
+            // A failed remap leaves the old mapping in use: reads past it use `pread`.
+            let _ = map.publish(file, new_size);
+        }
+        Ok(())
+    }
+}
+
+/// Frames `records` completely, or refuses them: `append` takes whole batches only.
+fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
+    let invalid = |reason: String| Error::InvalidRecords {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut facts = Vec::new();
+    let mut batches = rf::batches(records);
+    for batch in &mut batches {
+        let batch = batch.map_err(|e| invalid(e.to_string()))?;
+        let decoded = batch.decode().map_err(|e| invalid(e.to_string()))?;
+        facts.push(BatchFacts {
+            last_offset: decoded.last_offset(),
+            max_timestamp: decoded.max_timestamp(),
+            size: batch.size_in_bytes() as u64,
+        });
+    }
+    if batches.position() != records.len() {
+        return Err(invalid(format!(
+            "{} trailing bytes after the last whole batch",
+            records.len() - batches.position()
+        )));
+    }
+    Ok(facts)
+}

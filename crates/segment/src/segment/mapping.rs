@@ -1,0 +1,66 @@
+//! The `.log`'s read mapping: created on the first read, grown by `append`, shrunk before every
+//! cut of the file, unmapped by `close` and `delete` (the rules are in the parent's documentation).
+
+use seglog_mmap_index::MappedFile;
+
+use super::LogSegment;
+use crate::io::{File, FileSystem};
+use crate::scan::MappedLog;
+
+impl<F: FileSystem> LogSegment<F> {
+    /// The `.log`'s mapping, created on first use on a real file system; `None` on `SimFs`, after
+    /// a failed `mmap`, and once closed or deleted before any read.
+    fn mapped(&self) -> Option<&MappedFile> {
+        if let Some(mapped) = self.mapped.get() {
+            let map = mapped.as_ref()?;
+            if map.is_evicted()
+                && let Some(file) = self.log.mappable()
+            {
+                // The budget took the mapping away: map it again (ahead of the published
+                // length). A failure leaves it unmapped, and this read uses `pread`.
+                let _ = map.remap(file);
+            }
+            return Some(map);
+        }
+        let file = self.log.mappable()?;
+        // Under the writer's lock: the size cannot change (appends, truncations and recovery
+        // hold it) between reading it and publishing it as the mapping's length.
+        let _w = self.writer.lock();
+        self.mapped
+            .get_or_init(|| MappedFile::open_in(file, self.size(), self.budget.as_ref()).ok())
+            .as_ref()
+    }
+
+    /// What reads of the `.log` go through: the mapping when there is one, else `pread`.
+    #[inline]
+    pub(super) fn source(&self) -> MappedLog<'_, F::File> {
+        MappedLog {
+            file: &self.log,
+            map: self.mapped(),
+        }
+    }
+
+    /// The mapping if one was created (never creates one). Writer's lock held by the caller.
+    pub(super) fn existing_mapping(&self) -> Option<(&MappedFile, &std::fs::File)> {
+        let map = self.mapped.get()?.as_ref()?;
+        Some((map, self.log.mappable()?))
+    }
+
+    /// Called with the writer's lock held before any `set_len(len)` of the `.log`: lowers the
+    /// mapping's published length and waits until no reader can touch a byte at or past `len`.
+    pub(super) fn shrink_mapping(&self, len: u64) {
+        if let Some((map, file)) = self.existing_mapping()
+            && map.shrink_to(file, len).is_err()
+        {
+            map.close();
+        }
+    }
+
+    /// Called with the writer's lock held by `close` and `delete`: unmaps (waiting for reads
+    /// inside), and makes sure no later read maps the file again.
+    pub(super) fn close_mapping(&self) {
+        if let Some(map) = self.mapped.get_or_init(|| None) {
+            map.close();
+        }
+    }
+}
