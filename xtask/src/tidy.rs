@@ -7,6 +7,7 @@
 //! - `.rs` and `.toml` files are ASCII (redb's rule);
 //! - library code (`crates/*/src`) does no `std::fs` outside the I/O seam's crate (`crates/fs`): every
 //!   file and directory operation goes through `seglog_fs`, so the simulated file system sees it;
+//! - loom is switched by one cfg, `cfg(all(test, loom))`, in every library crate;
 //! - no library source file is over [`MAX_LIBRARY_LINES`] lines, and no library crate's modules import
 //!   each other in a loop (see `modules.rs`).
 
@@ -129,6 +130,15 @@ fn check_library_file(rel: &str, text: &str) -> Vec<String> {
         problems.push(format!(
             "{rel}: {lines} lines, over {MAX_LIBRARY_LINES}: split it by concept"
         ));
+    }
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        if code.contains(concat!("cfg(", "loom)")) || code.contains(concat!("cfg(not(", "loom))")) {
+            problems.push(format!(
+                "{rel}:{}: loom is switched by `cfg(all(test, loom))` in every crate (tokio's facade pattern)",
+                i + 1
+            ));
+        }
     }
     if !rel.starts_with(FS_HOME) {
         for (i, line) in text.lines().enumerate() {
@@ -306,6 +316,12 @@ mod tests {
         assert!(!is_library_source("crates/log-cli/src/main.rs"));
         assert!(!is_library_source("crates/log/tests/a.rs"));
         assert!(!is_library_source("crates/log/examples/a.rs"));
+    }
+
+    #[test]
+    fn bare_loom_cfg_is_reported() {
+        let text = "//! x\n#[cfg(loom)]\nmod a;\n#[cfg(not(loom))]\nmod b;\n#[cfg(all(test, loom))]\nmod c;\n";
+        assert_eq!(check_library_file("crates/log/src/a.rs", text).len(), 2);
     }
 
     #[test]
