@@ -4,7 +4,7 @@
 mod group_commit;
 mod validate;
 
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use seglog_record_format::{self as rf, TimestampType};

@@ -10,7 +10,7 @@ use seglog_segment::io::FileSystem;
 
 use super::{Throttle, batch_first_offset, corrupt, for_each_record, whole_segment_read};
 use crate::error::Result;
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use crate::offset_map::{OffsetMap, key_hash};
 use crate::partition::{Inner, SegmentMap};
 

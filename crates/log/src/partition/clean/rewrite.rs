@@ -11,7 +11,7 @@ use seglog_segment::{LogSegment, naming};
 
 use super::{CleanReport, Throttle, Work, corrupt, whole_segment_read};
 use crate::error::Result;
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use crate::offset_map::{OffsetMap, key_hash};
 use crate::partition::Inner;
 

@@ -8,7 +8,7 @@ use seglog_segment::{LogSegment, naming};
 
 use super::StopAfter;
 use crate::error::Result;
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use crate::partition::Inner;
 
 impl<F: FileSystem> Inner<F> {
