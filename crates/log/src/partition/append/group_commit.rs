@@ -10,8 +10,8 @@ use crate::error::Result;
 use crate::partition::PartitionLog;
 
 /// How many group-commit rounds may fsync at once. One gives the fewest fsyncs: every appender
-/// that arrives during a round is covered by the next. (Two overlap fsyncs, which ext4 merges by
-/// itself; on this project's machines that traded a third more fsyncs for no clear throughput gain.)
+/// that arrives during a round is covered by the next. Overlapping rounds add fsyncs without a
+/// clear throughput gain (docs/benchmarks.md, the partition log's durable appends).
 const MAX_ROUNDS_IN_FLIGHT: u32 = 1;
 
 /// The longest a round's leader lingers for the appenders the last round released (see
@@ -93,7 +93,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// waiter below it; whoever arrived meanwhile is covered by the next round.
     ///
     /// Started at once, the next round would miss the appenders the last one just released:
-    /// they append again a few microseconds later and wait a whole round more, so with `n`
+    /// they append again moments later and wait a whole round more, so with `n`
     /// appenders each round would cover about `n / 2` appends. So the next round's leader first
     /// lingers until those appenders are back and have written (or are writing: see
     /// `appending`), for at most half an average round (ext4's journal lingers the same way for
