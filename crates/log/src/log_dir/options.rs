@@ -52,7 +52,7 @@ pub struct LoadProgress {
 /// A progress callback.
 pub type ProgressFn = dyn Fn(&LoadProgress) + Send + Sync;
 
-/// Options for [`LogDir::open`].
+/// Options for [`LogDir::open`](super::LogDir::open).
 pub struct LogDirOptions {
     /// The configuration of partitions without their own `seglog.properties`.
     pub default_config: LogConfig,
