@@ -55,10 +55,10 @@ mod clean_shutdown;
 mod config;
 mod error;
 mod log_dir;
+mod loom;
 mod offset_map;
 mod partition;
 mod snapshot;
-mod sync;
 mod time;
 mod topic_partition;
 

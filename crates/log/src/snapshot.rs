@@ -8,7 +8,7 @@
 
 use std::sync::PoisonError;
 
-use crate::sync::{Arc, RwLock};
+use crate::loom::sync::{Arc, RwLock};
 
 /// A value shared by snapshot. See the module documentation.
 #[derive(Debug)]

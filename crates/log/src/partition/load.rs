@@ -1,6 +1,6 @@
 //! Opening a partition log: Kafka's `LogLoader.load`, step by step, with a report of what it did.
 
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};

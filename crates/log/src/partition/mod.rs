@@ -14,7 +14,7 @@ mod load;
 mod read;
 mod retention;
 
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};

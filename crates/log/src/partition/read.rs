@@ -1,6 +1,6 @@
 //! Reads, offset lookups by time (Kafka's `ListOffsets`), the log start offset, and truncation.
 
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
 

@@ -2,7 +2,7 @@
 //! time; never at or above the high watermark; deleted segments renamed `.deleted` and removed
 //! after `file.delete.delay.ms`.
 
-use crate::sync::Arc;
+use crate::loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use seglog_segment::LogSegment;

@@ -1,0 +1,335 @@
+//! Topic-level log configuration with Kafka's names, defaults and validators (`LogConfig`).
+//!
+//! [`LogConfig::parse`] reads Kafka-style `key=value` properties text; [`LogConfig::set`] applies one
+//! pair. Every value is checked with Kafka's validator, and an invalid value is an error that names the
+//! key, the value and the allowed range. As in Kafka 4.x, `segment.bytes` must be at least 1 MiB, and
+//! the internal `internal.segment.bytes` (used by Kafka's own tests) overrides it without that minimum.
+
+/// Kafka's defaults (`LogConfig`, `ServerLogConfigs`, Kafka 4.x).
+pub mod defaults;
+mod parse;
+mod validate;
+
+use std::fmt;
+
+use crate::error::Error;
+
+pub use parse::KEYS;
+
+/// `cleanup.policy`: any combination of `delete` and `compact` (Kafka trunk also allows neither).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CleanupPolicy {
+    /// Old segments are deleted by time, size and log start offset.
+    pub delete: bool,
+    /// The log is compacted: only the latest record per key is kept.
+    pub compact: bool,
+}
+
+/// `message.timestamp.type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageTimestampType {
+    /// Keep the producer's timestamps.
+    CreateTime,
+    /// Overwrite timestamps with the broker's append time.
+    LogAppendTime,
+}
+
+/// `compression.type`: the codec the log writes, or `producer` to keep what the producer sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompressionType {
+    /// Keep the producer's codec.
+    Producer,
+    /// No compression.
+    Uncompressed,
+    /// gzip.
+    Gzip,
+    /// snappy (xerial framing).
+    Snappy,
+    /// lz4 (Kafka's frame).
+    Lz4,
+    /// zstd.
+    Zstd,
+}
+
+/// A partition log's configuration. Field names are Kafka's topic config names with units last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogConfig {
+    /// `segment.bytes`: roll when a segment would grow past this. Default 1 GiB.
+    pub segment_bytes: i32,
+    /// `segment.ms`: roll when the segment's first timestamp is this old. Default 7 days.
+    pub segment_ms: i64,
+    /// `segment.jitter.ms`: random jitter subtracted from `segment.ms`, drawn once per segment.
+    pub segment_jitter_ms: i64,
+    /// `segment.index.bytes`: the preallocated size of each index file. Default 10 MiB.
+    pub segment_index_bytes: i32,
+    /// `index.interval.bytes`: bytes between offset index entries. Default 4096.
+    pub index_interval_bytes: i32,
+    /// `flush.messages`: fsync after this many messages. Default `i64::MAX` (never).
+    pub flush_messages: i64,
+    /// `flush.ms`: fsync when the last flush is this old. Default `i64::MAX` (never).
+    pub flush_ms: i64,
+    /// `retention.ms`: delete segments whose largest timestamp is older. -1 = forever. Default 7 days.
+    pub retention_ms: i64,
+    /// `retention.bytes`: delete old segments while the log is larger. -1 = unlimited (default).
+    pub retention_bytes: i64,
+    /// `file.delete.delay.ms`: how long `.deleted` files wait before removal. Default 60 s.
+    pub file_delete_delay_ms: i64,
+    /// `max.message.bytes`: the largest record batch accepted. Default 1048588.
+    pub max_message_bytes: i32,
+    /// `message.timestamp.type`.
+    pub message_timestamp_type: MessageTimestampType,
+    /// `message.timestamp.before.max.ms`: how far in the past a CreateTime timestamp may be.
+    pub message_timestamp_before_max_ms: i64,
+    /// `message.timestamp.after.max.ms`: how far in the future a CreateTime timestamp may be (1 h).
+    pub message_timestamp_after_max_ms: i64,
+    /// `preallocate`: create new `.log` files at full `segment.bytes` length.
+    pub preallocate: bool,
+    /// `cleanup.policy`.
+    pub cleanup_policy: CleanupPolicy,
+    /// `compression.type`.
+    pub compression_type: CompressionType,
+    /// `delete.retention.ms`: how long tombstones survive after the first cleaning saw them. 1 day.
+    pub delete_retention_ms: i64,
+    /// `min.compaction.lag.ms`: records younger than this are not compacted. Default 0.
+    pub min_compaction_lag_ms: i64,
+    /// `max.compaction.lag.ms`: records older than this force a cleaning. Default `i64::MAX`.
+    pub max_compaction_lag_ms: i64,
+    /// `min.cleanable.dirty.ratio`: clean when the dirty share is strictly above this. Default 0.5.
+    pub min_cleanable_dirty_ratio: f64,
+    /// `seglog.max.segment.mappings` (seglog's own key, not Kafka's): the most memory mappings
+    /// this log's segments hold at once, counting each `.index`, `.timeindex` and `.log` mapping
+    /// as one. When a new mapping would pass it, the least recently used mappings are unmapped
+    /// (after the reads inside them finish) and made again on next use, so a log of 100,000
+    /// segments read at random never needs `vm.max_map_count` raised (KAFKA-6343). -1 (the
+    /// default) is no limit, as in Kafka; otherwise at least 16. Mappings are per process, so size
+    /// it with every log of the process in mind: the kernel's default limit is 65,530.
+    pub max_segment_mappings: i64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self {
+            segment_bytes: defaults::SEGMENT_BYTES,
+            segment_ms: defaults::SEGMENT_MS,
+            segment_jitter_ms: 0,
+            segment_index_bytes: defaults::SEGMENT_INDEX_BYTES,
+            index_interval_bytes: defaults::INDEX_INTERVAL_BYTES,
+            flush_messages: i64::MAX,
+            flush_ms: i64::MAX,
+            retention_ms: defaults::RETENTION_MS,
+            retention_bytes: -1,
+            file_delete_delay_ms: defaults::FILE_DELETE_DELAY_MS,
+            max_message_bytes: defaults::MAX_MESSAGE_BYTES,
+            message_timestamp_type: MessageTimestampType::CreateTime,
+            message_timestamp_before_max_ms: i64::MAX,
+            message_timestamp_after_max_ms: defaults::MESSAGE_TIMESTAMP_AFTER_MAX_MS,
+            preallocate: false,
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: false,
+            },
+            compression_type: CompressionType::Producer,
+            delete_retention_ms: defaults::DELETE_RETENTION_MS,
+            min_compaction_lag_ms: 0,
+            max_compaction_lag_ms: i64::MAX,
+            min_cleanable_dirty_ratio: defaults::MIN_CLEANABLE_DIRTY_RATIO,
+            max_segment_mappings: -1,
+        }
+    }
+}
+
+fn invalid(key: &str, value: &str, allowed: impl fmt::Display) -> Error {
+    Error::InvalidConfig {
+        key: key.to_owned(),
+        value: value.to_owned(),
+        allowed: allowed.to_string(),
+    }
+}
+
+impl LogConfig {
+    /// The effective roll time (`LogConfig.maxSegmentMs`): for a compacted log with a max compaction
+    /// lag, the smaller of that lag and `segment.ms`.
+    pub fn max_segment_ms(&self) -> i64 {
+        if self.cleanup_policy.compact && self.max_compaction_lag_ms > 0 {
+            self.segment_ms.min(self.max_compaction_lag_ms)
+        } else {
+            self.segment_ms
+        }
+    }
+
+    /// The roll jitter for a new segment from a random draw (`LogConfig.randomSegmentJitter`):
+    /// `|random| % min(segment.jitter.ms, segment.ms)`, or 0 without jitter.
+    pub fn segment_jitter_from(&self, random: u64) -> i64 {
+        if self.segment_jitter_ms <= 0 {
+            return 0;
+        }
+        let bound = self
+            .segment_jitter_ms
+            .min(self.segment_ms)
+            .max(1)
+            .unsigned_abs();
+        i64::try_from(random % bound).unwrap_or(0)
+    }
+
+    /// The length a new `.log` file is created with: `segment.bytes` when preallocating, else 0.
+    pub fn initial_file_size(&self) -> u64 {
+        if self.preallocate {
+            u64::try_from(self.segment_bytes).unwrap_or(0)
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_kafkas() {
+        let c = LogConfig::default();
+        assert_eq!(c.segment_bytes, 1_073_741_824);
+        assert_eq!(c.segment_ms, 604_800_000);
+        assert_eq!(c.segment_index_bytes, 10_485_760);
+        assert_eq!(c.index_interval_bytes, 4096);
+        assert_eq!(c.flush_messages, i64::MAX);
+        assert_eq!(c.retention_bytes, -1);
+        assert_eq!(c.retention_ms, 604_800_000);
+        assert_eq!(c.max_message_bytes, 1_048_588);
+        assert_eq!(c.file_delete_delay_ms, 60_000);
+        assert_eq!(c.delete_retention_ms, 86_400_000);
+        assert_eq!(
+            c.cleanup_policy,
+            CleanupPolicy {
+                delete: true,
+                compact: false
+            }
+        );
+        assert!((c.min_cleanable_dirty_ratio - 0.5).abs() < f64::EPSILON);
+    }
+
+    #[test]
+    fn parses_properties_text() {
+        let c = LogConfig::parse(
+            "# a comment\n! another\nsegment.bytes = 2097152\nretention.ms: -1\n\
+             cleanup.policy=compact,delete\nmessage.timestamp.type=LogAppendTime\npreallocate=TRUE\n",
+        )
+        .unwrap();
+        assert_eq!(c.segment_bytes, 2_097_152);
+        assert_eq!(c.retention_ms, -1);
+        assert_eq!(
+            c.cleanup_policy,
+            CleanupPolicy {
+                delete: true,
+                compact: true
+            }
+        );
+        assert_eq!(
+            c.message_timestamp_type,
+            MessageTimestampType::LogAppendTime
+        );
+        assert!(c.preallocate);
+    }
+
+    #[test]
+    fn invalid_values_name_key_value_and_range() {
+        let err = LogConfig::from_pairs([("segment.bytes", "1000")]).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("segment.bytes") && text.contains("1000"),
+            "{text}"
+        );
+        assert!(text.contains("1048576"), "{text}");
+        for (key, value) in [
+            ("segment.ms", "0"),
+            ("segment.index.bytes", "3"),
+            ("index.interval.bytes", "-1"),
+            ("flush.messages", "0"),
+            ("retention.ms", "-2"),
+            ("max.compaction.lag.ms", "0"),
+            ("min.cleanable.dirty.ratio", "1.5"),
+            ("cleanup.policy", "archive"),
+            ("compression.type", "brotli"),
+            ("preallocate", "yes"),
+            ("segment.ms", "not_a_number"),
+        ] {
+            let err = LogConfig::from_pairs([(key, value)]).unwrap_err();
+            assert!(
+                matches!(err, Error::InvalidConfig { .. }),
+                "{key}={value}: {err}"
+            );
+        }
+        assert!(matches!(
+            LogConfig::from_pairs([("segment.byte", "1")]).unwrap_err(),
+            Error::UnknownConfig { .. }
+        ));
+    }
+
+    #[test]
+    fn max_segment_mappings_is_minus_one_or_at_least_sixteen() {
+        assert_eq!(LogConfig::default().max_segment_mappings, -1);
+        let c = LogConfig::from_pairs([("seglog.max.segment.mappings", "16")]).unwrap();
+        assert_eq!(c.max_segment_mappings, 16);
+        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+        for bad in ["0", "15", "-2", "many"] {
+            let err = LogConfig::from_pairs([("seglog.max.segment.mappings", bad)]).unwrap_err();
+            assert!(
+                err.to_string().contains("seglog.max.segment.mappings"),
+                "{bad}: {err}"
+            );
+        }
+        let direct = LogConfig {
+            max_segment_mappings: 3,
+            ..LogConfig::default()
+        };
+        assert!(direct.validate().is_err());
+    }
+
+    #[test]
+    fn internal_segment_bytes_bypasses_the_minimum() {
+        let c = LogConfig::from_pairs([("internal.segment.bytes", "1024")]).unwrap();
+        assert_eq!(c.segment_bytes, 1024);
+        assert!(LogConfig::from_pairs([("internal.segment.bytes", "13")]).is_err());
+    }
+
+    #[test]
+    fn min_compaction_lag_cannot_exceed_max() {
+        let err = LogConfig::from_pairs([
+            ("max.compaction.lag.ms", "100"),
+            ("min.compaction.lag.ms", "200"),
+        ])
+        .unwrap_err();
+        assert!(err.to_string().contains("min.compaction.lag.ms"));
+    }
+
+    #[test]
+    fn max_segment_ms_and_jitter_follow_kafka() {
+        let mut c = LogConfig {
+            segment_ms: 1000,
+            ..LogConfig::default()
+        };
+        assert_eq!(c.max_segment_ms(), 1000);
+        c.cleanup_policy.compact = true;
+        c.max_compaction_lag_ms = 400;
+        assert_eq!(c.max_segment_ms(), 400);
+        assert_eq!(c.segment_jitter_from(12345), 0);
+        c.segment_jitter_ms = 5000;
+        assert_eq!(c.segment_jitter_from(12345), 12345 % 1000);
+    }
+
+    #[test]
+    fn properties_round_trip() {
+        let c = LogConfig::from_pairs([
+            ("internal.segment.bytes", "4096"),
+            ("cleanup.policy", "compact"),
+            ("compression.type", "zstd"),
+            ("min.cleanable.dirty.ratio", "0.25"),
+        ])
+        .unwrap();
+        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+        assert_eq!(
+            LogConfig::parse(&LogConfig::default().to_properties()).unwrap(),
+            LogConfig::default()
+        );
+    }
+}

@@ -1,0 +1,108 @@
+//! The plain data of a log directory: its options, the scheduler's and the cleaner's settings,
+//! and what opening it reports.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::config::LogConfig;
+use crate::partition::LoadReport;
+use crate::time::Time;
+use crate::topic_partition::TopicPartition;
+
+/// A partition's own configuration overrides, in Kafka's properties format. Kafka keeps topic
+/// configs in its metadata log; seglog keeps them beside the segments, where Kafka ignores them.
+pub const PARTITION_CONFIG_FILE: &str = "seglog.properties";
+
+/// How often the scheduler wakes up, and what it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedulerConfig {
+    /// `log.flush.scheduler.interval.ms`: how often logs past their `flush.ms` are flushed.
+    pub flush_check_interval_ms: u64,
+    /// `log.retention.check.interval.ms` (Kafka's default: 5 minutes).
+    pub retention_check_interval_ms: u64,
+    /// `log.flush.offset.checkpoint.interval.ms` (Kafka's default: 1 minute).
+    pub checkpoint_interval_ms: u64,
+    /// `log.cleaner.backoff.ms`: how often the cleaner looks for a log to compact (Kafka: 15 s).
+    pub cleaner_backoff_ms: u64,
+}
+
+impl Default for SchedulerConfig {
+    fn default() -> Self {
+        Self {
+            flush_check_interval_ms: 1_000,
+            retention_check_interval_ms: 300_000,
+            checkpoint_interval_ms: 60_000,
+            cleaner_backoff_ms: 15_000,
+        }
+    }
+}
+
+/// Loading progress, reported while a log directory opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProgress {
+    /// How many partition logs the directory holds.
+    pub total: usize,
+    /// How many are loaded.
+    pub done: usize,
+    /// The one that just finished.
+    pub partition: TopicPartition,
+}
+
+/// A progress callback.
+pub type ProgressFn = dyn Fn(&LoadProgress) + Send + Sync;
+
+/// Options for [`LogDir::open`](super::LogDir::open).
+pub struct LogDirOptions {
+    /// The configuration of partitions without their own `seglog.properties`.
+    pub default_config: LogConfig,
+    /// `num.recovery.threads.per.data.dir`: how many logs load at once (Kafka 4.0: 2).
+    pub recovery_threads: usize,
+    /// The clock.
+    pub time: Arc<dyn Time>,
+    /// Called after each partition log loads.
+    pub progress: Option<Arc<ProgressFn>>,
+    /// Recover every segment of every log, as after an unclean shutdown with no recovery point
+    /// (what `seglog recover` does), whatever the marker and checkpoints say.
+    pub recover_all: bool,
+}
+
+impl std::fmt::Debug for LogDirOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogDirOptions")
+            .field("default_config", &self.default_config)
+            .field("recovery_threads", &self.recovery_threads)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What opening a log directory did.
+#[derive(Debug, Default)]
+pub struct LogDirReport {
+    /// Whether the `.kafka_cleanshutdown` marker was there (it is deleted on open).
+    pub had_clean_shutdown: bool,
+    /// A checkpoint that could not be read and was treated as empty, as Kafka does.
+    pub checkpoint_errors: Vec<String>,
+    /// Partition directories pending deletion (`-delete`) that were removed.
+    pub deleted_dirs: Vec<PathBuf>,
+    /// Every partition log's load report.
+    pub logs: BTreeMap<TopicPartition, LoadReport>,
+}
+
+/// The log cleaner's settings (Kafka's `log.cleaner.*`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CleanerSettings {
+    /// `log.cleaner.dedupe.buffer.size`: the key map's memory budget (Kafka: 128 MiB).
+    pub dedupe_buffer_bytes: usize,
+    /// `log.cleaner.io.max.bytes.per.second`: `None` for no limit (Kafka's default).
+    pub io_max_bytes_per_second: Option<f64>,
+}
+
+impl Default for CleanerSettings {
+    fn default() -> Self {
+        Self {
+            dedupe_buffer_bytes: 128 * 1024 * 1024,
+            io_max_bytes_per_second: None,
+        }
+    }
+}
