@@ -11,7 +11,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
 use crate::map::{Word, load, store};
-use crate::raw::{Field, Floor, floor_cold, floor_warm};
+use crate::search::{Field, Floor, floor_cold, floor_warm};
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -104,7 +104,7 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
     fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
     /// The search value of `slot` (position, or absolute offset), reading only the words needed.
     fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
-    /// The lookup search (see [`crate::raw::floor_warm`]): the largest of the first
+    /// The lookup search (see [`crate::search::floor_warm`]): the largest of the first
     /// `entries` slots whose key is at most `target`, comparing each entry in its cheapest form
     /// (the stored relative offset as an `i32`, or the timestamp), with the slot found by
     /// entry-sized strides. This is the warm part ([`floor_warm`]); the cold range is left to
@@ -336,7 +336,7 @@ impl TimeEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raw::floor_in;
+    use crate::search::floor_in;
     use zerocopy::{Immutable, IntoBytes};
 
     #[test]

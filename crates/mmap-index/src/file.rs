@@ -11,7 +11,8 @@ use crate::MappingBudget;
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::{MmapMemory, Unpinned};
-use crate::raw::{Bound, Core, Gone, Reader, Remapper, View};
+use crate::raw::{Core, Gone, Reader, Remapper, View};
+use crate::search::Bound;
 use crate::store::{Backing, IndexStore};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.

@@ -58,8 +58,9 @@ mod map;
 mod mapped_file;
 mod offset_index;
 mod raw;
+mod search;
 mod store;
-mod sync;
+mod loom;
 mod time_index;
 mod verify;
 

@@ -33,7 +33,7 @@ use std::io;
 use std::marker::PhantomData;
 
 use crate::budget::Member;
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
+use crate::loom::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
 
 /// How many mappings this process holds right now, over all indexes. Tests and benches read it
 /// through [`live_mappings`](crate::live_mappings) to prove that lazy opens create none. A plain
@@ -499,7 +499,7 @@ impl<M: Memory, X> SwapCell<M, X> {
         self.member.as_ref()
     }
 
-    fn lock_writer(&self) -> crate::sync::MutexGuard<'_, ()> {
+    fn lock_writer(&self) -> crate::loom::MutexGuard<'_, ()> {
         self.writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -26,7 +26,7 @@ use std::io;
 
 use crate::MappingBudget;
 use crate::map::{Memory, MmapMemory, SwapCell, Unpinned, shared_cell};
-use crate::sync::{Arc, AtomicUsize, Ordering};
+use crate::loom::{Arc, AtomicUsize, Ordering};
 
 /// How far ahead of the published length a growing mapping reaches, and the unit it grows by:
 /// an appender remaps once per this many bytes appended, and only when a reader has mapped the

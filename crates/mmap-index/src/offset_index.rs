@@ -5,7 +5,8 @@ use crate::entry::{Entry, OffsetEntry, OffsetPosition, kafka_absolute};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
 use crate::file::{IndexFile, index_api};
 use crate::map::MmapMemory;
-use crate::raw::{Bound, Field, Reader};
+use crate::raw::Reader;
+use crate::search::{Bound, Field};
 use crate::verify::{self, VerifyReport};
 
 /// A memory-mapped offset index (`.index`): sparse `(offset, position)` entries with strictly

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::{OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 use crate::raw::Core;
-use crate::sync::Ordering;
+use crate::loom::Ordering;
 
 const BASE: i64 = 100;
 

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::OffsetEntry;
 use crate::raw::{Core, Remapper};
-use crate::sync::{Arc, Ordering};
+use crate::loom::{Arc, Ordering};
 
 fn entry(slot: usize) -> OffsetEntry {
     let slot = u32::try_from(slot).unwrap();

@@ -7,7 +7,7 @@
 
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::mapped_file::FileCore;
-use crate::sync::{Arc, Ordering};
+use crate::loom::{Arc, Ordering};
 
 /// What a word past the end of the "file" holds: reading it would be a `SIGBUS`.
 const GONE: u32 = 0xDEAD_BEEF;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::OffsetEntry;
 use crate::raw::Core;
-use crate::sync::{Arc, Ordering};
+use crate::loom::{Arc, Ordering};
 
 const BASE: i64 = 0;
 

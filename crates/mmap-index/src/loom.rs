@@ -34,10 +34,10 @@ mod imp {
 
 #[cfg(all(test, loom))]
 mod imp {
-    pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-    pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
-    pub(crate) use loom::thread::yield_now;
+    pub(crate) use ::loom::cell::UnsafeCell;
+    pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+    pub(crate) use ::loom::sync::{Arc, Mutex, MutexGuard};
+    pub(crate) use ::loom::thread::yield_now;
 }
 
 pub(crate) use imp::*;
