@@ -49,27 +49,34 @@
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
 
+// Bottom to top: each module uses only the modules above it in this list (and its own children).
 mod budget;
 mod entry;
 mod error;
 mod file;
+mod index;
 mod lazy;
+mod loom;
 mod map;
 mod mapped_file;
 mod offset_index;
+mod options;
 mod raw;
+mod reader;
 mod search;
 mod store;
-mod loom;
 mod time_index;
 mod verify;
 
 pub use budget::MappingBudget;
-pub use entry::{NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
+pub use entry::{Entry, NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 pub use error::{CorruptKind, Error, IndexKind, Result};
-pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
+pub use index::Index;
+pub use lazy::{LazyIndex, LazyOffsetIndex, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
+pub use options::IndexOptions;
+pub use reader::IndexReader;
 pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};

@@ -4,6 +4,7 @@
 //!
 //! The facade switches on `all(test, loom)`, not on `loom` alone: loom is a dev-dependency, so a
 //! plain `--cfg loom` build of the library (no tests) keeps std's types and still compiles.
+#![forbid(unsafe_code)]
 
 #[cfg(not(all(test, loom)))]
 mod imp {

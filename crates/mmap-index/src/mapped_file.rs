@@ -162,7 +162,6 @@ impl<M: Memory> Drop for FileCore<M> {
     }
 }
 
-
 /// A read-only, shared memory map of a file that its owner appends to and sometimes truncates
 /// (a segment's `.log`), with lock-free readers: [`read_at`](Self::read_at) pins the mapping,
 /// copies the bytes out and unpins, with no system call.

@@ -8,6 +8,7 @@
 //! slot below the count it saw is fully written. Readers also clamp the count to the pinned
 //! mapping's capacity: a count loaded before a truncate-and-trim may exceed the smaller mapping
 //! installed since.
+#![forbid(unsafe_code)]
 
 use std::io;
 use std::marker::PhantomData;
@@ -103,7 +104,6 @@ fn remap<M: Memory>(cell: &SwapCell<M, Meta<M>>) -> Result<(), Gone> {
         .map(drop)
         .map_err(Gone::Remap)
 }
-
 
 /// A consistent view for one operation: a pinned mapping and an entry count that fits it.
 pub(crate) struct View<'a, E, M: Memory> {

@@ -19,7 +19,7 @@ pub(crate) enum Bound {
 
 /// Which field a slot search compares (Kafka's `IndexSearchType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Field {
+pub enum Field {
     /// Offset (offset index) or timestamp (time index).
     Key,
     /// Position (offset index) or offset (time index).
@@ -99,7 +99,7 @@ pub(crate) fn floor_in<C, K: Ord + Copy>(
 
 /// Where [`floor_warm`] found a lookup's answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Floor {
+pub enum Floor {
     /// In this slot.
     Slot(usize),
     /// Below the first entry (or the index is empty).

@@ -52,7 +52,6 @@ pub(crate) fn read_published(
     })
 }
 
-
 /// How many bytes a copy of `want` bytes at `position` takes from `cells`, stopping at
 /// `published` and at the end of `cells`.
 #[inline]
@@ -222,4 +221,3 @@ mod tests {
         }
     }
 }
-

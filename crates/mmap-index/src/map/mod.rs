@@ -26,7 +26,7 @@ pub(crate) use mmap::{MmapMemory, live_file_mappings, live_mappings};
 pub(crate) use swap::{SwapCell, Unpinned, owned_cell, shared_cell};
 
 /// One 32-bit word of shared memory, accessed atomically (relaxed).
-pub(crate) trait Word: Send + Sync {
+pub trait Word: Send + Sync {
     /// Loads the word.
     fn load(&self) -> u32;
     /// Stores the word.
