@@ -282,7 +282,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
         base_offset: i64,
         path: PathBuf,
         remap: Option<Remapper<M>>,
-        budget: Option<&crate::MappingBudget>,
+        budget: Option<&crate::budget::MappingBudget>,
     ) -> Self {
         let max_entries = mem.words() / E::WORDS;
         let entries = entries.min(max_entries);

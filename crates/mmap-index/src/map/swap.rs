@@ -470,9 +470,9 @@ impl<M: Memory, X: Send + Sync + 'static> crate::budget::Evict for SwapCell<M, X
 pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
-    budget: Option<&crate::MappingBudget>,
+    budget: Option<&crate::budget::MappingBudget>,
 ) -> Arc<SwapCell<M, X>> {
-    let member = budget.map(crate::MappingBudget::member);
+    let member = budget.map(crate::budget::MappingBudget::member);
     let cell = Arc::new(SwapCell::with_member(mem, extra, member));
     if let Some(member) = cell.member() {
         let weak = Arc::downgrade(&cell);
@@ -503,7 +503,7 @@ pub(crate) fn owned_cell<M: Memory, X: Send + Sync + 'static>(
 pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
-    _budget: Option<&crate::MappingBudget>,
+    _budget: Option<&crate::budget::MappingBudget>,
 ) -> Arc<SwapCell<M, X>> {
     Arc::new(SwapCell::new(mem, extra))
 }
