@@ -367,7 +367,7 @@ fn check_indexes(
     let index_path = naming::offset_index_file(dir, base, "");
     let by_position: BTreeMap<u64, i64> = batches.iter().map(|(p, o, _)| (*p, *o)).collect();
     if index_path.exists() {
-        let index = OffsetIndex::open_read_only(&index_path, base)?;
+        let index = OffsetIndex::options(&index_path, base).read_only().open()?;
         let report = index.verify()?;
         for problem in &report.problems {
             index_problem(&index_path, &report, problem, findings);
@@ -414,7 +414,7 @@ fn check_indexes(
     }
     let time_path = naming::time_index_file(dir, base, "");
     if time_path.exists() {
-        let index = TimeIndex::open_read_only(&time_path, base)?;
+        let index = TimeIndex::options(&time_path, base).read_only().open()?;
         let report = index.verify()?;
         // An active segment's preallocated zero tail is expected, and so is what follows from it:
         // Kafka's sanity rule reads the zero last slot as a last timestamp (0) below the first.

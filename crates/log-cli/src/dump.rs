@@ -582,7 +582,7 @@ fn dump_index(
     let log_path = log_beside(file, base);
     let log = fs::File::open(&log_path)
         .with_context(|| format!("{}: cannot open", log_path.display()))?;
-    let index = OffsetIndex::open_existing(file, base)?;
+    let index = OffsetIndex::options(file, base).open()?;
     if index.entries() == 0 {
         writeln!(out, "{} is empty.", file.display())?;
         return Ok(Outcome::Clean);
@@ -639,8 +639,8 @@ fn dump_time_index(
         "{}.index",
         seglog_segment::naming::file_prefix(base)
     ));
-    let offset_index = OffsetIndex::open_existing(&index_path, base).ok();
-    let time_index = TimeIndex::open_existing(file, base)?;
+    let offset_index = OffsetIndex::options(&index_path, base).open().ok();
+    let time_index = TimeIndex::options(file, base).open()?;
     if o.index_sanity_check {
         time_index.sanity_check()?;
         writeln!(out, "{} passed sanity check.", file.display())?;

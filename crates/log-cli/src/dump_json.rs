@@ -184,7 +184,7 @@ fn index(file: &Path, max_message_size: u32, out: &mut impl Write) -> Result<boo
         file.with_file_name(format!("{}.log", seglog_segment::naming::file_prefix(base)));
     let log = std::fs::File::open(&log_path)
         .with_context(|| format!("{}: cannot open", log_path.display()))?;
-    let index = OffsetIndex::open_read_only(file, base)?;
+    let index = OffsetIndex::options(file, base).read_only().open()?;
     let mut problems = false;
     for slot in 0..index.entries() {
         let entry = index.entry(slot)?;
@@ -235,8 +235,11 @@ fn time_index(file: &Path, out: &mut impl Write) -> Result<bool> {
         "{}.index",
         seglog_segment::naming::file_prefix(base)
     ));
-    let offsets = OffsetIndex::open_read_only(&index_path, base).ok();
-    let index = TimeIndex::open_read_only(file, base)?;
+    let offsets = OffsetIndex::options(&index_path, base)
+        .read_only()
+        .open()
+        .ok();
+    let index = TimeIndex::options(file, base).read_only().open()?;
     let mut problems = false;
     let mut scratch = Vec::new();
     for slot in 0..index.entries() {

@@ -74,7 +74,9 @@ fn open(path: &Path) -> Result<RealFile> {
 /// there and sane, else the start of the file.
 fn start_position(dir: &Path, segment: &SegmentFile, target: i64) -> u64 {
     let index = naming::offset_index_file(dir, segment.base_offset, "");
-    OffsetIndex::open_read_only(&index, segment.base_offset)
+    OffsetIndex::options(&index, segment.base_offset)
+        .read_only()
+        .open()
         .ok()
         .filter(|i| i.sanity_check().is_ok() && i.verify().is_ok_and(|r| r.is_clean()))
         .and_then(|i| i.lookup(target).ok())

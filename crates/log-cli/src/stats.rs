@@ -76,7 +76,10 @@ fn segment_stats(
         Ok(ControlFlow::<()>::Continue(()))
     })?;
     let index_path = naming::offset_index_file(dir, segment.base_offset, "");
-    match OffsetIndex::open_read_only(&index_path, segment.base_offset) {
+    match OffsetIndex::options(&index_path, segment.base_offset)
+        .read_only()
+        .open()
+    {
         Ok(index) => {
             let report = index.verify()?;
             s.index_entries = real_entries(&report);
@@ -105,7 +108,10 @@ fn segment_stats(
         Err(_) => {}
     }
     let time_path = naming::time_index_file(dir, segment.base_offset, "");
-    if let Ok(index) = TimeIndex::open_read_only(&time_path, segment.base_offset) {
+    if let Ok(index) = TimeIndex::options(&time_path, segment.base_offset)
+        .read_only()
+        .open()
+    {
         let report = index.verify()?;
         s.time_entries = real_entries(&report);
         if !active

@@ -13,7 +13,10 @@ const MAX_INDEX_SIZE: u32 = 10 * 1024 * 1024;
 
 fn bench_append(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = OffsetIndex::open(dir.path().join("a.index"), 0, MAX_INDEX_SIZE).unwrap();
+    let mut index = OffsetIndex::options(dir.path().join("a.index"), 0)
+        .max_index_size(MAX_INDEX_SIZE)
+        .open()
+        .unwrap();
     // Touch every page once so the bench measures appends, not first-touch page faults.
     while !index.is_full() {
         let n = i64::try_from(index.entries()).unwrap();
@@ -41,7 +44,10 @@ fn bench_append(c: &mut Criterion) {
         });
     });
 
-    let mut tindex = TimeIndex::open(dir.path().join("a.timeindex"), 0, MAX_INDEX_SIZE).unwrap();
+    let mut tindex = TimeIndex::options(dir.path().join("a.timeindex"), 0)
+        .max_index_size(MAX_INDEX_SIZE)
+        .open()
+        .unwrap();
     while !tindex.is_full() {
         let n = i64::try_from(tindex.entries()).unwrap();
         tindex.maybe_append(n, n, false).unwrap();

@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use seglog_mmap_index::{LazyOffsetIndex, LazyTimeIndex, live_mappings};
+use seglog_mmap_index::{LazyOffsetIndex, LazyTimeIndex, OffsetIndex, TimeIndex, live_mappings};
 
 const PAIRS: i64 = 10_000;
 
@@ -30,8 +30,12 @@ fn bench_lazy_open(c: &mut Criterion) {
                 .iter()
                 .map(|(base, index, time)| {
                     (
-                        LazyOffsetIndex::new(index.clone(), *base, 10 << 20),
-                        LazyTimeIndex::new(time.clone(), *base, 10 << 20),
+                        OffsetIndex::options(index.clone(), *base)
+                            .max_index_size(10 << 20)
+                            .lazy(),
+                        TimeIndex::options(time.clone(), *base)
+                            .max_index_size(10 << 20)
+                            .lazy(),
                     )
                 })
                 .collect();

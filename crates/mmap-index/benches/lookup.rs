@@ -51,8 +51,10 @@ fn floor_decoded(entries: &[(i64, u32)], target: i64) -> (i64, u32) {
 
 fn bench_lookup(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
-    let mut index =
-        OffsetIndex::open(dir.path().join("bench.index"), BASE, MAX_INDEX_SIZE).unwrap();
+    let mut index = OffsetIndex::options(dir.path().join("bench.index"), BASE)
+        .max_index_size(MAX_INDEX_SIZE)
+        .open()
+        .unwrap();
     let mut entries = Vec::with_capacity(index.max_entries());
     let mut seed = 0x2545_f491_4f6c_dd1d;
     let (mut offset, mut position) = (BASE, 0_u32);
@@ -143,7 +145,10 @@ fn bench_stored_baseline(g: &mut Group<'_>, entries: &[(i64, u32)], random: &[i6
 /// the mapping, and the reader's pin), which the warm lookups above pay too.
 fn bench_one_entry(g: &mut Group<'_>, targets: &[i64]) {
     let dir = tempfile::tempdir().unwrap();
-    let mut index = OffsetIndex::open(dir.path().join("one.index"), BASE, MAX_INDEX_SIZE).unwrap();
+    let mut index = OffsetIndex::options(dir.path().join("one.index"), BASE)
+        .max_index_size(MAX_INDEX_SIZE)
+        .open()
+        .unwrap();
     index.append(BASE + 5, 4096).unwrap();
     let reader = index.reader();
     over_targets(g, "one_entry_mapped_reader", targets, |t| {
@@ -155,8 +160,10 @@ fn bench_one_entry(g: &mut Group<'_>, targets: &[i64]) {
 }
 
 fn bench_time_lookup(c: &mut Criterion, dir: &std::path::Path, seed: &mut u64) {
-    let mut time_index =
-        TimeIndex::open(dir.join("bench.timeindex"), BASE, MAX_INDEX_SIZE).unwrap();
+    let mut time_index = TimeIndex::options(dir.join("bench.timeindex"), BASE)
+        .max_index_size(MAX_INDEX_SIZE)
+        .open()
+        .unwrap();
     let mut ts = 1_700_000_000_000_i64;
     let mut off = BASE;
     while !time_index.is_full() {

@@ -6,7 +6,7 @@
 //! it is counted, and it lives in the registry. Admitting a member when the count is at the
 //! budget first evicts the least recently used admitted members (by the budget's epoch, below)
 //! until there is room; an evicted cell unmaps (after the lookups inside it return, see
-//! `map.rs`) and maps again on its next use, which admits it again.
+//! `map/swap.rs`) and maps again on its next use, which admits it again.
 //!
 //! Recency without a lock on the hot path: the budget has an `epoch` that every admission
 //! advances, and a lookup stores the current epoch into its cell's `last_used` only when it
@@ -17,6 +17,7 @@
 //! Lock order: a cell's writer lock may be held while taking the registry lock (admitting on
 //! install, releasing on close); the registry lock never waits for a cell's writer lock: it only
 //! `try_lock`s it to evict, and skips a busy cell (a busy cell is in use, so not a good victim).
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

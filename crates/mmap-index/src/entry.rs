@@ -5,13 +5,14 @@
 //! signed `i32`: the append path never writes a value above `i32::MAX`, and a corrupt file whose
 //! field has the top bit set decodes to an offset below the base, which Kafka's sanity check then
 //! reports. Offsets and timestamps are `i64`, Kafka's `long`.
+#![forbid(unsafe_code)]
 
 use zerocopy::byteorder::big_endian::{I64, U32};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 use crate::error::IndexKind;
 use crate::map::{Word, load, store};
-use crate::raw::{Field, Floor, floor_cold, floor_warm};
+use crate::search::{Field, Floor, floor_cold, floor_warm};
 
 /// One `.index` entry: 4 bytes of offset relative to the segment base, then the 4-byte position
 /// in the `.log` file of the batch it points to. Both big-endian.
@@ -83,36 +84,46 @@ pub(crate) fn kafka_absolute(base_offset: i64, relative: U32) -> i64 {
     base_offset.wrapping_add(i64::from(relative.get().cast_signed()))
 }
 
-/// What the generic index core needs from an entry type.
-pub(crate) trait Entry: Copy + Send + Sync + 'static {
-    /// The decoded form handed to callers.
+/// An on-disk entry layout, [`OffsetEntry`] or [`TimeEntry`]: what [`Index`](crate::Index) is
+/// generic over. Sealed; its other items are the generic index core's and not part of the API.
+pub trait Entry: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// The decoded form handed to callers: [`OffsetPosition`] or [`TimestampOffset`].
     type Decoded: Copy + PartialEq + std::fmt::Debug;
     /// Offset or time index.
     const KIND: IndexKind;
     /// Bytes per entry.
     const SIZE: usize;
     /// 32-bit words per entry.
+    #[doc(hidden)]
     const WORDS: usize = Self::SIZE / 4;
     /// Kafka's warm section: the entries in the last 8 KiB.
+    #[doc(hidden)]
     const WARM_ENTRIES: usize = 8192 / Self::SIZE;
 
     /// Reads the entry in `slot`; words past the end of the memory read as zero.
+    #[doc(hidden)]
     fn load<W: Word>(cells: &[W], slot: usize) -> Self;
     /// Writes the entry into `slot`.
+    #[doc(hidden)]
     fn store<W: Word>(&self, cells: &[W], slot: usize);
     /// The search key of `slot` (absolute offset, or timestamp), reading only the words needed.
+    #[doc(hidden)]
     fn load_key<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
     /// The search value of `slot` (position, or absolute offset), reading only the words needed.
+    #[doc(hidden)]
     fn load_value<W: Word>(cells: &[W], slot: usize, base_offset: i64) -> i64;
-    /// The lookup search (see [`crate::raw::floor_warm`]): the largest of the first
+    /// The lookup search (see [`crate::search::floor_warm`]): the largest of the first
     /// `entries` slots whose key is at most `target`, comparing each entry in its cheapest form
     /// (the stored relative offset as an `i32`, or the timestamp), with the slot found by
     /// entry-sized strides. This is the warm part ([`floor_warm`]); the cold range is left to
     /// [`floor_cold`](Self::floor_cold).
+    #[doc(hidden)]
     fn floor_warm<W: Word>(cells: &[W], entries: usize, target: i64, base_offset: i64) -> Floor;
     /// The search of the cold range `0..=last` that [`floor_warm`](Self::floor_warm) left.
+    #[doc(hidden)]
     fn floor_cold<W: Word>(cells: &[W], last: usize, target: i64, base_offset: i64) -> usize;
     /// Both parts of the lookup search: the slot, or `None` below the first entry.
+    #[doc(hidden)]
     #[cfg(test)]
     fn floor_slot<W: Word>(
         cells: &[W],
@@ -128,21 +139,34 @@ pub(crate) trait Entry: Copy + Send + Sync + 'static {
     }
     /// The field holding the entry's offset, which `truncate_to` searches: the key of an offset
     /// entry, the value of a time entry (Kafka's `IndexSearchType`).
+    #[doc(hidden)]
     const OFFSET_FIELD: Field;
 
     /// The decoded form.
+    #[doc(hidden)]
     fn decode(&self, base_offset: i64) -> Self::Decoded;
     /// What a lookup below the first entry returns, and the last entry of an empty index:
     /// `(base_offset, 0)` for an offset index, `(NO_TIMESTAMP, base_offset)` for a time index.
+    #[doc(hidden)]
     fn absent(base_offset: i64) -> Self::Decoded;
     /// The absolute offset the entry names.
+    #[doc(hidden)]
     fn offset(&self, base_offset: i64) -> i64 {
         absolute(base_offset, self.relative())
     }
     /// The stored relative offset.
+    #[doc(hidden)]
     fn relative(&self) -> U32;
     /// The timestamp (time index only).
+    #[doc(hidden)]
     fn timestamp(&self) -> Option<i64>;
+}
+
+mod sealed {
+    /// Only this crate's entry layouts are [`Entry`](super::Entry)s.
+    pub trait Sealed {}
+    impl Sealed for super::OffsetEntry {}
+    impl Sealed for super::TimeEntry {}
 }
 
 impl Entry for OffsetEntry {
@@ -336,7 +360,7 @@ impl TimeEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::raw::floor_in;
+    use crate::search::floor_in;
     use zerocopy::{Immutable, IntoBytes};
 
     #[test]

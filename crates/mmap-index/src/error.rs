@@ -1,5 +1,6 @@
 //! The crate's one error type. Every variant names the index file it concerns, and the messages
 //! of the variants that mirror a Kafka exception reproduce Kafka's message text.
+#![forbid(unsafe_code)]
 
 use std::fmt;
 use std::io;

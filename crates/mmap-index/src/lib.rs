@@ -6,15 +6,19 @@
 //! preallocated to `floor(max_index_size / entry_size) * entry_size` bytes and trimmed on close.
 //!
 //! ## What this crate owns, and its boundary
-//! - [`OffsetIndex`] and [`TimeIndex`]: one writer each (mutations take `&mut self`), with
+//! - [`Index`], generic over the entry layout ([`OffsetEntry`], [`TimeEntry`]), as
+//!   [`OffsetIndex`] and [`TimeIndex`]: one writer each (mutations take `&mut self`), with
 //!   Kafka's append rules, warm-section lookup, three-case truncation, resize, trim, reset,
-//!   flush, close, rename and delete; [`OffsetIndexReader`] and [`TimeIndexReader`]: cheap,
-//!   cloneable, lock-free read handles for other threads.
-//! - [`LazyIndex`]: Kafka's lazy open, so that 10,000 segments cost nothing until used.
+//!   flush, close, rename and delete; [`IndexReader`] ([`OffsetIndexReader`],
+//!   [`TimeIndexReader`]): cheap, cloneable, lock-free read handles for other threads.
+//! - [`IndexOptions`]: how an index is opened (Kafka's constructors: create and preallocate, or
+//!   existing only, or read-only; on a real file or a stored [`Backing`]; under a budget), now
+//!   ([`IndexOptions::open`]) or on first use ([`IndexOptions::lazy`], a [`LazyIndex`]: Kafka's
+//!   lazy open, so that 10,000 segments cost nothing until used).
 //! - [`MappingBudget`]: a bound on the mappings a set of indexes and mapped files holds at once;
 //!   the least recently used are unmapped and mapped again on their next use (KAFKA-6343).
-//! - `open_read_only` (Kafka's `writable = false`, for dump tools): `O_RDONLY`, `PROT_READ`,
-//!   every modification refused.
+//! - [`IndexOptions::read_only`] (Kafka's `writable = false`, for dump tools): `O_RDONLY`,
+//!   `PROT_READ`, every modification refused.
 //! - [`MappedFile`]: a read-only shared mapping of a file its owner appends to (a segment's
 //!   `.log`), with lock-free, system-call-free reads below a published length, growth that never
 //!   waits for readers, and a shrink that waits until no reader can touch the bytes cut (see
@@ -41,8 +45,14 @@
 //! - A lookup racing a truncation may still see entries from before it, as in Kafka; every
 //!   word it reads is read atomically, so that is a stale answer, never undefined behaviour.
 //! - A corrupt file never makes this crate panic; out-of-range words read as zero.
-//! - This is the only crate of the workspace with `unsafe`: `src/map.rs`, and the copy out of a
-//!   `.log` mapping in `src/mapped_file.rs`.
+//! - This is the only crate of the workspace with `unsafe`, all of it in `src/map/` (the
+//!   mappings, the pin protocol and eviction, the copy out of a `.log` mapping, the prefetch);
+//!   every other module starts with `#![forbid(unsafe_code)]`.
+//!
+//! ## Modules, bottom to top
+//! `error`, `loom`, `store` < `budget` < `map` < `mapped_file`, `search` < `entry` < `raw` (the
+//! generic core) < `verify` < `file` < `reader` < `index` < `offset_index`, `time_index` <
+//! `options` < `lazy`. A module uses only modules to its left (and its own children).
 
 #![cfg_attr(
     test,
@@ -53,22 +63,29 @@ mod budget;
 mod entry;
 mod error;
 mod file;
+mod index;
 mod lazy;
+mod loom;
 mod map;
 mod mapped_file;
 mod offset_index;
+mod options;
 mod raw;
+mod reader;
+mod search;
 mod store;
-mod sync;
 mod time_index;
 mod verify;
 
 pub use budget::MappingBudget;
-pub use entry::{NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
+pub use entry::{Entry, NO_TIMESTAMP, OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
 pub use error::{CorruptKind, Error, IndexKind, Result};
-pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
+pub use index::Index;
+pub use lazy::{LazyIndex, LazyOffsetIndex, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
+pub use options::IndexOptions;
+pub use reader::IndexReader;
 pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};

@@ -5,8 +5,8 @@
 //! below the published length (a plain `memcpy`: nobody writes them while the pin is held), and
 //! unpin; the owner grows the mapping with a swap that never waits, and shrinks it with a swap
 //! that waits until the old mapping is unmapped, before it shrinks the file. The contract and the
-//! soundness argument are in `docs/unsafe.md` ("Mapped data files"); this module's one `unsafe`
-//! site is that copy ([`copy_published`]).
+//! soundness argument are in `docs/unsafe.md` ("Mapped data files"); the read and its copy are in
+//! `map/copy.rs`, with the crate's other `unsafe`.
 //!
 //! # The published length
 //! Readers never read at or past the *published length*, which the owner keeps at most the
@@ -21,12 +21,14 @@
 //! the shrink waits for it. Either way every byte a reader touches lies below the file's length
 //! while it touches it, so no read can hit a page past the end of the file (`SIGBUS`).
 
+#![forbid(unsafe_code)]
+
 use std::fs::File;
 use std::io;
 
-use crate::MappingBudget;
-use crate::map::{Memory, MmapMemory, SwapCell, Unpinned, shared_cell};
-use crate::sync::{Arc, AtomicUsize, Ordering};
+use crate::budget::MappingBudget;
+use crate::loom::{Arc, AtomicUsize, Ordering};
+use crate::map::{Memory, MmapMemory, SwapCell, Unpinned, read_published, shared_cell};
 
 /// How far ahead of the published length a growing mapping reaches, and the unit it grows by:
 /// an appender remaps once per this many bytes appended, and only when a reader has mapped the
@@ -60,36 +62,11 @@ impl<M: Memory> FileCore<M> {
 
     /// Copies the bytes at `position` into `buf`, up to the published length and the end of the
     /// pinned mapping, one relaxed word load at a time; returns how many it copied. `None` once
-    /// closed. The loom models' read: [`MappedFile::read_at`] runs the same [`read_with`]
-    /// (`Self::read_with`) with a plain copy instead.
+    /// closed. The loom models' read: [`MappedFile::read_at`] runs the same `map::read_with`
+    /// with a plain copy instead.
     #[cfg(all(test, loom))]
     pub(crate) fn read_at(&self, position: usize, buf: &mut [u8]) -> Option<usize> {
-        self.read_with(position, buf, copy_words)
-    }
-
-    /// Pins the active mapping, loads the published length, and hands `copy` the words below it
-    /// (see [`Memory::cells_up_to`]), that length, `position` and `buf`, then unpins; returns
-    /// what `copy` returns. `None` once closed.
-    ///
-    /// Every byte below the length handed to `copy` is written (and its write ordered before
-    /// this call's acquire load), and none of them is written again until `copy` returns: the
-    /// owner writes only at or past the published length, and a shrink waits for this pin before
-    /// the file is cut and appended to again (docs/unsafe.md, "Mapped data files").
-    #[inline]
-    pub(crate) fn read_with(
-        &self,
-        position: usize,
-        buf: &mut [u8],
-        copy: impl FnOnce(&[M::Word], usize, usize, &mut [u8]) -> usize,
-    ) -> Option<usize> {
-        let pin = self.cell.pin().ok()?;
-        // Acquire, and after the pin: pairs with the owner's `Release` publication (the bytes
-        // below the length are written), and a mapping installed after a shrink is only seen
-        // together with the lowered length (see the module docs).
-        let published = self.cell.extra().load(Ordering::Acquire);
-        // Only the words below the published length are viewed: a mapping may reach past the
-        // end of the file, and no reference may cover a page the file does not back.
-        pin.with(|mem| copy(mem.cells_up_to(published), published, position, buf))
+        crate::map::read_with(&self.cell, position, buf, crate::map::copy_words)
     }
 
     /// The published length.
@@ -185,88 +162,6 @@ impl<M: Memory> Drop for FileCore<M> {
     }
 }
 
-/// How many bytes a copy of `want` bytes at `position` takes from `cells`, stopping at
-/// `published` and at the end of `cells`.
-#[inline]
-fn copy_len<W>(cells: &[W], published: usize, position: usize, want: usize) -> usize {
-    let limit = published.min(cells.len().saturating_mul(4));
-    want.min(limit.saturating_sub(position))
-}
-
-/// Copies the bytes at `position` of `cells` into `buf`, stopping at `published`, at the end of
-/// `cells` and at the end of `buf`; returns how many. A plain `memcpy` of exactly those bytes:
-/// no byte at or past `published` is read, so the kernel's stores of an append into the rest
-/// of the last word (or page) are not a conflicting access.
-///
-/// # Safety
-/// No byte below `published` (in the mapping `cells` views) may be written while this runs:
-/// `published` must be a published length loaded by [`FileCore::read_with`] under its pin
-/// (docs/unsafe.md, "Mapped data files", contracts 2 and 3).
-#[inline]
-#[expect(
-    unsafe_code,
-    reason = "the caller vouches that no byte copied is being written"
-)]
-unsafe fn copy_published(
-    cells: &[std::sync::atomic::AtomicU32],
-    published: usize,
-    position: usize,
-    buf: &mut [u8],
-) -> usize {
-    let n = copy_len(cells, published, position, buf.len());
-    if n == 0 {
-        return 0;
-    }
-    // In bounds (`n > 0`, so `position` is below the end of `cells`): the pointer `add` gives.
-    let src = cells.as_ptr().cast::<u8>().wrapping_add(position);
-    #[expect(unsafe_code, reason = "copying published bytes out of a mapping")]
-    // SAFETY:
-    // - `src` is byte `position` of `cells`, and `position + n <= published.min(4 * cells.len())`
-    //   (`copy_len`), so the source range lies inside the memory `cells` covers: mapped, in
-    //   pages the file backs, alive while `cells` is borrowed (the caller's pin), and
-    //   initialized (any byte is a valid `u8`).
-    // - Reading through a pointer derived from `&[AtomicU32]` is allowed: the words are
-    //   `UnsafeCell`s, so the shared borrow does not freeze them.
-    // - No data race: every byte read lies below `published`, and by this function's contract
-    //   no such byte is written until it returns (a concurrent append writes only at or past
-    //   `published`, bytes this copy does not touch).
-    // - `buf` is a `&mut [u8]` of at least `n` bytes, so it is valid for writes and cannot
-    //   overlap the mapping, which is only ever viewed through shared references.
-    unsafe {
-        std::ptr::copy_nonoverlapping(src, buf.as_mut_ptr(), n);
-    }
-    n
-}
-
-/// As [`copy_published`], one relaxed 32-bit load per word: the copy of the loom models, whose
-/// memory is loom's atomics (which a plain copy cannot read), and the tests' reference.
-#[cfg(test)]
-pub(crate) fn copy_words<W: crate::map::Word>(
-    cells: &[W],
-    published: usize,
-    position: usize,
-    buf: &mut [u8],
-) -> usize {
-    let n = copy_len(cells, published, position, buf.len());
-    for (i, byte) in buf.iter_mut().take(n).enumerate() {
-        let at = position + i;
-        let word = native_bytes(crate::map::load(cells, at / 4));
-        *byte = word.get(at % 4).copied().unwrap_or_default();
-    }
-    n
-}
-
-/// A word's bytes in memory order: the word was loaded in the host's byte order.
-#[cfg(test)]
-#[inline]
-#[expect(
-    clippy::host_endian_bytes,
-    reason = "memory order of a word loaded from memory is the host's order"
-)]
-fn native_bytes(word: u32) -> [u8; 4] {
-    word.to_ne_bytes()
-}
-
 /// A read-only, shared memory map of a file that its owner appends to and sometimes truncates
 /// (a segment's `.log`), with lock-free readers: [`read_at`](Self::read_at) pins the mapping,
 /// copies the bytes out and unpins, with no system call.
@@ -342,16 +237,7 @@ impl MappedFile {
     #[inline]
     pub fn read_at(&self, position: u64, buf: &mut [u8]) -> Option<usize> {
         let position = usize::try_from(position).unwrap_or(usize::MAX);
-        self.core
-            .read_with(position, buf, |cells, published, position, buf| {
-                #[expect(unsafe_code, reason = "a plain copy of published bytes")]
-                // SAFETY:
-                // - `published` is the length `read_with` loaded under the pin it holds while this
-                //   runs, which is `copy_published`'s contract.
-                unsafe {
-                    copy_published(cells, published, position, buf)
-                }
-            })
+        read_published(&self.core.cell, position, buf)
     }
 
     /// The published length.
@@ -412,93 +298,5 @@ impl MappedFile {
     /// Later reads return `None`.
     pub fn close(&self) {
         self.core.close();
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicU32;
-
-    #[expect(clippy::host_endian_bytes, reason = "a word's memory order")]
-    fn cells(bytes: &[u8]) -> Vec<AtomicU32> {
-        bytes
-            .chunks(4)
-            .map(|c| {
-                let mut w = [0_u8; 4];
-                w[..c.len()].copy_from_slice(c);
-                AtomicU32::new(u32::from_ne_bytes(w))
-            })
-            .collect()
-    }
-
-    /// Both copies of `len` bytes at `position` with `published` bytes published, checked
-    /// against slicing `data`: the count, the bytes, and nothing written past the count.
-    fn check(data: &[u8], words: &[AtomicU32], published: usize, position: usize, len: usize) {
-        let end = published.min(data.len() / 4 * 4);
-        let expect = len.min(end.saturating_sub(position));
-        let want = data.get(position..position + expect).unwrap_or_default();
-        let mut plain = vec![0xAA_u8; len];
-        #[expect(unsafe_code, reason = "testing the plain copy")]
-        // SAFETY:
-        // - Nothing writes `words` while the test runs (one thread, shared borrow).
-        let n = unsafe { copy_published(words, published, position, &mut plain) };
-        let mut atomic = vec![0xAA_u8; len];
-        let m = copy_words(words, published, position, &mut atomic);
-        for (what, got, buf) in [("plain", n, &plain), ("words", m, &atomic)] {
-            let at = format!("{what}: published {published} position {position} len {len}");
-            assert_eq!(got, expect, "{at}");
-            assert_eq!(&buf[..got], want, "{at}");
-            assert!(buf[got..].iter().all(|&b| b == 0xAA), "{at}");
-        }
-    }
-
-    fn data(len: usize) -> Vec<u8> {
-        (0..len)
-            .map(|i| {
-                u8::try_from(i % 251)
-                    .unwrap()
-                    .wrapping_mul(37)
-                    .wrapping_add(1)
-            })
-            .collect()
-    }
-
-    #[test]
-    fn copies_match_slicing_for_every_alignment_and_length() {
-        let data = data(96);
-        let words = cells(&data);
-        for published in [0, 1, 2, 3, 4, 5, 31, 32, 33, 63, 64, 95, 96, 200] {
-            for position in 0..100 {
-                for len in 0..100 {
-                    check(&data, &words, published, position, len);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_mapping_shorter_than_the_published_length_bounds_the_copy() {
-        // `cells` ends at the last word a reader may view, whatever was published.
-        let data = data(64);
-        let words = cells(&data);
-        for position in 0..70 {
-            check(&data[..40], &words[..10], 64, position, 64);
-            check(&data[..40], &words[..10], 37, position, 64);
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn long_copies_match_slicing(
-            size in 0_usize..20_000,
-            published in 0_usize..20_100,
-            position in 0_usize..20_100,
-            len in 0_usize..20_100,
-        ) {
-            let data = data(size / 4 * 4);
-            let words = cells(&data);
-            check(&data, &words, published, position, len);
-        }
     }
 }

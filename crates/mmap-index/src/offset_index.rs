@@ -1,18 +1,22 @@
 //! `OffsetIndex`: the `.index` file, mapping offsets to `.log` positions (Kafka's
-//! `OffsetIndex`), and its lock-free read handle.
+//! `OffsetIndex`), and its lock-free read handle: the operations of [`Index`] and
+//! [`IndexReader`] over [`OffsetEntry`].
+#![forbid(unsafe_code)]
 
 use crate::entry::{Entry, OffsetEntry, OffsetPosition, kafka_absolute};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
-use crate::file::{IndexFile, index_api};
-use crate::map::MmapMemory;
-use crate::raw::{Bound, Field, Reader};
+use crate::index::Index;
+use crate::map::Memory;
+use crate::raw::View;
+use crate::reader::IndexReader;
+use crate::search::{Bound, Field};
 use crate::verify::{self, VerifyReport};
 
 /// A memory-mapped offset index (`.index`): sparse `(offset, position)` entries with strictly
 /// increasing offsets, 8 bytes each, big-endian.
 ///
 /// There is one writer (this value; mutations take `&mut self`) and any number of lock-free
-/// readers ([`OffsetIndex::reader`]). Dropping the index unmaps it, like [`OffsetIndex::unmap`].
+/// readers ([`Index::reader`]). Dropping the index unmaps it, like [`Index::unmap`].
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -20,7 +24,8 @@ use crate::verify::{self, VerifyReport};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("00000000000000000100.index");
-/// let mut index = OffsetIndex::open(&path, 100, 4096)?; // creates and preallocates
+/// // Creates and preallocates the file.
+/// let mut index = OffsetIndex::options(&path, 100).max_index_size(4096).open()?;
 /// assert_eq!(index.max_entries(), 512);
 /// index.append(110, 0)?;
 /// index.append(120, 4096)?;
@@ -35,13 +40,9 @@ use crate::verify::{self, VerifyReport};
 /// assert_eq!(std::fs::metadata(&path)?.len(), 16);
 /// # Ok(()) }
 /// ```
-pub struct OffsetIndex {
-    file: IndexFile<OffsetEntry>,
-    /// The last entry, or `(base_offset, 0)`.
-    last: OffsetPosition,
-}
+pub type OffsetIndex = Index<OffsetEntry>;
 
-impl std::fmt::Debug for OffsetIndex {
+impl std::fmt::Debug for Index<OffsetEntry> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OffsetIndex")
             .field("path", &self.file.path())
@@ -53,17 +54,7 @@ impl std::fmt::Debug for OffsetIndex {
     }
 }
 
-index_api! {
-    index: OffsetIndex,
-    reader: OffsetIndexReader,
-    entry: OffsetEntry,
-    decoded: OffsetPosition,
-    size: "8",
-    key: "offset",
-    absent: "`(base_offset, 0)`",
-}
-
-impl OffsetIndex {
+impl Index<OffsetEntry> {
     /// Appends `(offset, position)`. Fails when the index is full, when `offset` is not larger
     /// than the last offset (unless the index is empty), or when `offset` is below the base or
     /// more than `i32::MAX` past it. Positions are not checked, as in Kafka.
@@ -174,8 +165,8 @@ impl OffsetIndex {
     }
 }
 
-fn upper_bound<M: crate::map::Memory>(
-    v: &crate::raw::View<'_, OffsetEntry, M>,
+fn upper_bound<M: Memory>(
+    v: &View<'_, OffsetEntry, M>,
     base: i64,
     start: OffsetPosition,
     fetch_size: u32,
@@ -185,17 +176,11 @@ fn upper_bound<M: crate::map::Memory>(
     v.entry(slot).map(|e| e.decode(base))
 }
 
-/// A lock-free read handle on an [`OffsetIndex`]: cheap to clone, `Send + Sync`. Lookups pin
-/// the current mapping (one atomic increment and one decrement), so a concurrent resize
-/// or close never unmaps memory a lookup is reading; once the index is closed they fail with
-/// `Closed`.
-#[derive(Clone)]
-pub struct OffsetIndexReader {
-    inner: Reader<OffsetEntry, MmapMemory>,
-}
+/// A lock-free read handle on an [`OffsetIndex`] (see [`IndexReader`]).
+pub type OffsetIndexReader = IndexReader<OffsetEntry>;
 
-impl OffsetIndexReader {
-    /// As [`OffsetIndex::fetch_upper_bound_offset`].
+impl IndexReader<OffsetEntry> {
+    /// As [`Index::fetch_upper_bound_offset`].
     pub fn fetch_upper_bound_offset(
         &self,
         start: OffsetPosition,

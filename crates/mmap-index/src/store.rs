@@ -23,6 +23,7 @@
 //! write back a dirty page between those points; the model does not produce that earlier state
 //! (an index is derived data that recovery rebuilds, and the page it would write holds the same
 //! bytes a later write-back writes).
+#![forbid(unsafe_code)]
 
 use std::fmt;
 use std::io;

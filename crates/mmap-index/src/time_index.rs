@@ -1,11 +1,12 @@
 //! `TimeIndex`: the `.timeindex` file, mapping timestamps to offsets (Kafka's `TimeIndex`), and
-//! its lock-free read handle.
+//! its lock-free read handle: the operations of [`Index`] and [`IndexReader`] over
+//! [`TimeEntry`].
+#![forbid(unsafe_code)]
 
 use crate::entry::{Entry, TimeEntry, TimestampOffset, kafka_absolute};
 use crate::error::{CorruptKind, Error, IndexKind, Result};
-use crate::file::{IndexFile, index_api};
-use crate::map::MmapMemory;
-use crate::raw::Reader;
+use crate::index::Index;
+use crate::reader::IndexReader;
 use crate::verify::{self, VerifyReport};
 
 /// A memory-mapped time index (`.timeindex`): sparse `(timestamp, offset)` entries, 12 bytes
@@ -13,7 +14,7 @@ use crate::verify::{self, VerifyReport};
 /// `(T, O)` means "the largest timestamp seen up to offset `O` is `T`".
 ///
 /// The index counts as full one slot early (`max_entries - 1`): the last slot is kept for the
-/// entry [`TimeIndex::maybe_append`] writes with `skip_full_check` when the segment rolls or
+/// entry [`maybe_append`](Index::maybe_append) writes with `skip_full_check` when the segment rolls or
 /// closes.
 ///
 /// ```
@@ -21,7 +22,8 @@ use crate::verify::{self, VerifyReport};
 /// use seglog_mmap_index::{TimeIndex, TimestampOffset};
 ///
 /// let dir = tempfile::tempdir()?;
-/// let mut index = TimeIndex::open(dir.path().join("00000000000000000000.timeindex"), 0, 120)?;
+/// let path = dir.path().join("00000000000000000000.timeindex");
+/// let mut index = TimeIndex::options(path, 0).max_index_size(120).open()?;
 /// assert_eq!(index.max_entries(), 10);
 /// assert!(index.maybe_append(1_000, 5, false)?);
 /// assert!(!index.maybe_append(1_000, 7, false)?); // same timestamp: skipped, as in Kafka
@@ -31,13 +33,9 @@ use crate::verify::{self, VerifyReport};
 /// assert_eq!(index.reader().lookup(10)?, TimestampOffset { timestamp: -1, offset: 0 });
 /// # Ok(()) }
 /// ```
-pub struct TimeIndex {
-    file: IndexFile<TimeEntry>,
-    /// The last entry, or `(NO_TIMESTAMP, base_offset)`.
-    last: TimestampOffset,
-}
+pub type TimeIndex = Index<TimeEntry>;
 
-impl std::fmt::Debug for TimeIndex {
+impl std::fmt::Debug for Index<TimeEntry> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TimeIndex")
             .field("path", &self.file.path())
@@ -49,17 +47,7 @@ impl std::fmt::Debug for TimeIndex {
     }
 }
 
-index_api! {
-    index: TimeIndex,
-    reader: TimeIndexReader,
-    entry: TimeEntry,
-    decoded: TimestampOffset,
-    size: "12",
-    key: "timestamp",
-    absent: "`(NO_TIMESTAMP, base_offset)`",
-}
-
-impl TimeIndex {
+impl Index<TimeEntry> {
     /// Appends `(timestamp, offset)` if `timestamp` is strictly greater than the last one;
     /// returns whether it did. Kafka's checks, in Kafka's order: full (unless
     /// `skip_full_check`), then an offset below the last one, then a timestamp below the last
@@ -189,9 +177,5 @@ impl TimeIndex {
     }
 }
 
-/// A lock-free read handle on a [`TimeIndex`]: cheap to clone, `Send + Sync`. See
-/// [`OffsetIndexReader`](crate::OffsetIndexReader) for the guarantees.
-#[derive(Clone)]
-pub struct TimeIndexReader {
-    inner: Reader<TimeEntry, MmapMemory>,
-}
+/// A lock-free read handle on a [`TimeIndex`] (see [`IndexReader`]).
+pub type TimeIndexReader = IndexReader<TimeEntry>;

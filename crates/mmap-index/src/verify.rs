@@ -6,6 +6,7 @@
 //! detects that in `DumpLogSegments` (an entry after slot 0 whose offset equals the base) and,
 //! for the time index, through "last timestamp below the first". KAFKA-19200 proposes checking a
 //! last timestamp of 0, which we report too.
+#![forbid(unsafe_code)]
 
 use crate::entry::Entry;
 use crate::error::{CorruptKind, IndexKind};

@@ -6,7 +6,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use seglog_mmap_index::{
-    LazyOffsetIndex, LazyTimeIndex, OffsetIndex, OffsetPosition, live_mappings,
+    LazyOffsetIndex, LazyTimeIndex, OffsetIndex, OffsetPosition, TimeIndex, live_mappings,
 };
 
 /// Serializes the tests of this file (each integration test file is its own process).
@@ -38,12 +38,12 @@ fn lazy_indexes_touch_nothing_until_used() {
         .map(|i| {
             let name = format!("{:020}", i * 100);
             (
-                LazyOffsetIndex::new(dir.path().join(format!("{name}.index")), i * 100, 10 << 20),
-                LazyTimeIndex::new(
-                    dir.path().join(format!("{name}.timeindex")),
-                    i * 100,
-                    10 << 20,
-                ),
+                OffsetIndex::options(dir.path().join(format!("{name}.index")), i * 100)
+                    .max_index_size(10 << 20)
+                    .lazy(),
+                TimeIndex::options(dir.path().join(format!("{name}.timeindex")), i * 100)
+                    .max_index_size(10 << 20)
+                    .lazy(),
             )
         })
         .collect();
@@ -72,7 +72,7 @@ fn rename_delete_and_close_do_not_open() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000000.index");
-    let mut never = LazyOffsetIndex::new(&path, 0, 800);
+    let mut never = OffsetIndex::options(&path, 0).max_index_size(800).lazy();
     // Renaming a file that does not exist is tolerated, and creates nothing.
     never
         .rename(dir.path().join("00000000000000000000.index.deleted"))
@@ -84,7 +84,7 @@ fn rename_delete_and_close_do_not_open() {
 
     // An existing file is renamed and deleted without being opened.
     std::fs::write(&path, [0_u8; 8]).unwrap();
-    let mut lazy = LazyTimeIndex::new(&path, 0, 1200);
+    let mut lazy = TimeIndex::options(&path, 0).max_index_size(1200).lazy();
     let swapped = dir.path().join("00000000000000000000.timeindex.swap");
     lazy.rename(&swapped).unwrap();
     assert!(!lazy.is_loaded() && swapped.exists() && !path.exists());
@@ -98,7 +98,9 @@ fn first_use_creates_and_preallocates() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000042.index");
-    let mut lazy = LazyOffsetIndex::new(&path, 42, 8 * 100);
+    let mut lazy = OffsetIndex::options(&path, 42)
+        .max_index_size(8 * 100)
+        .lazy();
     assert!(!path.exists());
     lazy.get_mut().unwrap().append(50, 7).unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 800);
@@ -110,7 +112,7 @@ fn first_use_creates_and_preallocates() {
     lazy.close().unwrap();
     assert_eq!(std::fs::metadata(&renamed).unwrap().len(), 8);
     // Reopening from disk after close.
-    let idx = OffsetIndex::open_existing(&renamed, 42).unwrap();
+    let idx = OffsetIndex::options(&renamed, 42).open().unwrap();
     assert_eq!(idx.last_offset(), 50);
 }
 
@@ -118,7 +120,11 @@ fn first_use_creates_and_preallocates() {
 fn concurrent_first_use_opens_once() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let lazy = std::sync::Arc::new(LazyTimeIndex::new(dir.path().join("c.timeindex"), 0, 1200));
+    let lazy = std::sync::Arc::new(
+        TimeIndex::options(dir.path().join("c.timeindex"), 0)
+            .max_index_size(1200)
+            .lazy(),
+    );
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let lazy = std::sync::Arc::clone(&lazy);
@@ -139,8 +145,12 @@ fn update_parent_dir_follows_a_directory_rename() {
         dir.path().join("topic-0.abc-delete"),
     );
     std::fs::create_dir(&old).unwrap();
-    let mut lazy = LazyTimeIndex::new(old.join("00000000000000000000.timeindex"), 0, 1200);
-    let mut opened = LazyOffsetIndex::new(old.join("00000000000000000000.index"), 0, 800);
+    let mut lazy = TimeIndex::options(old.join("00000000000000000000.timeindex"), 0)
+        .max_index_size(1200)
+        .lazy();
+    let mut opened = OffsetIndex::options(old.join("00000000000000000000.index"), 0)
+        .max_index_size(800)
+        .lazy();
     opened.get_mut().unwrap().append(1, 1).unwrap();
     std::fs::rename(&old, &new).unwrap();
     lazy.update_parent_dir(&new);

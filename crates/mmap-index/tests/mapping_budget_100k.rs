@@ -22,8 +22,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use seglog_mmap_index::{
-    LazyOffsetIndex, LazyTimeIndex, MappingBudget, OffsetIndexReader, OffsetPosition,
-    TimeIndexReader, TimestampOffset, live_mappings,
+    LazyOffsetIndex, LazyTimeIndex, MappingBudget, OffsetIndex, OffsetIndexReader, OffsetPosition,
+    TimeIndex, TimeIndexReader, TimestampOffset, live_mappings,
 };
 
 const SEGMENTS: usize = 100_000;
@@ -113,11 +113,13 @@ fn a_100k_segment_log_read_at_random_stays_within_the_mapping_budget() {
         .map(|i| {
             let base = i as i64 * SEGMENT_SPAN;
             let name = format!("{base:020}");
-            let mut offset =
-                LazyOffsetIndex::new(dir.path().join(format!("{name}.index")), base, 1 << 20);
+            let mut offset = OffsetIndex::options(dir.path().join(format!("{name}.index")), base)
+                .max_index_size(1 << 20)
+                .lazy();
             offset.set_budget(Some(budget.clone()));
-            let mut time =
-                LazyTimeIndex::new(dir.path().join(format!("{name}.timeindex")), base, 1 << 20);
+            let mut time = TimeIndex::options(dir.path().join(format!("{name}.timeindex")), base)
+                .max_index_size(1 << 20)
+                .lazy();
             time.set_budget(Some(budget.clone()));
             Segment {
                 offset,

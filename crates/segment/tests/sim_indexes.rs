@@ -21,12 +21,16 @@ const CONFIG: SegmentConfig = SegmentConfig {
 
 fn entries(fs: &SimFs, dir: &Path) -> (usize, usize) {
     let backing = fs.index_backing();
-    let index =
-        OffsetIndex::open_read_only_with(&backing, dir.join("00000000000000000000.index"), 0)
-            .unwrap();
-    let time =
-        TimeIndex::open_read_only_with(&backing, dir.join("00000000000000000000.timeindex"), 0)
-            .unwrap();
+    let index = OffsetIndex::options(dir.join("00000000000000000000.index"), 0)
+        .read_only()
+        .backing(backing.clone())
+        .open()
+        .unwrap();
+    let time = TimeIndex::options(dir.join("00000000000000000000.timeindex"), 0)
+        .read_only()
+        .backing(backing.clone())
+        .open()
+        .unwrap();
     let zero_free = |r: seglog_mmap_index::VerifyReport| {
         r.problems
             .iter()

@@ -94,9 +94,11 @@ fn offset_index(dir: &Path, h: Header, file: &[u8]) {
     let path = dir.join(format!("{:020}.index", h.base));
     std::fs::write(&path, file).expect("writing the index file");
     let opened = match h.mode {
-        0 => OffsetIndex::open(&path, h.base, h.max_index_size),
-        1 => OffsetIndex::open_existing(&path, h.base),
-        _ => OffsetIndex::open_read_only(&path, h.base),
+        0 => OffsetIndex::options(&path, h.base)
+            .max_index_size(h.max_index_size)
+            .open(),
+        1 => OffsetIndex::options(&path, h.base).open(),
+        _ => OffsetIndex::options(&path, h.base).read_only().open(),
     };
     let Ok(mut idx) = opened else { return };
     let entries = idx.entries();
@@ -182,7 +184,7 @@ fn offset_index(dir: &Path, h: Header, file: &[u8]) {
             "close trims the file to its entries"
         );
     }
-    if let Ok(again) = OffsetIndex::open_read_only(&path, h.base) {
+    if let Ok(again) = OffsetIndex::options(&path, h.base).read_only().open() {
         let _ = again.sanity_check();
         let _ = again.verify();
     }
@@ -192,9 +194,11 @@ fn time_index(dir: &Path, h: Header, file: &[u8]) {
     let path = dir.join(format!("{:020}.timeindex", h.base));
     std::fs::write(&path, file).expect("writing the index file");
     let opened = match h.mode {
-        0 => TimeIndex::open(&path, h.base, h.max_index_size),
-        1 => TimeIndex::open_existing(&path, h.base),
-        _ => TimeIndex::open_read_only(&path, h.base),
+        0 => TimeIndex::options(&path, h.base)
+            .max_index_size(h.max_index_size)
+            .open(),
+        1 => TimeIndex::options(&path, h.base).open(),
+        _ => TimeIndex::options(&path, h.base).read_only().open(),
     };
     let Ok(mut idx) = opened else { return };
     let entries = idx.entries();
@@ -275,7 +279,7 @@ fn time_index(dir: &Path, h: Header, file: &[u8]) {
             "close trims the file to its entries"
         );
     }
-    if let Ok(again) = TimeIndex::open_read_only(&path, h.base) {
+    if let Ok(again) = TimeIndex::options(&path, h.base).read_only().open() {
         let _ = again.sanity_check();
         let _ = again.verify();
     }

@@ -182,7 +182,9 @@ fn index_files(dir: &Path) -> (Vec<u8>, Vec<u8>) {
 
 /// The rebuilt indexes pass Kafka's sanity check and have no out-of-order entries.
 fn sane_indexes(dir: &Path) {
-    let offsets = OffsetIndex::open_read_only(dir.join("00000000000000000000.index"), 0)
+    let offsets = OffsetIndex::options(dir.join("00000000000000000000.index"), 0)
+        .read_only()
+        .open()
         .expect("opening the rebuilt offset index");
     offsets
         .sanity_check()
@@ -195,7 +197,9 @@ fn sane_indexes(dir: &Path) {
         )),
         "{report:?}"
     );
-    let times = TimeIndex::open_read_only(dir.join("00000000000000000000.timeindex"), 0)
+    let times = TimeIndex::options(dir.join("00000000000000000000.timeindex"), 0)
+        .read_only()
+        .open()
         .expect("opening the rebuilt time index");
     times.sanity_check().expect("rebuilt time index is sane");
     let report = times.verify().expect("verify");

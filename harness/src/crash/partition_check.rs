@@ -72,7 +72,11 @@ pub(super) fn check_partition(fs: &SimFs, dir: &Path) -> Vec<String> {
         }
         let by_position: BTreeMap<u64, i64> = batches.iter().map(|(p, o, _)| (*p, *o)).collect();
         let index_path = naming::offset_index_file(dir, *base, "");
-        match OffsetIndex::open_read_only_with(&backing, &index_path, *base) {
+        match OffsetIndex::options(&index_path, *base)
+            .read_only()
+            .backing(backing.clone())
+            .open()
+        {
             Ok(index) => {
                 let report = index.verify().unwrap();
                 let mut end = report.entries;
@@ -103,7 +107,11 @@ pub(super) fn check_partition(fs: &SimFs, dir: &Path) -> Vec<String> {
             Err(e) => problems.push(format!("{}: {e}", index_path.display())),
         }
         let time_path = naming::time_index_file(dir, *base, "");
-        if let Ok(index) = TimeIndex::open_read_only_with(&backing, &time_path, *base) {
+        if let Ok(index) = TimeIndex::options(&time_path, *base)
+            .read_only()
+            .backing(backing.clone())
+            .open()
+        {
             let report = index.verify().unwrap();
             let mut end = report.entries;
             for problem in &report.problems {

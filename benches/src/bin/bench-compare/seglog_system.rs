@@ -109,7 +109,9 @@ pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
         note: "LogSegment::recover: CRC of every batch, both indexes rebuilt".to_owned(),
     });
     // Recovery trimmed the offset index to its entries: open it as a reader would.
-    let index = OffsetIndex::open_read_only(seg.offset_index_path(), 0)?;
+    let index = OffsetIndex::options(seg.offset_index_path(), 0)
+        .read_only()
+        .open()?;
     let reader = index.reader();
     figures.push(Figure {
         workload: "index_lookup".to_owned(),

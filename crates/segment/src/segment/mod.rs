@@ -19,8 +19,8 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use seglog_mmap_index::{
-    LazyOffsetIndex, LazyTimeIndex, MappedFile, MappingBudget, OffsetIndexReader, TimeIndexReader,
-    TimestampOffset,
+    LazyOffsetIndex, LazyTimeIndex, MappedFile, MappingBudget, OffsetIndex, OffsetIndexReader,
+    TimeIndex, TimeIndexReader, TimestampOffset,
 };
 
 use crate::error::{Error, Result};
@@ -175,18 +175,20 @@ impl<F: FileSystem> LogSegment<F> {
                 .map_err(|e| Error::io(&log_path, "preallocate", e))?;
             size = 0;
         }
-        let offset_index = LazyOffsetIndex::with_backing(
+        let offset_index = OffsetIndex::options(
             naming::offset_index_file(dir, base_offset, suffix),
             base_offset,
-            config.max_index_size,
-            fs.index_backing(),
-        );
-        let time_index = LazyTimeIndex::with_backing(
+        )
+        .max_index_size(config.max_index_size)
+        .backing(fs.index_backing())
+        .lazy();
+        let time_index = TimeIndex::options(
             naming::time_index_file(dir, base_offset, suffix),
             base_offset,
-            config.max_index_size,
-            fs.index_backing(),
-        );
+        )
+        .max_index_size(config.max_index_size)
+        .backing(fs.index_backing())
+        .lazy();
         let published_max = Arc::new(AtomicI64::new(MAX_NOT_LOADED));
         Ok(Self {
             fs,

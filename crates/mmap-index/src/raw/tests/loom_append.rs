@@ -1,12 +1,13 @@
 //! Append versus lookup: a reader sees the old count or the new count, and every entry below
 //! the count it sees is fully written (release/acquire publication of the entry count).
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::{OffsetEntry, OffsetPosition, TimeEntry, TimestampOffset};
+use crate::loom::Ordering;
 use crate::raw::Core;
-use crate::sync::Ordering;
 
 const BASE: i64 = 100;
 

@@ -4,13 +4,14 @@
 //! lookups that both find it evicted map it once between them, an index evicted twice while a
 //! lookup is inside is mapped again without waiting for it, and an append or a resize after an
 //! eviction maps it again without losing an entry.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::OffsetEntry;
+use crate::loom::{Arc, Ordering};
 use crate::raw::{Core, Remapper};
-use crate::sync::{Arc, Ordering};
 
 fn entry(slot: usize) -> OffsetEntry {
     let slot = u32::try_from(slot).unwrap();

@@ -4,10 +4,11 @@
 //! tracking), never reads a byte at or past the file's length at the time (such a byte holds
 //! `GONE`, the model's stand-in for a page past end of file), and every byte it copies is one
 //! the appender wrote there.
+#![forbid(unsafe_code)]
 
 use super::loom_memory::{LoomFile, LoomMemory};
+use crate::loom::{Arc, Ordering};
 use crate::mapped_file::FileCore;
-use crate::sync::{Arc, Ordering};
 
 /// What a word past the end of the "file" holds: reading it would be a `SIGBUS`.
 const GONE: u32 = 0xDEAD_BEEF;

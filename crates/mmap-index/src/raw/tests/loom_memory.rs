@@ -1,7 +1,8 @@
 //! [`LoomMemory`]: the plain-buffer stand-in for a mapping in the loom models.
+#![forbid(unsafe_code)]
 
+use crate::loom::{Arc, AtomicU32, AtomicUsize, Ordering};
 use crate::map::{Memory, Word};
-use crate::sync::{Arc, AtomicU32, AtomicUsize, Ordering};
 
 /// The "file": words that outlive every mapping of them, as page-cache pages do.
 pub(super) struct LoomFile {

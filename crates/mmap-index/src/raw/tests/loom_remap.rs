@@ -1,13 +1,14 @@
 //! Resize and close versus lookup: a lookup never reads a mapping after it is unmapped (loom's
 //! `UnsafeCell` tracking would report the overlap), it sees correct entries through whichever
 //! mapping it pinned, and every mapping is unmapped once the writer and readers are done.
+#![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
 use super::loom_memory::{LoomFile, LoomMemory};
 use crate::entry::OffsetEntry;
+use crate::loom::{Arc, Ordering};
 use crate::raw::Core;
-use crate::sync::{Arc, Ordering};
 
 const BASE: i64 = 0;
 

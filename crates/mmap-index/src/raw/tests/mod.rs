@@ -3,6 +3,7 @@
 //! a "file" of loom atomics of which each "mapping" is a bounded view. Dropping a view inside
 //! the slot's loom `UnsafeCell` while a reader is inside it is reported by loom as a causality
 //! violation: that is the use-after-unmap check.
+#![forbid(unsafe_code)]
 
 mod loom_append;
 mod loom_evict;

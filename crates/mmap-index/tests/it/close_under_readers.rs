@@ -11,7 +11,10 @@ use seglog_mmap_index::{Error, OffsetIndex, OffsetPosition};
 
 fn run(finish: impl FnOnce(&mut OffsetIndex)) {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("c.index"), 0, 100_000 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("c.index"), 0)
+        .max_index_size(100_000 * 8)
+        .open()
+        .unwrap();
     for i in 1..=100_000_i64 {
         idx.append(i * 2, u32::try_from(i).unwrap()).unwrap();
     }

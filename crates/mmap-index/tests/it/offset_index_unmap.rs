@@ -7,7 +7,10 @@ use seglog_mmap_index::{Error, OffsetIndex};
 #[test]
 fn lookups_after_unmap_fail_with_closed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("u.index"), 0, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("u.index"), 0)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     idx.append(1, 1).unwrap();
     let reader = idx.reader();
     idx.unmap();
@@ -25,7 +28,10 @@ fn lookups_after_unmap_fail_with_closed() {
 #[test]
 fn dropping_the_index_unmaps_even_with_readers_alive() {
     let dir = tempfile::tempdir().unwrap();
-    let idx = seglog_mmap_index::TimeIndex::open(dir.path().join("u.timeindex"), 0, 120).unwrap();
+    let idx = seglog_mmap_index::TimeIndex::options(dir.path().join("u.timeindex"), 0)
+        .max_index_size(120)
+        .open()
+        .unwrap();
     let reader = idx.reader();
     drop(idx);
     assert!(matches!(reader.lookup(1), Err(Error::Closed { .. })));

@@ -8,7 +8,10 @@ use seglog_mmap_index::{Error, OffsetIndex, TimeIndex, TimestampOffset, live_map
 fn close_unmaps_deterministically_and_trims() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.timeindex");
-    let mut idx = TimeIndex::open(&path, 0, 1200).unwrap();
+    let mut idx = TimeIndex::options(&path, 0)
+        .max_index_size(1200)
+        .open()
+        .unwrap();
     idx.maybe_append(10, 1, false).unwrap();
     idx.flush().unwrap();
     let readers: Vec<_> = (0..4).map(|_| idx.reader()).collect();
@@ -32,7 +35,10 @@ fn close_unmaps_deterministically_and_trims() {
 #[test]
 fn rename_keeps_the_mapping() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("a.timeindex"), 0, 1200).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("a.timeindex"), 0)
+        .max_index_size(1200)
+        .open()
+        .unwrap();
     idx.maybe_append(10, 1, false).unwrap();
     let to = dir.path().join("a.timeindex.deleted");
     idx.rename(&to).unwrap();
@@ -53,7 +59,10 @@ fn rename_keeps_the_mapping() {
 #[test]
 fn rename_failure_still_takes_the_new_name() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 0, 80).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 0)
+        .max_index_size(80)
+        .open()
+        .unwrap();
     let bad = dir.path().join("missing-dir").join("a.index");
     assert!(matches!(
         idx.rename(&bad),
@@ -70,7 +79,10 @@ fn rename_failure_still_takes_the_new_name() {
 fn delete_unmaps_and_removes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("d.index");
-    let mut idx = OffsetIndex::open(&path, 0, 80).unwrap();
+    let mut idx = OffsetIndex::options(&path, 0)
+        .max_index_size(80)
+        .open()
+        .unwrap();
     let reader = idx.reader();
     let mapped_before = live_mappings();
     assert!(idx.delete().unwrap());

@@ -8,7 +8,10 @@ use seglog_mmap_index::{Error, OffsetIndex, OffsetPosition};
 fn reopen_after_close() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.index");
-    let mut idx = OffsetIndex::open(&path, 45, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(&path, 45)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     let first = OffsetPosition {
         offset: 51,
         position: 0,
@@ -22,7 +25,7 @@ fn reopen_after_close() {
     idx.close().unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 16);
 
-    let mut ro = OffsetIndex::open_existing(&path, 45).unwrap();
+    let mut ro = OffsetIndex::options(&path, 45).open().unwrap();
     assert_eq!(ro.lookup(first.offset).unwrap(), first);
     assert_eq!(ro.lookup(second.offset).unwrap(), second);
     assert_eq!(ro.last_offset(), second.offset);
@@ -35,11 +38,17 @@ fn reopen_after_close() {
 fn reopen_with_open_keeps_the_existing_length() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.index");
-    let mut idx = OffsetIndex::open(&path, 0, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(&path, 0)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     idx.append(3, 9).unwrap();
     idx.close().unwrap();
     // `open` on an existing file ignores max_index_size, as Kafka does.
-    let mut again = OffsetIndex::open(&path, 0, 1_000_000).unwrap();
+    let mut again = OffsetIndex::options(&path, 0)
+        .max_index_size(1_000_000)
+        .open()
+        .unwrap();
     assert_eq!(
         (again.entries(), again.max_entries(), again.length()),
         (1, 1, 8)
@@ -60,7 +69,7 @@ fn reopen_with_open_keeps_the_existing_length() {
 fn open_existing_on_a_missing_file_names_it() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("missing.index");
-    let err = OffsetIndex::open_existing(&path, 0).unwrap_err();
+    let err = OffsetIndex::options(&path, 0).open().unwrap_err();
     assert!(
         matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
     );

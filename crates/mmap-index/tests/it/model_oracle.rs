@@ -42,7 +42,7 @@ proptest! {
     fn offset_index_matches_oracle(ops in prop::collection::vec(op(), 1..120)) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.index");
-        let mut idx = OffsetIndex::open(&path, BASE, SLOTS * 8).unwrap();
+        let mut idx = OffsetIndex::options(&path, BASE).max_index_size(SLOTS * 8).open().unwrap();
         let mut oracle: Vec<(i64, u32)> = Vec::new();
         let mut capacity = SLOTS as usize;
         for op in ops {
@@ -69,7 +69,7 @@ proptest! {
                 Op::Reset => { idx.reset().unwrap(); oracle.clear(); capacity = SLOTS as usize; }
                 Op::Reopen => {
                     idx.close().unwrap();
-                    idx = OffsetIndex::open(&path, BASE, SLOTS * 8).unwrap();
+                    idx = OffsetIndex::options(&path, BASE).max_index_size(SLOTS * 8).open().unwrap();
                     capacity = oracle.len();
                 }
             }
@@ -87,7 +87,7 @@ proptest! {
     fn time_index_matches_oracle(ops in prop::collection::vec(op(), 1..120)) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("m.timeindex");
-        let mut idx = TimeIndex::open(&path, BASE, SLOTS * 12).unwrap();
+        let mut idx = TimeIndex::options(&path, BASE).max_index_size(SLOTS * 12).open().unwrap();
         // (timestamp, offset), timestamps strictly increasing, offsets non-decreasing.
         let mut oracle: Vec<(i64, i64)> = Vec::new();
         let mut capacity = SLOTS as usize;
@@ -122,7 +122,7 @@ proptest! {
                 Op::Reset => { idx.reset().unwrap(); oracle.clear(); capacity = SLOTS as usize; }
                 Op::Reopen => {
                     idx.close().unwrap();
-                    idx = TimeIndex::open(&path, BASE, SLOTS * 12).unwrap();
+                    idx = TimeIndex::options(&path, BASE).max_index_size(SLOTS * 12).open().unwrap();
                     capacity = oracle.len();
                 }
             }

@@ -4,6 +4,7 @@
 //!
 //! The facade switches on `all(test, loom)`, not on `loom` alone: loom is a dev-dependency, so a
 //! plain `--cfg loom` build of the library (no tests) keeps std's types and still compiles.
+#![forbid(unsafe_code)]
 
 #[cfg(not(all(test, loom)))]
 mod imp {
@@ -34,10 +35,10 @@ mod imp {
 
 #[cfg(all(test, loom))]
 mod imp {
-    pub(crate) use loom::cell::UnsafeCell;
-    pub(crate) use loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-    pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
-    pub(crate) use loom::thread::yield_now;
+    pub(crate) use ::loom::cell::UnsafeCell;
+    pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+    pub(crate) use ::loom::sync::{Arc, Mutex, MutexGuard};
+    pub(crate) use ::loom::thread::yield_now;
 }
 
 pub(crate) use imp::*;

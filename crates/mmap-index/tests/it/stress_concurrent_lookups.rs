@@ -64,7 +64,10 @@ fn check(found: OffsetPosition, target: i64, exact: Option<(i64, i64)>) {
 #[test]
 fn appender_and_readers_agree_with_the_oracle() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("s.index"), BASE, SLOTS * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("s.index"), BASE)
+        .max_index_size(SLOTS * 8)
+        .open()
+        .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let lookups = Arc::new(AtomicU64::new(0));
     let exact_checks = Arc::new(AtomicU64::new(0));

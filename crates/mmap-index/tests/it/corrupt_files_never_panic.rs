@@ -11,7 +11,10 @@ fn exercise_offset(bytes: &[u8], base: i64, probes: &[i64]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.index");
     std::fs::write(&path, bytes).unwrap();
-    let mut idx = OffsetIndex::open(&path, base, 1024).unwrap();
+    let mut idx = OffsetIndex::options(&path, base)
+        .max_index_size(1024)
+        .open()
+        .unwrap();
     assert_eq!(idx.entries(), bytes.len() / 8);
     let reader = idx.reader();
     for &t in probes {
@@ -54,7 +57,10 @@ fn exercise_time(bytes: &[u8], base: i64, probes: &[i64]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.timeindex");
     std::fs::write(&path, bytes).unwrap();
-    let mut idx = TimeIndex::open(&path, base, 1200).unwrap();
+    let mut idx = TimeIndex::options(&path, base)
+        .max_index_size(1200)
+        .open()
+        .unwrap();
     assert_eq!(idx.entries(), bytes.len() / 12);
     let reader = idx.reader();
     for &t in probes {
@@ -98,7 +104,10 @@ fn length_not_a_multiple_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("odd.index");
     std::fs::write(&path, [0_u8; 13]).unwrap();
-    let idx = OffsetIndex::open(&path, 0, 1024).unwrap();
+    let idx = OffsetIndex::options(&path, 0)
+        .max_index_size(1024)
+        .open()
+        .unwrap();
     let report = idx.verify().unwrap();
     assert_eq!(report.entries, 1);
     assert!(matches!(
@@ -120,10 +129,13 @@ fn empty_existing_file_opens_with_no_capacity() {
 fn missing_file_is_created_by_open_and_refused_by_open_existing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nope.timeindex");
-    let err = TimeIndex::open_existing(&path, 0).unwrap_err();
+    let err = TimeIndex::options(&path, 0).open().unwrap_err();
     assert!(err.to_string().contains("nope.timeindex"), "{err}");
     let missing_dir = dir.path().join("no-such-dir").join("x.index");
-    let err = OffsetIndex::open(&missing_dir, 0, 80).unwrap_err();
+    let err = OffsetIndex::options(&missing_dir, 0)
+        .max_index_size(80)
+        .open()
+        .unwrap_err();
     assert!(matches!(err, Error::Io { op: "create", .. }), "{err}");
     assert_eq!(err.file(), missing_dir);
 }
@@ -134,7 +146,7 @@ fn a_directory_in_place_of_the_file_is_an_io_error() {
     let path = dir.path().join("d.index");
     std::fs::create_dir(&path).unwrap();
     assert!(matches!(
-        OffsetIndex::open(&path, 0, 80),
+        OffsetIndex::options(&path, 0).max_index_size(80).open(),
         Err(Error::Io { .. })
     ));
 }
@@ -149,7 +161,10 @@ fn offsets_going_backwards_are_reported_by_verify() {
         .flat_map(|r| [r.to_be_bytes(), 0_u32.to_be_bytes()].concat())
         .collect();
     std::fs::write(&path, bytes).unwrap();
-    let idx = OffsetIndex::open(&path, 100, 1024).unwrap();
+    let idx = OffsetIndex::options(&path, 100)
+        .max_index_size(1024)
+        .open()
+        .unwrap();
     idx.sanity_check().unwrap();
     let report = idx.verify().unwrap();
     assert_eq!(

@@ -10,7 +10,10 @@ use seglog_mmap_index::{OffsetIndex, OffsetPosition};
 const BASE: i64 = 45;
 
 fn index(dir: &tempfile::TempDir) -> OffsetIndex {
-    OffsetIndex::open(dir.path().join("test.index"), BASE, 30 * 8).unwrap()
+    OffsetIndex::options(dir.path().join("test.index"), BASE)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap()
 }
 
 #[test]
@@ -129,7 +132,10 @@ fn entry_on_empty_index_is_out_of_range() {
 fn lookups_beyond_the_warm_section_agree_with_a_floor_search() {
     // 3000 entries: more than the 1024-entry warm section, so both search paths run.
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("big.index"), 0, 3000 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("big.index"), 0)
+        .max_index_size(3000 * 8)
+        .open()
+        .unwrap();
     for i in 0..3000_i64 {
         idx.append(i * 3 + 1, u32::try_from(i * 7).unwrap())
             .unwrap();

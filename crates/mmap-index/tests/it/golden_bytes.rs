@@ -8,7 +8,10 @@ use seglog_mmap_index::{Error, OffsetIndex, TimeIndex};
 fn offset_index_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000100.index");
-    let mut idx = OffsetIndex::open(&path, 100, 67).unwrap();
+    let mut idx = OffsetIndex::options(&path, 100)
+        .max_index_size(67)
+        .open()
+        .unwrap();
     // Kafka's example: roundDownToExactMultiple(67, 8) == 64.
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 64);
     assert_eq!(std::fs::read(&path).unwrap(), vec![0; 64]);
@@ -27,7 +30,10 @@ fn offset_index_bytes() {
 fn time_index_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("00000000000000000100.timeindex");
-    let mut idx = TimeIndex::open(&path, 100, 40).unwrap();
+    let mut idx = TimeIndex::options(&path, 100)
+        .max_index_size(40)
+        .open()
+        .unwrap();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), 36);
     idx.maybe_append(0x0102_0304_0506_0708, 100 + 0x0a0b_0c0d, false)
         .unwrap();
@@ -47,9 +53,15 @@ fn time_index_bytes() {
 fn default_size_preallocation_matches_kafka() {
     // Reference 3.7: 10 MiB gives 1,310,720 offset slots and 873,813 time slots (10,485,756 B).
     let dir = tempfile::tempdir().unwrap();
-    let idx = OffsetIndex::open(dir.path().join("d.index"), 0, 10 * 1024 * 1024).unwrap();
+    let idx = OffsetIndex::options(dir.path().join("d.index"), 0)
+        .max_index_size(10 * 1024 * 1024)
+        .open()
+        .unwrap();
     assert_eq!((idx.length(), idx.max_entries()), (10_485_760, 1_310_720));
-    let tidx = TimeIndex::open(dir.path().join("d.timeindex"), 0, 10 * 1024 * 1024).unwrap();
+    let tidx = TimeIndex::options(dir.path().join("d.timeindex"), 0)
+        .max_index_size(10 * 1024 * 1024)
+        .open()
+        .unwrap();
     assert_eq!((tidx.length(), tidx.max_entries()), (10_485_756, 873_813));
 }
 
@@ -57,7 +69,10 @@ fn default_size_preallocation_matches_kafka() {
 fn max_index_size_below_one_entry_is_refused_and_leaves_no_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny.timeindex");
-    let err = TimeIndex::open(&path, 0, 11).unwrap_err();
+    let err = TimeIndex::options(&path, 0)
+        .max_index_size(11)
+        .open()
+        .unwrap_err();
     assert!(
         matches!(
             err,
@@ -72,8 +87,11 @@ fn max_index_size_below_one_entry_is_refused_and_leaves_no_file() {
     assert!(!path.exists());
     let path = dir.path().join("tiny.index");
     assert!(matches!(
-        OffsetIndex::open(&path, 0, 7),
+        OffsetIndex::options(&path, 0).max_index_size(7).open(),
         Err(Error::InvalidMaxIndexSize { .. })
     ));
-    OffsetIndex::open(&path, 0, 8).unwrap();
+    OffsetIndex::options(&path, 0)
+        .max_index_size(8)
+        .open()
+        .unwrap();
 }

@@ -16,14 +16,19 @@ fn time_file(entries: &[(i64, u32)]) -> Vec<u8> {
 fn a_healthy_time_index_passes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("h.timeindex");
-    let mut idx = TimeIndex::open(&path, 45, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(&path, 45)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     idx.sanity_check().unwrap();
     for i in 1..=5 {
         idx.maybe_append(i * 10, 45 + i * 10, false).unwrap();
     }
     idx.sanity_check().unwrap();
     idx.close().unwrap();
-    TimeIndex::open(&path, 45, 30 * 12)
+    TimeIndex::options(&path, 45)
+        .max_index_size(30 * 12)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap();
@@ -35,7 +40,10 @@ fn time_index_last_offset_below_base() {
     let path = dir.path().join("o.timeindex");
     // A relative offset with the top bit set decodes (as Kafka's getInt) to base - 1.
     std::fs::write(&path, time_file(&[(10, 5), (20, u32::MAX)])).unwrap();
-    let idx = TimeIndex::open(&path, 45, 30 * 12).unwrap();
+    let idx = TimeIndex::options(&path, 45)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     let err = idx.sanity_check().unwrap_err();
     let Error::CorruptIndex { corruption, .. } = &err else {
         panic!("{err}")
@@ -61,7 +69,9 @@ fn time_index_last_timestamp_below_first() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.timeindex");
     std::fs::write(&path, time_file(&[(10, 5), (9, 6)])).unwrap();
-    let err = TimeIndex::open(&path, 45, 30 * 12)
+    let err = TimeIndex::options(&path, 45)
+        .max_index_size(30 * 12)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -81,7 +91,10 @@ fn time_index_length_not_a_multiple() {
     let mut bytes = time_file(&[(10, 5), (20, 6)]);
     bytes.push(0);
     std::fs::write(&path, bytes).unwrap();
-    let idx = TimeIndex::open(&path, 45, 30 * 12).unwrap();
+    let idx = TimeIndex::options(&path, 45)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     assert_eq!(
         idx.entries(),
         2,
@@ -107,7 +120,9 @@ fn offset_index_rules_and_messages() {
         [0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xf0, 0, 0, 0, 1],
     )
     .unwrap();
-    let err = OffsetIndex::open(&path, 100, 80)
+    let err = OffsetIndex::options(&path, 100)
+        .max_index_size(80)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -119,7 +134,9 @@ fn offset_index_rules_and_messages() {
         )
     );
     std::fs::write(&path, [0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0]).unwrap();
-    let err = OffsetIndex::open(&path, 100, 80)
+    let err = OffsetIndex::options(&path, 100)
+        .max_index_size(80)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -141,7 +158,10 @@ fn offset_index_zero_tail_passes_kafka_sanity_but_not_verify() {
     let mut bytes = vec![0, 0, 0, 5, 0, 0, 0, 9];
     bytes.resize(80, 0);
     std::fs::write(&path, bytes).unwrap();
-    let idx = OffsetIndex::open(&path, 100, 80).unwrap();
+    let idx = OffsetIndex::options(&path, 100)
+        .max_index_size(80)
+        .open()
+        .unwrap();
     idx.sanity_check().unwrap();
     let report = idx.verify().unwrap();
     assert!(report.has_zero_tail(), "{report:?}");
@@ -161,7 +181,10 @@ fn a_last_offset_past_i64_max_is_below_base_as_in_kafka() {
     }
     let path = dir.path().join("o.index");
     std::fs::write(&path, &bytes).unwrap();
-    let idx = OffsetIndex::open_read_only(&path, base).unwrap();
+    let idx = OffsetIndex::options(&path, base)
+        .read_only()
+        .open()
+        .unwrap();
     let err = idx.sanity_check().unwrap_err();
     let Error::CorruptIndex { corruption, .. } = &err else {
         panic!("{err}");
@@ -181,7 +204,7 @@ fn a_last_offset_past_i64_max_is_below_base_as_in_kafka() {
     }
     let path = dir.path().join("t.timeindex");
     std::fs::write(&path, &times).unwrap();
-    let idx = TimeIndex::open_read_only(&path, base).unwrap();
+    let idx = TimeIndex::options(&path, base).read_only().open().unwrap();
     let err = idx.sanity_check().unwrap_err();
     let Error::CorruptIndex { corruption, .. } = &err else {
         panic!("{err}");

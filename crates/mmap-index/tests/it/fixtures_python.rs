@@ -43,7 +43,7 @@ fn fixture_manifest_lists_every_file_with_its_length() {
 #[test]
 fn fixture_rolled_offset_index() {
     let (_dir, path) = copy("00000000000000001000.index");
-    let idx = OffsetIndex::open_existing(&path, 1000).unwrap();
+    let idx = OffsetIndex::options(&path, 1000).open().unwrap();
     assert_eq!((idx.entries(), idx.max_entries()), (100, 100));
     for i in 0..100_i64 {
         let expected = OffsetPosition {
@@ -69,7 +69,7 @@ fn fixture_rolled_offset_index() {
 #[test]
 fn fixture_rolled_time_index() {
     let (_dir, path) = copy("00000000000000001000.timeindex");
-    let idx = TimeIndex::open_existing(&path, 1000).unwrap();
+    let idx = TimeIndex::options(&path, 1000).open().unwrap();
     assert_eq!(idx.entries(), 100);
     for i in 0..100_i64 {
         let expected = TimestampOffset {
@@ -93,7 +93,10 @@ fn fixture_rolled_time_index() {
 #[test]
 fn fixture_crash_image_offset_index() {
     let (_dir, path) = copy("00000000000000000000.index");
-    let idx = OffsetIndex::open(&path, 0, 10 * 1024 * 1024).unwrap();
+    let idx = OffsetIndex::options(&path, 0)
+        .max_index_size(10 * 1024 * 1024)
+        .open()
+        .unwrap();
     // Kafka's count: every slot of the untrimmed file is an entry, and its last offset is the
     // base, so Kafka's sanity check passes.
     assert_eq!((idx.entries(), idx.last_offset()), (80, 0));
@@ -111,7 +114,10 @@ fn fixture_crash_image_offset_index() {
 #[test]
 fn fixture_crash_image_time_index() {
     let (_dir, path) = copy("00000000000000000000.timeindex");
-    let idx = TimeIndex::open(&path, 0, 10 * 1024 * 1024).unwrap();
+    let idx = TimeIndex::options(&path, 0)
+        .max_index_size(10 * 1024 * 1024)
+        .open()
+        .unwrap();
     assert_eq!(idx.entries(), 80);
     let err = idx.sanity_check().unwrap_err();
     assert!(matches!(
@@ -136,7 +142,7 @@ fn fixture_crash_image_time_index() {
 #[test]
 fn fixture_large_base_offset() {
     let (_dir, path) = copy("00000000005000000000.index");
-    let idx = OffsetIndex::open_existing(&path, 5_000_000_000).unwrap();
+    let idx = OffsetIndex::options(&path, 5_000_000_000).open().unwrap();
     let max = 5_000_000_000 + i64::from(i32::MAX);
     assert_eq!(
         idx.lookup(i64::MAX).unwrap(),
@@ -159,7 +165,7 @@ fn fixture_large_base_offset() {
 #[test]
 fn fixture_garbage_and_empty_files() {
     let (_dir, path) = copy("garbage.index");
-    let idx = OffsetIndex::open_existing(&path, 0).unwrap();
+    let idx = OffsetIndex::options(&path, 0).open().unwrap();
     assert_eq!(idx.entries(), 2);
     assert!(matches!(
         idx.sanity_check(),
@@ -168,11 +174,11 @@ fn fixture_garbage_and_empty_files() {
     let report = idx.verify().unwrap();
     assert!(!report.is_clean());
     let (_dir, path) = copy("garbage.timeindex");
-    let idx = TimeIndex::open_existing(&path, 0).unwrap();
+    let idx = TimeIndex::options(&path, 0).open().unwrap();
     assert_eq!(idx.entries(), 1);
     assert!(idx.sanity_check().is_err());
     let (_dir, path) = copy("empty.index");
-    let mut idx = OffsetIndex::open_existing(&path, 0).unwrap();
+    let mut idx = OffsetIndex::options(&path, 0).open().unwrap();
     assert_eq!((idx.entries(), idx.max_entries()), (0, 0));
     assert!(idx.is_full(), "KAFKA-6388: an empty existing index is full");
     assert!(!idx.is_mapped());
@@ -186,7 +192,8 @@ fn fixture_sanity_messages_match_kafka_4_4_0() {
     // testdata/README-index.md) printed exactly these messages, with base offset 100 for the
     // garbage files and 0 for the crash image.
     let (_dir, path) = copy("garbage.index");
-    let err = OffsetIndex::open_existing(&path, 100)
+    let err = OffsetIndex::options(&path, 100)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -198,7 +205,8 @@ fn fixture_sanity_messages_match_kafka_4_4_0() {
         )
     );
     let (_dir, path) = copy("garbage.timeindex");
-    let err = TimeIndex::open_existing(&path, 100)
+    let err = TimeIndex::options(&path, 100)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -210,7 +218,8 @@ fn fixture_sanity_messages_match_kafka_4_4_0() {
         )
     );
     let (_dir, path) = copy("00000000000000000000.timeindex");
-    let err = TimeIndex::open_existing(&path, 0)
+    let err = TimeIndex::options(&path, 0)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap_err();
@@ -222,7 +231,8 @@ fn fixture_sanity_messages_match_kafka_4_4_0() {
         )
     );
     let (_dir, path) = copy("00000000000000000000.index");
-    OffsetIndex::open_existing(&path, 0)
+    OffsetIndex::options(&path, 0)
+        .open()
         .unwrap()
         .sanity_check()
         .unwrap();

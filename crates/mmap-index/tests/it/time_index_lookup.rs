@@ -13,7 +13,10 @@ fn ts(timestamp: i64, offset: i64) -> TimestampOffset {
 
 /// TimeIndexTest's `appendEntries(n)`: `(i * 10, base + i * 10)` for `i` in `1..=n`.
 fn filled(dir: &tempfile::TempDir, n: i64) -> TimeIndex {
-    let mut idx = TimeIndex::open(dir.path().join("t.timeindex"), BASE, MAX_ENTRIES * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("t.timeindex"), BASE)
+        .max_index_size(MAX_ENTRIES * 12)
+        .open()
+        .unwrap();
     for i in 1..=n {
         assert!(idx.maybe_append(i * 10, i * 10 + BASE, false).unwrap());
     }
@@ -23,7 +26,10 @@ fn filled(dir: &tempfile::TempDir, n: i64) -> TimeIndex {
 #[test]
 fn lookup() {
     let dir = tempfile::tempdir().unwrap();
-    let empty = TimeIndex::open(dir.path().join("e.timeindex"), BASE, MAX_ENTRIES * 12).unwrap();
+    let empty = TimeIndex::options(dir.path().join("e.timeindex"), BASE)
+        .max_index_size(MAX_ENTRIES * 12)
+        .open()
+        .unwrap();
     assert_eq!(empty.lookup(100).unwrap(), ts(NO_TIMESTAMP, BASE));
     let idx = filled(&dir, 29);
     let reader = idx.reader();
@@ -38,7 +44,10 @@ fn lookup() {
 #[test]
 fn entry_and_entry_overflow() {
     let dir = tempfile::tempdir().unwrap();
-    let empty = TimeIndex::open(dir.path().join("e.timeindex"), BASE, MAX_ENTRIES * 12).unwrap();
+    let empty = TimeIndex::options(dir.path().join("e.timeindex"), BASE)
+        .max_index_size(MAX_ENTRIES * 12)
+        .open()
+        .unwrap();
     assert!(matches!(empty.entry(0), Err(Error::EntryOutOfRange { .. })));
     let idx = filled(&dir, 29);
     assert_eq!(idx.entry(0).unwrap(), ts(10, 55));
@@ -50,7 +59,10 @@ fn entry_and_entry_overflow() {
 #[test]
 fn last_entry_and_entry_size() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("l.timeindex"), BASE, MAX_ENTRIES * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("l.timeindex"), BASE)
+        .max_index_size(MAX_ENTRIES * 12)
+        .open()
+        .unwrap();
     assert_eq!(TimeIndex::ENTRY_SIZE, 12);
     assert_eq!(idx.last_entry(), ts(NO_TIMESTAMP, BASE));
     idx.maybe_append(1, 1 + BASE, false).unwrap();
@@ -62,7 +74,10 @@ fn last_entry_and_entry_size() {
 fn lookups_on_both_sides_of_the_warm_section() {
     // 2000 entries: more than the 682-entry warm section of the time index.
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("w.timeindex"), 0, 2000 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("w.timeindex"), 0)
+        .max_index_size(2000 * 12)
+        .open()
+        .unwrap();
     for i in 0..1999_i64 {
         assert!(idx.maybe_append(i * 4 + 2, i * 3, false).unwrap());
     }

@@ -8,7 +8,10 @@ use seglog_mmap_index::{Error, TimeIndex, TimestampOffset};
 const BASE: i64 = 45;
 
 fn filled(dir: &tempfile::TempDir, n: i64) -> TimeIndex {
-    let mut idx = TimeIndex::open(dir.path().join("a.timeindex"), BASE, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("a.timeindex"), BASE)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     for i in 1..=n {
         idx.maybe_append(i * 10, i * 10 + BASE, false).unwrap();
     }
@@ -75,7 +78,10 @@ fn append_rules_on_a_full_index() {
 #[test]
 fn only_strictly_greater_timestamps_are_appended() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("s.timeindex"), 0, 10 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("s.timeindex"), 0)
+        .max_index_size(10 * 12)
+        .open()
+        .unwrap();
     assert!(
         !idx.maybe_append(-1, 0, false).unwrap(),
         "NO_TIMESTAMP never makes an entry"
@@ -127,7 +133,10 @@ fn untrimmed_zero_tail_reopens_full_and_the_roll_entry_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("z.timeindex");
     std::fs::write(&path, vec![0_u8; 10 * 12]).unwrap();
-    let mut idx = TimeIndex::open(&path, 0, 10 * 12).unwrap();
+    let mut idx = TimeIndex::options(&path, 0)
+        .max_index_size(10 * 12)
+        .open()
+        .unwrap();
     assert_eq!(idx.entries(), 10);
     assert!(idx.is_full());
     let err = idx.maybe_append(5, 3, true).unwrap_err();
@@ -137,7 +146,10 @@ fn untrimmed_zero_tail_reopens_full_and_the_roll_entry_is_refused() {
 #[test]
 fn offset_overflow_is_checked_before_writing() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("o.timeindex"), 100, 10 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("o.timeindex"), 100)
+        .max_index_size(10 * 12)
+        .open()
+        .unwrap();
     assert!(matches!(
         idx.maybe_append(5, 99, false),
         Err(Error::OffsetOverflow { offset: 99, .. })

@@ -7,7 +7,10 @@ use seglog_mmap_index::{OffsetIndex, OffsetPosition};
 fn fetch_upper_bound_offset() {
     const B: i64 = 45;
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("f.index"), B, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("f.index"), B)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     let first = OffsetPosition {
         offset: B,
         position: 0,

@@ -8,7 +8,10 @@ const BASE: i64 = 45;
 #[test]
 fn truncate_and_truncate_to_the_first_offset() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("t.timeindex"), BASE, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("t.timeindex"), BASE)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     let fill = |idx: &mut TimeIndex| {
         for i in 1..=29 {
             idx.maybe_append(i * 10, i * 10 + BASE, false).unwrap();
@@ -32,7 +35,10 @@ fn truncate_and_truncate_to_the_first_offset() {
 #[test]
 fn truncate_to_uses_offsets_not_timestamps() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("t.timeindex"), 0, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("t.timeindex"), 0)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     // Timestamps far from offsets, so a key search would give other answers.
     for (t, o) in [(1_000, 10), (2_000, 20), (3_000, 30)] {
         idx.maybe_append(t, o, false).unwrap();
@@ -64,7 +70,10 @@ fn equal_offsets_follow_kafkas_probe_order() {
     // offset equals the target, so truncate_to(50) over offsets 40, 50, 50, 60 keeps two entries,
     // one of them at offset 50 (Kafka's answer; "remove offsets >= 50" would keep one).
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("q.timeindex"), 0, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("q.timeindex"), 0)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     for (t, o) in [(10, 40), (20, 50), (30, 50), (40, 60)] {
         assert!(idx.maybe_append(t, o, false).unwrap());
     }
@@ -78,7 +87,10 @@ fn equal_offsets_follow_kafkas_probe_order() {
         }
     );
     // Offsets 50, 50, 60 (first probe on slot 0 is not below the target): cold path, slot 0.
-    let mut idx = TimeIndex::open(dir.path().join("r.timeindex"), 0, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("r.timeindex"), 0)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     for (t, o) in [(10, 50), (20, 50), (30, 60)] {
         assert!(idx.maybe_append(t, o, false).unwrap());
     }

@@ -10,8 +10,14 @@ fn untrimmed_indexes_reopen_with_zero_tails() {
     let dir = tempfile::tempdir().unwrap();
     let (ipath, tpath) = (dir.path().join("c.index"), dir.path().join("c.timeindex"));
     {
-        let mut idx = OffsetIndex::open(&ipath, 500, 20 * 8).unwrap();
-        let mut tidx = TimeIndex::open(&tpath, 500, 20 * 12).unwrap();
+        let mut idx = OffsetIndex::options(&ipath, 500)
+            .max_index_size(20 * 8)
+            .open()
+            .unwrap();
+        let mut tidx = TimeIndex::options(&tpath, 500)
+            .max_index_size(20 * 12)
+            .open()
+            .unwrap();
         for i in 1..=3 {
             idx.append(500 + i * 10, u32::try_from(i * 100).unwrap())
                 .unwrap();
@@ -21,8 +27,14 @@ fn untrimmed_indexes_reopen_with_zero_tails() {
         tidx.flush().unwrap();
         // Dropped without close: the process "crashed" before trimming.
     }
-    let mut idx = OffsetIndex::open(&ipath, 500, 20 * 8).unwrap();
-    let tidx = TimeIndex::open(&tpath, 500, 20 * 12).unwrap();
+    let mut idx = OffsetIndex::options(&ipath, 500)
+        .max_index_size(20 * 8)
+        .open()
+        .unwrap();
+    let tidx = TimeIndex::options(&tpath, 500)
+        .max_index_size(20 * 12)
+        .open()
+        .unwrap();
     assert_eq!((idx.entries(), tidx.entries()), (20, 20));
     assert_eq!(idx.last_offset(), 500, "the zero tail's offset is the base");
     idx.sanity_check().unwrap();

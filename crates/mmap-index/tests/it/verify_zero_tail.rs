@@ -16,7 +16,7 @@ proptest! {
             .collect();
         bytes.resize((written + extra) * 8, 0);
         std::fs::write(&path, bytes).unwrap();
-        let idx = OffsetIndex::open(&path, base, 1024).unwrap();
+        let idx = OffsetIndex::options(&path, base).max_index_size(1024).open().unwrap();
         let report = idx.verify().unwrap();
         // A zero entry in slot 0 is indistinguishable from a real entry at the base offset.
         let first = written.max(1);
@@ -38,7 +38,7 @@ proptest! {
             .collect();
         bytes.resize((written + extra) * 12, 0);
         std::fs::write(&path, bytes).unwrap();
-        let idx = TimeIndex::open(&path, 50, 1200).unwrap();
+        let idx = TimeIndex::options(&path, 50).max_index_size(1200).open().unwrap();
         let report = idx.verify().unwrap();
         prop_assert_eq!(report.has_zero_tail(), extra > 0);
         prop_assert_eq!(report.problems.contains(&Problem::LastTimestampZero), extra > 0);

@@ -7,7 +7,10 @@ use seglog_mmap_index::{Error, OffsetIndex, TimeIndex, TimestampOffset};
 #[test]
 fn resize_returns_whether_the_length_changed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = TimeIndex::open(dir.path().join("r.timeindex"), 45, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(dir.path().join("r.timeindex"), 45)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     assert!(!idx.resize(30 * 12).unwrap());
     assert!(
         !idx.resize(30 * 12 + 11).unwrap(),
@@ -24,7 +27,10 @@ fn resize_returns_whether_the_length_changed() {
 fn entries_survive_remaps_and_trim_keeps_exactly_them() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.timeindex");
-    let mut idx = TimeIndex::open(&path, 0, 30 * 12).unwrap();
+    let mut idx = TimeIndex::options(&path, 0)
+        .max_index_size(30 * 12)
+        .open()
+        .unwrap();
     for i in 1..=5 {
         idx.maybe_append(i * 100, i, false).unwrap();
     }
@@ -60,7 +66,10 @@ fn entries_survive_remaps_and_trim_keeps_exactly_them() {
 #[test]
 fn resize_below_the_entries_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("r.index"), 0, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("r.index"), 0)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     for o in 1..=4 {
         idx.append(o, 0).unwrap();
     }
@@ -84,7 +93,10 @@ fn resize_below_the_entries_is_refused() {
 fn reset_empties_and_restores_max_index_size() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.index");
-    let mut idx = OffsetIndex::open(&path, 0, 10 * 8 + 5).unwrap();
+    let mut idx = OffsetIndex::options(&path, 0)
+        .max_index_size(10 * 8 + 5)
+        .open()
+        .unwrap();
     assert_eq!(
         idx.length(),
         80,

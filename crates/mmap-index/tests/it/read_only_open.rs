@@ -11,7 +11,10 @@ use seglog_mmap_index::{Error, OffsetIndex, OffsetPosition, TimeIndex, Timestamp
 fn read_only_offset_index() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.index");
-    let mut idx = OffsetIndex::open(&path, 10, 80).unwrap();
+    let mut idx = OffsetIndex::options(&path, 10)
+        .max_index_size(80)
+        .open()
+        .unwrap();
     idx.append(12, 100).unwrap();
     idx.append(15, 200).unwrap();
     let untrimmed = std::fs::read(&path).unwrap();
@@ -20,7 +23,7 @@ fn read_only_offset_index() {
     // ignores permission bits; the read-only open must work either way).
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
 
-    let mut ro = OffsetIndex::open_read_only(&path, 10).unwrap();
+    let mut ro = OffsetIndex::options(&path, 10).read_only().open().unwrap();
     assert!(ro.is_read_only());
     assert_eq!(
         ro.entries(),
@@ -75,10 +78,13 @@ fn read_only_offset_index() {
 fn read_only_time_index_and_missing_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.timeindex");
-    let mut idx = TimeIndex::open(&path, 0, 120).unwrap();
+    let mut idx = TimeIndex::options(&path, 0)
+        .max_index_size(120)
+        .open()
+        .unwrap();
     idx.maybe_append(100, 3, false).unwrap();
     idx.close().unwrap();
-    let mut ro = TimeIndex::open_read_only(&path, 0).unwrap();
+    let mut ro = TimeIndex::options(&path, 0).read_only().open().unwrap();
     assert_eq!(
         ro.lookup(150).unwrap(),
         TimestampOffset {
@@ -95,7 +101,10 @@ fn read_only_time_index_and_missing_file() {
         Err(Error::ReadOnly { .. })
     ));
     assert_eq!(ro.entries(), 1);
-    let err = TimeIndex::open_read_only(dir.path().join("missing.timeindex"), 0).unwrap_err();
+    let err = TimeIndex::options(dir.path().join("missing.timeindex"), 0)
+        .read_only()
+        .open()
+        .unwrap_err();
     assert!(
         matches!(&err, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
     );

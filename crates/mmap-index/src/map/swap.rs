@@ -1,12 +1,5 @@
-//! The only module with `unsafe`: the memory-mapped backend and the two-slot mapping swap that
-//! guarantees no mapping is unmapped while a reader is inside it (KAFKA-7442). Every site is
-//! listed, with its argument, in `docs/unsafe.md`.
-//!
-//! # Memory
-//! A [`Memory`] is an array of 32-bit words. Every access goes through an atomic (relaxed loads
-//! and stores): the appender writes slots that readers may read at the same time after a
-//! truncation, and atomics make that a race on values, never a data race. On x86-64 and aarch64
-//! a relaxed 32-bit load or store is a plain `mov`/`ldr`/`str`.
+//! [`SwapCell`]: up to two mappings, the pin protocol that keeps a mapping alive while a reader
+//! is inside it, and a mapping budget's eviction and remap.
 //!
 //! # The swap protocol
 //! A [`SwapCell`] holds up to two mappings in two slots, and an `active` index naming the current
@@ -28,321 +21,12 @@
 //! the mapping calls [`SwapCell::remap`], which installs a new mapping in the other slot the way
 //! a swap does (no flip of a live slot is involved, so no reader can be inside it).
 
-use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
 
+use super::Memory;
 use crate::budget::Member;
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
-
-/// How many mappings this process holds right now, over all indexes. Tests and benches read it
-/// through [`live_mappings`](crate::live_mappings) to prove that lazy opens create none. A plain
-/// std atomic even under loom: it is a statistic, not part of any protocol.
-static LIVE_MAPPINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The number of index mappings currently alive in this process.
-pub(crate) fn live_mappings() -> usize {
-    LIVE_MAPPINGS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// How many mappings of growing data files ([`MappedFile`](crate::MappedFile), the `.log`)
-/// this process holds right now; kept apart from [`LIVE_MAPPINGS`] so that index accounting
-/// (and the tests that rely on it) is unchanged.
-static LIVE_FILE_MAPPINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// The number of data-file mappings currently alive in this process.
-pub(crate) fn live_file_mappings() -> usize {
-    LIVE_FILE_MAPPINGS.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// One 32-bit word of shared memory, accessed atomically (relaxed).
-pub(crate) trait Word: Send + Sync {
-    /// Loads the word.
-    fn load(&self) -> u32;
-    /// Stores the word.
-    fn store(&self, value: u32);
-}
-
-impl Word for std::sync::atomic::AtomicU32 {
-    #[inline]
-    fn load(&self) -> u32 {
-        self.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    #[inline]
-    fn store(&self, value: u32) {
-        self.store(value, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Loads word `index` of `cells`; a word past the end reads as zero.
-#[inline]
-pub(crate) fn load<W: Word>(cells: &[W], index: usize) -> u32 {
-    cells.get(index).map_or(0, Word::load)
-}
-
-/// Stores word `index` of `cells`; a word past the end is ignored (callers check capacity).
-#[inline]
-pub(crate) fn store<W: Word>(cells: &[W], index: usize, value: u32) {
-    if let Some(w) = cells.get(index) {
-        w.store(value);
-    }
-}
-
-/// Asks the processor to bring the cache line holding `item` into its caches, without waiting
-/// for it (a software prefetch). A hint only: it reads nothing the program can observe and never
-/// faults. A no-op on targets other than x86-64.
-#[inline(always)]
-pub(crate) fn prefetch<T>(item: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = std::ptr::from_ref(item).cast::<i8>();
-        #[expect(
-            unsafe_code,
-            reason = "a prefetch hint, which the SSE intrinsic marks unsafe"
-        )]
-        // SAFETY:
-        // - `_mm_prefetch` needs SSE, which every x86-64 processor has (the target enables it).
-        // - `PREFETCHT0` neither reads architecturally nor faults, whatever the address; `p` is
-        //   anyway derived from a live reference.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(p);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = item;
-}
-
-/// Word-addressed shared memory that holds index entries.
-pub(crate) trait Memory: Send + Sync + 'static {
-    /// The word type.
-    type Word: Word;
-    /// The memory as words.
-    fn cells(&self) -> &[Self::Word];
-    /// The number of whole 32-bit words.
-    #[inline]
-    fn words(&self) -> usize {
-        self.cells().len()
-    }
-    /// The words that hold the first `bytes` bytes (all the words when there are fewer). A
-    /// data-file mapping, which may reach past the end of its file, is only ever viewed this
-    /// way, up to a length its owner published (see `mapped_file`).
-    #[inline]
-    fn cells_up_to(&self, bytes: usize) -> &[Self::Word] {
-        let cells = self.cells();
-        cells.get(..bytes.div_ceil(4)).unwrap_or(cells)
-    }
-    /// Whether stores are allowed. The writer checks this before every store: a read-only
-    /// mapping is only ever loaded from.
-    #[inline]
-    fn writable(&self) -> bool {
-        true
-    }
-}
-
-/// A shared memory map of an index file (`MAP_SHARED`, offset 0), writable or read-only.
-#[derive(Debug)]
-pub(crate) struct MmapMemory {
-    /// `None` for a zero-length file: nothing is mapped at all.
-    map: Option<memmap2::MmapRaw>,
-    /// `map.len() / 4`.
-    words: usize,
-    /// False for a `PROT_READ` mapping, which must never be stored to.
-    writable: bool,
-    /// The live-mapping counter this mapping is counted in.
-    counter: &'static std::sync::atomic::AtomicUsize,
-}
-
-impl MmapMemory {
-    /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
-    /// read-only.
-    pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
-        Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)
-    }
-
-    /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
-    /// data-file mapping. `len` may exceed the file's length (mapping ahead of a growing file):
-    /// the owner of the mapping must then never let a reader touch a page past the end of file.
-    pub(crate) fn map_data_read_only(file: &File, len: usize) -> io::Result<Self> {
-        Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS, false)
-    }
-
-    /// Anonymous memory holding a copy of `bytes`, counted as an index mapping: the page cache
-    /// of an index whose file lives in an [`IndexStore`](crate::IndexStore) rather than on a real
-    /// file system. `writable` as for [`MmapMemory::map`].
-    pub(crate) fn anonymous(bytes: &[u8], writable: bool) -> io::Result<Self> {
-        if bytes.is_empty() {
-            return Ok(Self {
-                map: None,
-                words: 0,
-                writable,
-                counter: &LIVE_MAPPINGS,
-            });
-        }
-        let mut anon = memmap2::MmapOptions::new().len(bytes.len()).map_anon()?;
-        anon.copy_from_slice(bytes);
-        let map = memmap2::MmapRaw::from(anon);
-        if map.len() != bytes.len()
-            || map
-                .as_ptr()
-                .align_offset(align_of::<std::sync::atomic::AtomicU32>())
-                != 0
-        {
-            return Err(io::Error::other(
-                "mmap returned a short or misaligned mapping",
-            ));
-        }
-        LIVE_MAPPINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Self {
-            map: Some(map),
-            words: bytes.len() / 4,
-            writable,
-            counter: &LIVE_MAPPINGS,
-        })
-    }
-
-    /// The first `len` bytes of the memory (zeros past its end), read word by word with the same
-    /// relaxed atomic loads as lookups: what a write-back of the mapping would write.
-    pub(crate) fn snapshot(&self, len: usize) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(len);
-        for word in self.atomics() {
-            let value = word.load(std::sync::atomic::Ordering::Relaxed);
-            bytes.extend_from_slice(zerocopy::IntoBytes::as_bytes(&value));
-        }
-        bytes.resize(len, 0);
-        bytes
-    }
-
-    fn map_counted(
-        file: &File,
-        len: usize,
-        writable: bool,
-        counter: &'static std::sync::atomic::AtomicUsize,
-        random_access: bool,
-    ) -> io::Result<Self> {
-        if len == 0 {
-            return Ok(Self {
-                map: None,
-                words: 0,
-                writable,
-                counter,
-            });
-        }
-        let mut options = memmap2::MmapOptions::new();
-        options.len(len);
-        let map = if writable {
-            options.map_raw(file)?
-        } else {
-            options.map_raw_read_only(file)?
-        };
-        if map.len() != len
-            || map
-                .as_ptr()
-                .align_offset(align_of::<std::sync::atomic::AtomicU32>())
-                != 0
-        {
-            return Err(io::Error::other(
-                "mmap returned a short or misaligned mapping",
-            ));
-        }
-        if random_access {
-            // An index is read by binary search and written a few bytes at a time: readahead on
-            // a fault only zero-fills pages of the preallocated (sparse) tail that no entry will
-            // reach soon, which made each append's first touch of a page cost microseconds.
-            // Advice is a hint: a kernel that refuses it changes nothing but speed.
-            let _ = map.advise(memmap2::Advice::Random);
-        }
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(Self {
-            map: Some(map),
-            words: len / 4,
-            writable,
-            counter,
-        })
-    }
-
-    /// The mapped words as atomics.
-    #[inline]
-    fn atomics(&self) -> &[std::sync::atomic::AtomicU32] {
-        self.atomics_prefix(self.words)
-    }
-
-    /// The first `words` mapped words (at most all of them) as atomics.
-    #[inline]
-    fn atomics_prefix(&self, words: usize) -> &[std::sync::atomic::AtomicU32] {
-        let Some(map) = &self.map else {
-            return &[];
-        };
-        let words = words.min(self.words);
-        #[expect(unsafe_code, reason = "viewing the mapped file as atomic words")]
-        #[expect(
-            clippy::cast_ptr_alignment,
-            reason = "a mapping is page-aligned; `map` checks it"
-        )]
-        // SAFETY:
-        // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
-        //   page-aligned (and `map` checked it).
-        // - Valid for `words * 4 <= map.len()` bytes while `&self` lives (unmapped only on drop),
-        //   all in pages the file backs: an index maps only its file (or anonymous memory of
-        //   exactly its length, for a stored backing); a data-file mapping is viewed only below
-        //   a published length (docs/unsafe.md); `words * 4` fits `isize`.
-        // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
-        // - We access them only through these atomics; docs/unsafe.md rules out other writers
-        //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.
-        // - A read-only mapping is only read (`Relaxed` loads, a `.log`'s plain copy), which std
-        //   allows on read-only memory; `Core::push` checks `Memory::writable` before any store.
-        unsafe {
-            std::slice::from_raw_parts(
-                map.as_mut_ptr().cast::<std::sync::atomic::AtomicU32>(),
-                words,
-            )
-        }
-    }
-
-    /// `msync(MS_SYNC)` of the whole mapping.
-    pub(crate) fn flush(&self) -> io::Result<()> {
-        self.map.as_ref().map_or(Ok(()), memmap2::MmapRaw::flush)
-    }
-
-    /// Whether a mapping exists (false for a zero-length file).
-    pub(crate) fn is_mapped(&self) -> bool {
-        self.map.is_some()
-    }
-}
-
-impl Memory for MmapMemory {
-    type Word = std::sync::atomic::AtomicU32;
-
-    #[inline]
-    fn cells(&self) -> &[std::sync::atomic::AtomicU32] {
-        self.atomics()
-    }
-
-    #[inline]
-    fn words(&self) -> usize {
-        self.words
-    }
-
-    #[inline]
-    fn cells_up_to(&self, bytes: usize) -> &[std::sync::atomic::AtomicU32] {
-        self.atomics_prefix(bytes.div_ceil(4))
-    }
-
-    #[inline]
-    fn writable(&self) -> bool {
-        self.writable
-    }
-}
-
-impl Drop for MmapMemory {
-    fn drop(&mut self) {
-        if self.map.take().is_some() {
-            self.counter
-                .fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-}
+use crate::loom::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
 
 /// `active` value once the cell is closed: no slot is current and pins fail.
 const CLOSED: usize = usize::MAX;
@@ -499,7 +183,7 @@ impl<M: Memory, X> SwapCell<M, X> {
         self.member.as_ref()
     }
 
-    fn lock_writer(&self) -> crate::sync::MutexGuard<'_, ()> {
+    fn lock_writer(&self) -> crate::loom::MutexGuard<'_, ()> {
         self.writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -786,9 +470,9 @@ impl<M: Memory, X: Send + Sync + 'static> crate::budget::Evict for SwapCell<M, X
 pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
-    budget: Option<&crate::MappingBudget>,
+    budget: Option<&crate::budget::MappingBudget>,
 ) -> Arc<SwapCell<M, X>> {
-    let member = budget.map(crate::MappingBudget::member);
+    let member = budget.map(crate::budget::MappingBudget::member);
     let cell = Arc::new(SwapCell::with_member(mem, extra, member));
     if let Some(member) = cell.member() {
         let weak = Arc::downgrade(&cell);
@@ -819,7 +503,7 @@ pub(crate) fn owned_cell<M: Memory, X: Send + Sync + 'static>(
 pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
-    _budget: Option<&crate::MappingBudget>,
+    _budget: Option<&crate::budget::MappingBudget>,
 ) -> Arc<SwapCell<M, X>> {
     Arc::new(SwapCell::new(mem, extra))
 }

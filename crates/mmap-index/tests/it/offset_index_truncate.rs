@@ -10,7 +10,10 @@ fn op(offset: i64, position: u32) -> OffsetPosition {
 #[test]
 fn truncate_cases() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("t.index"), 0, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("t.index"), 0)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     idx.truncate().unwrap();
     for i in 1..10 {
         idx.append(i, u32::try_from(i).unwrap()).unwrap();
@@ -53,7 +56,10 @@ fn truncate_cases() {
 #[test]
 fn truncate_to_an_absent_offset_keeps_the_floor() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("t.index"), 100, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("t.index"), 100)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     for o in [110, 120, 130] {
         idx.append(o, 0).unwrap();
     }

@@ -37,7 +37,7 @@ fn fixture_kafka_offset_index_reads_as_kafka_dumps_it() {
     let expected = dumped("index.stdout", "offset:", "position:");
     assert!(expected.len() > 5);
     let (_dir, path) = copy("00000000000000000000.index");
-    let idx = OffsetIndex::open_existing(&path, 0).unwrap();
+    let idx = OffsetIndex::options(&path, 0).open().unwrap();
     assert_eq!(idx.entries(), expected.len());
     for (slot, &(offset, position)) in expected.iter().enumerate() {
         let entry = OffsetPosition {
@@ -70,7 +70,7 @@ fn fixture_kafka_time_index_reads_as_kafka_dumps_it() {
     let expected = dumped("timeindex.stdout", "timestamp:", "offset:");
     assert!(!expected.is_empty());
     let (_dir, path) = copy("00000000000000000000.timeindex");
-    let idx = TimeIndex::open_existing(&path, 0).unwrap();
+    let idx = TimeIndex::options(&path, 0).open().unwrap();
     assert_eq!(idx.entries(), expected.len());
     for (slot, &(timestamp, offset)) in expected.iter().enumerate() {
         let entry = TimestampOffset { timestamp, offset };

@@ -7,7 +7,10 @@ use seglog_mmap_index::{Error, OffsetIndex};
 #[test]
 fn append_to_a_full_index_fails_with_index_full() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 45, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 45)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     for i in 0..30 {
         idx.append(45 + i + 1, u32::try_from(i).unwrap()).unwrap();
     }
@@ -24,7 +27,10 @@ fn append_to_a_full_index_fails_with_index_full() {
 #[test]
 fn append_out_of_order_fails_with_invalid_offset() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 45, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 45)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     idx.append(51, 0).unwrap();
     let err = idx.append(50, 1).unwrap_err();
     assert!(
@@ -50,7 +56,10 @@ fn append_out_of_order_fails_with_invalid_offset() {
 #[test]
 fn offsets_below_base_or_too_far_past_it_overflow() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 1_000, 30 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 1_000)
+        .max_index_size(30 * 8)
+        .open()
+        .unwrap();
     assert!(!idx.can_append_offset(999));
     assert!(matches!(
         idx.append(999, 0),
@@ -76,7 +85,10 @@ fn offsets_below_base_or_too_far_past_it_overflow() {
 fn first_append_may_use_the_base_offset_and_sanity_passes() {
     // OffsetIndexTest `testSanityLastOffsetEqualToBaseOffset`.
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 20, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 20)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     idx.append(20, 0).unwrap();
     idx.sanity_check().unwrap();
     assert_eq!(idx.last_offset(), 20);
@@ -85,7 +97,10 @@ fn first_append_may_use_the_base_offset_and_sanity_passes() {
 #[test]
 fn positions_are_not_required_to_increase() {
     let dir = tempfile::tempdir().unwrap();
-    let mut idx = OffsetIndex::open(dir.path().join("a.index"), 0, 10 * 8).unwrap();
+    let mut idx = OffsetIndex::options(dir.path().join("a.index"), 0)
+        .max_index_size(10 * 8)
+        .open()
+        .unwrap();
     idx.append(1, 100).unwrap();
     idx.append(2, 50).unwrap();
     assert_eq!(idx.entry(1).unwrap().position, 50);

@@ -1,0 +1,79 @@
+//! The index files' file-system calls, one small helper each: on the real file system, or on
+//! the [`IndexStore`] of a stored backing.
+#![forbid(unsafe_code)]
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::store::{Backing, IndexStore};
+
+/// Creates `path` for reading and writing; fails with `AlreadyExists` when it exists.
+pub(super) fn create_new(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(path)
+}
+
+/// Opens an existing file read-only (`O_RDONLY`).
+pub(super) fn open_read(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io(path, "open", e))
+}
+
+/// Removes a real file.
+pub(super) fn remove_file(path: &Path) -> io::Result<()> {
+    fs::remove_file(path)
+}
+
+pub(crate) fn open_rw(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(path, "open", e))
+}
+
+/// Renames an index file of `backing`.
+pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
+    match backing.store() {
+        Some(store) => store.rename(from, to),
+        None => fs::rename(from, to),
+    }
+    .map_err(|e| Error::io(from, "rename", e))
+}
+
+/// Whether an index file of `backing` exists.
+pub(crate) fn exists(backing: &Backing, path: &Path) -> bool {
+    match backing.store() {
+        Some(store) => store.exists(path),
+        None => path.exists(),
+    }
+}
+
+/// Loads an existing stored file; `NotFound` when it is missing.
+pub(super) fn load_existing(store: &dyn IndexStore, path: &Path) -> Result<Vec<u8>> {
+    store
+        .load(path)
+        .map_err(|e| Error::io(path, "open", e))?
+        .ok_or_else(|| {
+            Error::io(
+                path,
+                "open",
+                io::Error::new(io::ErrorKind::NotFound, "no such file"),
+            )
+        })
+}
+
+pub(crate) fn delete_if_exists(backing: &Backing, path: &Path) -> Result<bool> {
+    if let Some(store) = backing.store() {
+        return store.remove(path).map_err(|e| Error::io(path, "delete", e));
+    }
+    match remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, "delete", e)),
+    }
+}

@@ -1,0 +1,218 @@
+//! Opening an index file: create and preallocate, or open an existing file (read-write or
+//! read-only), and map it; or load a stored backing's file into anonymous memory.
+#![forbid(unsafe_code)]
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::IndexFile;
+use super::fs::{create_new, load_existing, open_read, open_rw, remove_file};
+use crate::budget::MappingBudget;
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use crate::map::MmapMemory;
+use crate::raw::{Core, Remapper};
+use crate::store::{Backing, IndexStore};
+
+impl<E: Entry> IndexFile<E> {
+    /// Kafka's constructor: creates and preallocates a missing file, or opens an existing one and
+    /// takes `length / entry_size` entries from it without scanning.
+    /// A mapped file's mapping counts against `budget` when one is given (a stored backing's
+    /// anonymous memory never does).
+    pub(crate) fn open(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            return Self::open_stored(backing, store, path, base_offset, max_index_size);
+        }
+        let created = create_new(path);
+        let (file, newly_created) = match created {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (open_rw(path)?, false),
+            Err(e) => return Err(Error::io(path, "create", e)),
+        };
+        if newly_created {
+            if (max_index_size as usize) < E::SIZE {
+                // Kafka leaves the empty file behind; we do not.
+                drop(file);
+                let _ = remove_file(path);
+                return Err(Error::InvalidMaxIndexSize {
+                    file: path.to_path_buf(),
+                    max_index_size,
+                });
+            }
+            let length = super::round_down(u64::from(max_index_size), E::SIZE);
+            if let Err(e) = file.set_len(length) {
+                drop(file);
+                let _ = remove_file(path);
+                return Err(Error::io(path, "set_len", e));
+            }
+        }
+        Self::map_file(
+            path,
+            &file,
+            base_offset,
+            max_index_size,
+            newly_created,
+            false,
+            budget,
+        )
+    }
+
+    /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
+    /// creating a missing file), its mapping counted against `budget` when one is given. `reset` on such an index resizes it to zero, as Kafka's
+    /// `maxIndexSize = -1` does.
+    pub(crate) fn open_existing(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            let bytes = load_existing(store.as_ref(), path)?;
+            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, false);
+        }
+        let file = open_rw(path)?;
+        Self::map_file(path, &file, base_offset, 0, false, false, budget)
+    }
+
+    /// Opens an existing file read-only (Kafka's `writable = false`), for tools: the file is
+    /// opened `O_RDONLY` and mapped `PROT_READ`, and every operation that would modify it fails
+    /// with `ReadOnly`. Its mapping counts against `budget` when one is given.
+    pub(crate) fn open_read_only(
+        backing: &Backing,
+        path: &Path,
+        base_offset: i64,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        if let Some(store) = backing.store() {
+            let bytes = load_existing(store.as_ref(), path)?;
+            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, true);
+        }
+        let file = open_read(path)?;
+        Self::map_file(path, &file, base_offset, 0, false, true, budget)
+    }
+
+    /// `open` on a stored backing: the same steps, with the store's file.
+    fn open_stored(
+        backing: &Backing,
+        store: &Arc<dyn IndexStore>,
+        path: &Path,
+        base_offset: i64,
+        max_index_size: u32,
+    ) -> Result<Self> {
+        if let Some(bytes) = store.load(path).map_err(|e| Error::io(path, "open", e))? {
+            return Self::from_bytes(
+                backing,
+                path,
+                &bytes,
+                base_offset,
+                max_index_size,
+                false,
+                false,
+            );
+        }
+        if (max_index_size as usize) < E::SIZE {
+            return Err(Error::InvalidMaxIndexSize {
+                file: path.to_path_buf(),
+                max_index_size,
+            });
+        }
+        let length = super::round_down(u64::from(max_index_size), E::SIZE);
+        store
+            .create(path, length)
+            .map_err(|e| Error::io(path, "create", e))?;
+        let zeros = vec![0_u8; usize::try_from(length).unwrap_or(0)];
+        Self::from_bytes(
+            backing,
+            path,
+            &zeros,
+            base_offset,
+            max_index_size,
+            true,
+            false,
+        )
+    }
+
+    /// An index over anonymous memory holding `bytes` (a stored backing).
+    fn from_bytes(
+        backing: &Backing,
+        path: &Path,
+        bytes: &[u8],
+        base_offset: i64,
+        max_index_size: u32,
+        newly_created: bool,
+        read_only: bool,
+    ) -> Result<Self> {
+        let mem =
+            MmapMemory::anonymous(bytes, !read_only).map_err(|e| Error::io(path, "mmap", e))?;
+        let entries = if newly_created {
+            0
+        } else {
+            bytes.len() / E::SIZE
+        };
+        Ok(Self {
+            core: Core::new(mem, entries, base_offset, path.to_path_buf()),
+            path: path.to_path_buf(),
+            base_offset,
+            max_index_size,
+            length: bytes.len() as u64,
+            read_only,
+            backing: backing.clone(),
+        })
+    }
+
+    fn map_file(
+        path: &Path,
+        file: &File,
+        base_offset: i64,
+        max_index_size: u32,
+        newly_created: bool,
+        read_only: bool,
+        budget: Option<&MappingBudget>,
+    ) -> Result<Self> {
+        let length = file
+            .metadata()
+            .map_err(|e| Error::io(path, "stat", e))?
+            .len();
+        let mem = map(path, file, length, !read_only)?;
+        let entries = if newly_created {
+            0
+        } else {
+            usize::try_from(length).unwrap_or(usize::MAX) / E::SIZE
+        };
+        let writable = !read_only;
+        let remap: Option<Remapper<MmapMemory>> = budget.map(|_| -> Remapper<MmapMemory> {
+            Box::new(move |path: &Path, words: usize| {
+                let file = if writable {
+                    open_rw(path)
+                } else {
+                    open_read(path)
+                }
+                .map_err(io::Error::other)?;
+                MmapMemory::map(&file, words * 4, writable)
+            })
+        });
+        Ok(Self {
+            core: Core::with_budget(mem, entries, base_offset, path.to_path_buf(), remap, budget),
+            path: path.to_path_buf(),
+            base_offset,
+            max_index_size,
+            length,
+            read_only,
+            backing: Backing::Mapped,
+        })
+    }
+}
+
+pub(super) fn map(path: &Path, file: &File, length: u64, writable: bool) -> Result<MmapMemory> {
+    let len = usize::try_from(length)
+        .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
+    MmapMemory::map(file, len, writable).map_err(|e| Error::io(path, "mmap", e))
+}
