@@ -54,9 +54,12 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod error;
+pub mod inspect;
+mod listing;
 mod log_dir;
 mod offset_map;
 mod partition;
+pub mod record;
 mod snapshot;
 mod sync;
 mod time;
@@ -79,5 +82,7 @@ pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
     LoadReport, PartitionLog, RetentionReport, StopAfter,
 };
+pub use seglog_segment::io::{File, FileSystem, OpenMode, RealFs};
+pub use seglog_segment::naming;
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};
