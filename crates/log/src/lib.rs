@@ -84,5 +84,6 @@ pub use partition::{
 };
 pub use seglog_segment::io::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;
+pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

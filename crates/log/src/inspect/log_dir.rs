@@ -19,9 +19,18 @@ pub struct LogDirView<F: FileSystem> {
 
 impl<F: FileSystem> LogDirView<F> {
     /// Opens `path`: a partition directory (`topic-N`) stands for itself; any other directory
-    /// is walked for its `topic-N` subdirectories.
+    /// is walked for its `topic-N` subdirectories. A directory with none and no `.lock` is not a
+    /// log directory: [`Error::NotALogDir`].
     pub fn open(fs: F, path: &Path) -> Result<Self> {
         let partitions = partition_dirs(&fs, path)?;
+        if partitions.is_empty()
+            && TopicPartition::parse_dir(path).is_err()
+            && !fs.exists(&path.join(".lock"))
+        {
+            return Err(Error::NotALogDir {
+                path: path.to_path_buf(),
+            });
+        }
         Ok(Self {
             fs,
             path: path.to_path_buf(),

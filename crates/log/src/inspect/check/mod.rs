@@ -71,19 +71,9 @@ fn index_error(e: seglog_mmap_index::Error) -> Error {
 impl<F: FileSystem> LogDirView<F> {
     /// Verifies every partition (framing, CRCs, offsets, both indexes against the batches,
     /// leftover and orphan files) and the log directory's checkpoints against the log ends.
-    /// `on_partition` is called after each partition. Fails when the path is neither a
-    /// partition directory nor a log directory.
+    /// `on_partition` is called after each partition.
     pub fn check(&self, mut on_partition: impl FnMut()) -> Result<CheckReport> {
-        let path = self.path();
         let dirs = self.partitions();
-        if dirs.is_empty()
-            && TopicPartition::parse_dir(path).is_err()
-            && !self.fs().exists(&path.join(".lock"))
-        {
-            return Err(Error::NotALogDir {
-                path: path.to_path_buf(),
-            });
-        }
         let mut findings = Vec::new();
         let mut segments = 0;
         let mut log_ends = BTreeMap::new();
