@@ -25,14 +25,14 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
+use seglog_log::RealFs;
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, Header, NewRecord};
 use seglog_log::{
     CLEAN_SHUTDOWN_FILE, CleanOptions, EpochEntry, LOG_START_OFFSET_CHECKPOINT,
     LeaderEpochCheckpoint, LoadOptions, LogConfig, LogDir, LogDirOptions, OffsetCheckpoint,
     PartitionLog, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, SystemClock, Time,
     TopicPartition,
 };
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, Header, NewRecord};
-use seglog_segment::io::RealFs;
 
 const CODECS: [Compression; 5] = [
     Compression::None,

@@ -338,7 +338,7 @@ impl Outcome {
 }
 
 fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
-    use seglog_record_format::Compression;
+    use seglog_log::record::Compression;
     let compression = match args.compression.as_str() {
         "gzip" => Compression::Gzip,
         "snappy" => Compression::Snappy,

@@ -7,8 +7,11 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
-use seglog_log::{LogConfig, LogDir, LogDirOptions, PartitionLog, SystemClock, TopicPartition};
-use seglog_segment::io::RealFs;
+use seglog_log::inspect::PartitionView;
+use seglog_log::{
+    FileSystem as _, LogConfig, LogDir, LogDirOptions, PartitionLog, RealFs, SystemClock,
+    TopicPartition,
+};
 
 /// A partition directory's log directory, its topic-partition, and the opened pair.
 pub(crate) struct Opened {
@@ -35,7 +38,7 @@ pub(crate) fn partition_of(path: &Path) -> Result<(PathBuf, TopicPartition)> {
 /// partition is created with `config`.
 pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<Opened> {
     let (parent, tp) = partition_of(path)?;
-    if create.is_none() && !path.is_dir() {
+    if create.is_none() && !RealFs.is_dir(path) {
         bail!(
             "{}: no such partition directory (use --create to make one)",
             path.display()
@@ -56,6 +59,27 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
             .map_err(|e| anyhow::anyhow!("{e}"))?,
     };
     Ok(Opened { dir, log })
+}
+
+/// A library error as one line: its message, which already names its cause.
+#[expect(
+    clippy::needless_pass_by_value,
+    reason = "used as map_err(lib), which passes the error by value"
+)]
+pub(crate) fn lib(e: seglog_log::Error) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}
+
+/// A read-only view of the partition directory `dir` (no lock, nothing written), for
+/// `consume`, `offsets` and `stats`.
+pub(crate) fn partition_view(dir: &Path) -> Result<PartitionView<RealFs>> {
+    if TopicPartition::parse_dir(dir).is_err() {
+        bail!(
+            "{}: not a partition directory (its name must be topic-N)",
+            dir.display()
+        );
+    }
+    PartitionView::open(RealFs, dir).map_err(lib)
 }
 
 /// Bytes as a base64 string, or JSON null.

@@ -6,11 +6,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
-use seglog_record_format::{Batch, TimestampType};
+use seglog_log::RealFs;
+use seglog_log::inspect::PartitionView;
+use seglog_log::record::{Batch, TimestampType};
 
 use crate::cli::Outcome;
-use crate::common::{b64, json_line};
-use crate::reader;
+use crate::common::{b64, json_line, lib, partition_view};
 
 /// Where `consume` starts.
 #[derive(Debug, Clone, Copy)]
@@ -39,67 +40,74 @@ fn timestamp_type(batch: &Batch<'_>) -> &'static str {
 }
 
 /// The first offset whose record has a timestamp at least `ts` (Kafka's ListOffsets), if any.
-fn offset_for_timestamp(dir: &Path, ts: i64) -> Result<Option<(i64, i64)>> {
-    let start = reader::log_start_offset(dir, &reader::segments(dir)?);
-    let mut found = None;
-    reader::for_each_record(dir, start, |r, _| {
-        if r.timestamp >= ts {
-            found = Some((r.offset, r.timestamp));
-            return Ok(ControlFlow::Break(()));
-        }
-        Ok(ControlFlow::Continue(()))
-    })?;
-    Ok(found)
+fn offset_for_timestamp(view: &PartitionView<RealFs>, ts: i64) -> Result<Option<(i64, i64)>> {
+    let found = view.offset_for_timestamp(ts).map_err(lib)?;
+    Ok(found.map(|f| (f.offset, f.timestamp)))
 }
 
 pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
-    let segments = reader::segments(dir)?;
-    let log_start = reader::log_start_offset(dir, &segments);
+    let view = partition_view(dir)?;
+    let log_start = view.log_start_offset();
     let mut next = match o.start {
         Start::Beginning => log_start,
         Start::Offset(n) => n.max(log_start),
-        Start::Timestamp(ts) => match offset_for_timestamp(dir, ts)? {
+        Start::Timestamp(ts) => match offset_for_timestamp(&view, ts)? {
             Some((offset, _)) => offset,
-            None if o.follow => reader::log_end_offset(dir)?,
+            None if o.follow => view.log_end_offset().map_err(lib)?,
             None => return Ok(Outcome::Clean),
         },
     };
     let mut printed = 0_u64;
     loop {
-        let (after, stopped) = reader::for_each_record(dir, next, |r, batch| {
-            if o.max_records.is_some_and(|max| printed >= max) {
-                return Ok(ControlFlow::Break(()));
-            }
-            if o.json {
-                let headers: Vec<serde_json::Value> = r
-                    .headers
-                    .iter()
-                    .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
-                    .collect();
-                json_line(
-                    out,
-                    &serde_json::json!({
-                        "offset": r.offset,
-                        "timestamp": r.timestamp,
-                        "timestamp_type": timestamp_type(batch),
-                        "key": b64(r.key.as_deref()),
-                        "value": b64(r.value.as_deref()),
-                        "headers": headers,
-                    }),
-                )?;
-            } else {
-                if o.print_key {
-                    out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
-                    out.write_all(b"\t")?;
+        // Listed again on every poll, so a follower sees the segments a writer rolled.
+        let view = partition_view(dir)?;
+        let read = view
+            .for_each_record(next, |r, batch| {
+                if o.max_records.is_some_and(|max| printed >= max) {
+                    return ControlFlow::Break(None);
                 }
-                out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
-                out.write_all(b"\n")?;
-            }
-            printed += 1;
-            next = r.offset + 1;
-            Ok(ControlFlow::Continue(()))
-        })?;
-        next = next.max(after);
+                let written = (|| -> Result<()> {
+                    if o.json {
+                        let headers: Vec<serde_json::Value> = r
+                            .headers
+                            .iter()
+                            .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
+                            .collect();
+                        json_line(
+                            out,
+                            &serde_json::json!({
+                                "offset": r.offset,
+                                "timestamp": r.timestamp,
+                                "timestamp_type": timestamp_type(batch),
+                                "key": b64(r.key.as_deref()),
+                                "value": b64(r.value.as_deref()),
+                                "headers": headers,
+                            }),
+                        )?;
+                    } else {
+                        if o.print_key {
+                            out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
+                            out.write_all(b"\t")?;
+                        }
+                        out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
+                        out.write_all(b"\n")?;
+                    }
+                    Ok(())
+                })();
+                if let Err(e) = written {
+                    return ControlFlow::Break(Some(e));
+                }
+                printed += 1;
+                next = r.offset + 1;
+                ControlFlow::Continue(())
+            })
+            .map_err(lib)?;
+        let stopped = match read.stopped {
+            Some(Some(e)) => return Err(e),
+            Some(None) => true,
+            None => false,
+        };
+        next = next.max(read.next_offset);
         if stopped || o.max_records.is_some_and(|max| printed >= max) || !o.follow {
             break;
         }
@@ -124,25 +132,18 @@ pub(crate) fn offsets(
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
-    let segments = reader::segments(dir)?;
+    let view = partition_view(dir)?;
     let (offset, timestamp) = match query {
-        OffsetQuery::Earliest => (Some(reader::log_start_offset(dir, &segments)), None),
-        OffsetQuery::Latest => (Some(reader::log_end_offset(dir)?), None),
-        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(dir, ts)? {
+        OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
+        OffsetQuery::Latest => (Some(view.log_end_offset().map_err(lib)?), None),
+        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts)? {
             Some((o, t)) => (Some(o), Some(t)),
             None => (None, None),
         },
         OffsetQuery::MaxTimestamp => {
             // Record level (KAFKA-16310): the first record carrying the largest timestamp.
-            let mut best: Option<(i64, i64)> = None;
-            let start = reader::log_start_offset(dir, &segments);
-            reader::for_each_record(dir, start, |r, _| {
-                if r.timestamp >= 0 && best.is_none_or(|(_, t)| r.timestamp > t) {
-                    best = Some((r.offset, r.timestamp));
-                }
-                Ok(ControlFlow::Continue(()))
-            })?;
-            (best.map(|b| b.0), best.map(|b| b.1))
+            let best = view.max_timestamp().map_err(lib)?;
+            (best.map(|b| b.offset), best.map(|b| b.timestamp))
         }
     };
     if json {

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_log::{
-    Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, Time, TopicPartition,
+    File as _, FileSystem as _, Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, OpenMode,
+    RealFs, SystemClock, Time, TopicPartition,
 };
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 use crate::cli::Outcome;
 
@@ -26,18 +26,18 @@ const PER_BATCH: i64 = 500;
     reason = "a linear script of five numbered steps, read top to bottom"
 )]
 pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
-    if root.exists() {
-        if !root.join(MARKER).exists() {
-            bail!(
-                "{}: exists and was not made by seglog demo; choose another directory",
-                root.display()
-            );
-        }
-        std::fs::remove_dir_all(root)
-            .with_context(|| format!("{}: cannot replace", root.display()))?;
+    let replace = RealFs.exists(root);
+    if replace && !RealFs.exists(&root.join(MARKER)) {
+        bail!(
+            "{}: exists and was not made by seglog demo; choose another directory",
+            root.display()
+        );
     }
-    std::fs::create_dir_all(root)?;
-    std::fs::write(root.join(MARKER), b"made by seglog demo\n")?;
+    RealFs.create_dir_all(root)?;
+    let marker = RealFs.open(&root.join(MARKER), OpenMode::CreateOrOpen)?;
+    marker.set_len(0)?;
+    marker.write_all_at(b"made by seglog demo\n", 0)?;
+    drop(marker);
     let options = LogDirOptions {
         default_config: LogConfig::default(),
         recovery_threads: 2,
@@ -46,6 +46,19 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
         recover_all: false,
     };
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if replace {
+        // A previous demo's partitions go, through the log directory that owns them.
+        let partitions: Vec<TopicPartition> = dir
+            .logs()
+            .iter()
+            .map(|log| log.topic_partition().clone())
+            .collect();
+        for tp in &partitions {
+            dir.delete_log(tp)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("{}: cannot replace", root.display()))?;
+        }
+    }
     // Small segments, so that a demo-sized log rolls several times.
     let config = LogConfig::from_pairs([
         ("internal.segment.bytes", "4194304"),

@@ -9,9 +9,7 @@ mod common;
 mod consume;
 mod demo;
 mod dump;
-mod dump_json;
 mod produce;
-mod reader;
 mod stats;
 
 pub use cli::{run, run_with};

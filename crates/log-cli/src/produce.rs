@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use seglog_log::LogConfig;
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
 use crate::cli::Outcome;
 use crate::common::open_partition;

@@ -5,16 +5,13 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use anyhow::Result;
-use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
-use seglog_record_format::Batch;
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
-use seglog_segment::naming;
-use seglog_segment::scan::scan_batches;
+use anyhow::{Context, Result};
+use seglog_log::RealFs;
+use seglog_log::inspect::{PartitionView, Problem, SegmentEntry, VerifyReport};
+use seglog_log::record::Batch;
 
 use crate::cli::Outcome;
-use crate::common::json_line;
-use crate::reader;
+use crate::common::{json_line, lib, partition_view};
 
 /// Kafka's default `segment.index.bytes`: an index file larger than this is an anomaly.
 const LARGE_INDEX_BYTES: u64 = 10 * 1024 * 1024;
@@ -34,7 +31,7 @@ struct SegmentStats {
 }
 
 /// Real entries: those before a zero tail.
-fn real_entries(report: &seglog_mmap_index::VerifyReport) -> u64 {
+fn real_entries(report: &VerifyReport) -> u64 {
     let tail = report.problems.iter().find_map(|p| match p {
         Problem::ZeroTail { first_slot, .. } => Some(*first_slot),
         _ => None,
@@ -43,8 +40,8 @@ fn real_entries(report: &seglog_mmap_index::VerifyReport) -> u64 {
 }
 
 fn segment_stats(
-    dir: &Path,
-    segment: &reader::SegmentFile,
+    view: &PartitionView<RealFs>,
+    segment: &SegmentEntry,
     anomalies: &mut Vec<String>,
     active: bool,
 ) -> Result<SegmentStats> {
@@ -52,9 +49,11 @@ fn segment_stats(
         base_offset: segment.base_offset,
         ..SegmentStats::default()
     };
-    let file = RealFs.open(&segment.path, OpenMode::ReadOnly)?;
-    s.size = std::fs::metadata(&segment.path)?.len();
-    scan_batches(&file, &segment.path, 0, s.size, 8 << 20, |_, framed| {
+    let file = view.open_log(segment).map_err(lib)?;
+    s.size = file
+        .len()
+        .with_context(|| format!("{}: cannot stat", segment.log.display()))?;
+    file.batches(0, s.size, 8 << 20, |_, framed| {
         s.batches += 1;
         if let Ok(batch) = framed.decode() {
             s.records += match &batch {
@@ -73,13 +72,11 @@ fn segment_stats(
                 s.min_timestamp = Some(s.min_timestamp.map_or(first, |m| m.min(first)));
             }
         }
-        Ok(ControlFlow::<()>::Continue(()))
-    })?;
-    let index_path = naming::offset_index_file(dir, segment.base_offset, "");
-    match OffsetIndex::options(&index_path, segment.base_offset)
-        .read_only()
-        .open()
-    {
+        ControlFlow::<()>::Continue(())
+    })
+    .map_err(lib)?;
+    let index_path = view.offset_index_path(segment.base_offset);
+    match view.offset_index(segment.base_offset) {
         Ok(index) => {
             let report = index.verify()?;
             s.index_entries = real_entries(&report);
@@ -107,11 +104,8 @@ fn segment_stats(
         )),
         Err(_) => {}
     }
-    let time_path = naming::time_index_file(dir, segment.base_offset, "");
-    if let Ok(index) = TimeIndex::options(&time_path, segment.base_offset)
-        .read_only()
-        .open()
-    {
+    let time_path = view.time_index_path(segment.base_offset);
+    if let Ok(index) = view.time_index(segment.base_offset) {
         let report = index.verify()?;
         s.time_entries = real_entries(&report);
         if !active
@@ -130,13 +124,14 @@ fn segment_stats(
 }
 
 pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
-    let segments = reader::segments(dir)?;
+    let view = partition_view(dir)?;
+    let segments = view.segments();
     let mut anomalies = Vec::new();
     let mut all = Vec::new();
     let bar = crate::common::progress(segments.len() as u64, "reading segments");
     for (i, segment) in segments.iter().enumerate() {
         all.push(segment_stats(
-            dir,
+            &view,
             segment,
             &mut anomalies,
             i + 1 == segments.len(),

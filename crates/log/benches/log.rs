@@ -152,6 +152,9 @@ impl FileSystem for CountingFs {
     fn exists(&self, path: &Path) -> bool {
         RealFs.exists(path)
     }
+    fn is_dir(&self, path: &Path) -> bool {
+        RealFs.is_dir(path)
+    }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         RealFs.rename(from, to)
     }

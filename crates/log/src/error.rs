@@ -35,6 +35,27 @@ pub enum Error {
         #[source]
         source: io::Error,
     },
+    /// A file or directory that a read-only inspection could not list, open or measure;
+    /// `what` says which (`"cannot list"`, `"cannot open"`, `"cannot stat"`).
+    #[error("{}: {what}: {source}", path.display())]
+    Unreadable {
+        /// The file or directory.
+        path: PathBuf,
+        /// What could not be done.
+        what: &'static str,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A path given to inspection that is neither a partition directory nor a log directory.
+    #[error(
+        "{}: neither a partition directory (topic-N) nor a log directory",
+        path.display()
+    )]
+    NotALogDir {
+        /// The path.
+        path: PathBuf,
+    },
     /// A checkpoint file that does not follow Kafka's text format.
     #[error("{}: line {line}: {problem}", path.display())]
     Checkpoint {

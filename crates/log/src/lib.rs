@@ -54,10 +54,13 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod error;
+pub mod inspect;
+mod listing;
 mod log_dir;
 mod loom;
 mod offset_map;
 mod partition;
+pub mod record;
 mod snapshot;
 mod time;
 mod topic_partition;
@@ -79,5 +82,8 @@ pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
     LoadReport, PartitionLog, RetentionReport, StopAfter,
 };
+pub use seglog_segment::io::{File, FileSystem, OpenMode, RealFs};
+pub use seglog_segment::naming;
+pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

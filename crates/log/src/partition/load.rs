@@ -12,6 +12,7 @@ use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
+use crate::listing::{self, FileKind, PartitionFile, file_name};
 use crate::snapshot::SnapshotCell;
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
@@ -60,20 +61,8 @@ pub struct LoadReport {
     pub log_start_offset: i64,
 }
 
-fn file_name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
-}
-
 fn is_index_name(name: &str) -> bool {
-    [
-        naming::INDEX_FILE_SUFFIX,
-        naming::TIME_INDEX_FILE_SUFFIX,
-        naming::TXN_INDEX_FILE_SUFFIX,
-    ]
-    .iter()
-    .any(|s| name.ends_with(s))
+    FileKind::of(name).is_index()
 }
 
 impl<F: FileSystem> PartitionLog<F> {
@@ -176,16 +165,12 @@ impl<F: FileSystem> PartitionLog<F> {
 
 impl<F: FileSystem> Inner<F> {
     fn list(&self) -> Result<Vec<PathBuf>> {
-        let entries = self
-            .fs
-            .read_dir(&self.dir)
-            .map_err(|e| Error::io(&self.dir, e))?;
-        Ok(entries.into_iter().filter(|p| !Self::is_dir(p)).collect())
-    }
-
-    fn is_dir(path: &Path) -> bool {
-        // SimFs and the real file system both list directories; segment files always have a dot.
-        !file_name(path).contains('.')
+        let entries = listing::list(&self.fs, &self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        Ok(entries
+            .into_iter()
+            .filter(PartitionFile::may_be_segment_file)
+            .map(PartitionFile::into_path)
+            .collect())
     }
 
     fn remove(&self, path: &Path) -> Result<()> {
@@ -401,7 +386,7 @@ impl<F: FileSystem> Inner<F> {
     ) -> Result<SegmentMap<F>> {
         let logs: BTreeMap<i64, PathBuf> = files
             .iter()
-            .filter(|p| file_name(p).ends_with(naming::LOG_FILE_SUFFIX))
+            .filter(|p| FileKind::of(file_name(p)) == FileKind::Log)
             .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
             .collect();
         for path in files {

@@ -55,6 +55,9 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// Whether `path` names an existing file or directory.
     fn exists(&self, path: &Path) -> bool;
 
+    /// Whether `path` names an existing directory.
+    fn is_dir(&self, path: &Path) -> bool;
+
     /// Renames `from` to `to`, replacing `to` if it exists. Durable once the parent directory is synced.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
 

@@ -55,6 +55,10 @@ impl FileSystem for RealFs {
         path.exists()
     }
 
+    fn is_dir(&self, path: &Path) -> bool {
+        std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         fs::rename(from, to)
     }

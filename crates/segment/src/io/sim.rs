@@ -541,6 +541,10 @@ impl FileSystem for SimFs {
         self.state.lock().live.contains_key(path)
     }
 
+    fn is_dir(&self, path: &Path) -> bool {
+        self.state.lock().live.get(path) == Some(&Entry::Dir)
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut state = self.state.lock();
         let entry = state

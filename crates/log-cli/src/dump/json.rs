@@ -14,16 +14,15 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use seglog_mmap_index::{OffsetIndex, TimeIndex};
-use seglog_record_format::{self as rf, Batch};
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
-use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
+use seglog_log::RealFs;
+use seglog_log::inspect::{Scan, ScanEnd, SegmentLog, open_offset_index, open_time_index};
+use seglog_log::record::{self as rf, Batch};
 
-use crate::cli::Outcome;
-use crate::common::{b64, json_line};
-use crate::dump::{
+use super::{
     base_offset_of, codec_name, first_batch_at, max_record_timestamp, timestamp_type_name,
 };
+use crate::cli::Outcome;
+use crate::common::{b64, json_line, lib};
 
 fn problem(
     out: &mut impl Write,
@@ -111,18 +110,17 @@ fn batch_json(file: &Path, batch: &Batch<'_>, position: u64) -> serde_json::Valu
 /// Returns whether problems were found.
 fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
     base_offset_of(file)?;
-    let handle = RealFs
-        .open(file, OpenMode::ReadOnly)
+    let handle = SegmentLog::open(&RealFs, file)
         .with_context(|| format!("{}: cannot open", file.display()))?;
-    let len = std::fs::metadata(file)?.len();
+    let len = handle.len()?;
     let mut valid = 0_u64;
     let mut failed: Option<(u64, String)> = None;
-    let scan = scan_batches(&handle, file, 0, len, 8 << 20, |position, framed| {
+    let scan = handle.batches(0, len, 8 << 20, |position, framed| {
         let batch = match framed.decode() {
             Ok(b) => b,
             Err(e) => {
                 failed = Some((position, e.to_string()));
-                return Ok(ControlFlow::Break(()));
+                return ControlFlow::Break(());
             }
         };
         let line = batch_json(file, &batch, position);
@@ -146,11 +144,12 @@ fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
         };
         if let Err(e) = write() {
             failed = Some((position, format!("{e:#}")));
-            return Ok(ControlFlow::Break(()));
+            return ControlFlow::Break(());
         }
         valid = position + framed.size_in_bytes() as u64;
-        Ok(ControlFlow::Continue(()))
-    })?;
+        ControlFlow::Continue(())
+    })
+    .map_err(lib)?;
     if let Some((position, detail)) = failed {
         problem(out, file, Some(position), "corrupt_batch", &detail)?;
         return Ok(true);
@@ -180,11 +179,10 @@ fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
 
 fn index(file: &Path, max_message_size: u32, out: &mut impl Write) -> Result<bool> {
     let base = base_offset_of(file)?;
-    let log_path =
-        file.with_file_name(format!("{}.log", seglog_segment::naming::file_prefix(base)));
-    let log = std::fs::File::open(&log_path)
+    let log_path = file.with_file_name(format!("{}.log", seglog_log::naming::file_prefix(base)));
+    let log = SegmentLog::open(&RealFs, &log_path)
         .with_context(|| format!("{}: cannot open", log_path.display()))?;
-    let index = OffsetIndex::options(file, base).read_only().open()?;
+    let index = open_offset_index(&RealFs, file, base)?;
     let mut problems = false;
     for slot in 0..index.entries() {
         let entry = index.entry(slot)?;
@@ -227,19 +225,13 @@ fn index(file: &Path, max_message_size: u32, out: &mut impl Write) -> Result<boo
 
 fn time_index(file: &Path, out: &mut impl Write) -> Result<bool> {
     let base = base_offset_of(file)?;
-    let log_path =
-        file.with_file_name(format!("{}.log", seglog_segment::naming::file_prefix(base)));
-    let log = std::fs::File::open(&log_path)
+    let log_path = file.with_file_name(format!("{}.log", seglog_log::naming::file_prefix(base)));
+    let log = SegmentLog::open(&RealFs, &log_path)
         .with_context(|| format!("{}: cannot open", log_path.display()))?;
-    let index_path = file.with_file_name(format!(
-        "{}.index",
-        seglog_segment::naming::file_prefix(base)
-    ));
-    let offsets = OffsetIndex::options(&index_path, base)
-        .read_only()
-        .open()
-        .ok();
-    let index = TimeIndex::options(file, base).read_only().open()?;
+    let index_path =
+        file.with_file_name(format!("{}.index", seglog_log::naming::file_prefix(base)));
+    let offsets = open_offset_index(&RealFs, &index_path, base).ok();
+    let index = open_time_index(&RealFs, file, base)?;
     let mut problems = false;
     let mut scratch = Vec::new();
     for slot in 0..index.entries() {
@@ -262,22 +254,18 @@ fn time_index(file: &Path, out: &mut impl Write) -> Result<bool> {
             .as_ref()
             .and_then(|o| o.lookup(entry.offset).ok())
             .map_or(0, |p| u64::from(p.position));
-        let len = log.metadata()?.len();
-        let handle = RealFs.open(&log_path, OpenMode::ReadOnly)?;
-        let scan = scan_batches(
-            &handle,
-            &log_path,
-            start,
-            len,
-            1 << 20,
-            |_, framed| match framed.last_offset() {
-                Ok(last) if last >= entry.offset => {
-                    Ok(ControlFlow::Break(Some((last, framed.bytes().to_vec()))))
+        let len = log.len()?;
+        let scan = log
+            .batches(start, len, 1 << 20, |_, framed| {
+                match framed.last_offset() {
+                    Ok(last) if last >= entry.offset => {
+                        ControlFlow::Break(Some((last, framed.bytes().to_vec())))
+                    }
+                    Ok(_) => ControlFlow::Continue(()),
+                    Err(_) => ControlFlow::Break(None),
                 }
-                Ok(_) => Ok(ControlFlow::Continue(())),
-                Err(_) => Ok(ControlFlow::Break(None)),
-            },
-        )?;
+            })
+            .map_err(lib)?;
         let found = match scan {
             Scan::Stopped(found) => found,
             Scan::Ended(_) => None,

@@ -1,0 +1,36 @@
+//! Read-only inspection of partition directories and log directories, for tools such as
+//! `seglog dump`, `check`, `consume`, `offsets` and `stats`.
+//!
+//! Nothing here takes the log directory's `.lock` or writes anything: every file is opened
+//! read-only ([`OpenMode::ReadOnly`](crate::OpenMode) for `.log` files, mmap-index's read-only
+//! open for indexes), so it can look at a log another process is writing, or at files the process
+//! may not write. It reads the same on-disk state the loader reads, listed through the same
+//! classification ([`FileKind`]), but repairs nothing: what a loader would fix,
+//! [`LogDirView::check`] reports.
+//!
+//! - [`LogDirView`]: a log directory (or one partition directory) and its partition directories;
+//!   [`LogDirView::check`] gives the [`CheckReport`].
+//! - [`PartitionView`]: a partition directory's files ([`PartitionFile`]), its segments, its log
+//!   start and end offsets, records from an offset, and lookups by time.
+//! - [`SegmentLog`]: one `.log` opened read-only, walked batch by batch with Kafka's stop rules.
+
+mod check;
+mod index;
+mod log_dir;
+mod partition;
+mod records;
+mod segment_log;
+
+pub use check::{CheckReport, Finding};
+pub use index::{open_offset_index, open_time_index};
+pub use log_dir::{LogDirView, partition_dirs};
+pub use partition::{PartitionView, SegmentEntry};
+pub use records::{FoundRecord, RecordsRead};
+pub use segment_log::SegmentLog;
+
+pub use crate::listing::{FileKind, PartitionFile};
+pub use seglog_mmap_index::{
+    CorruptKind, IndexKind, OffsetIndex, OffsetPosition, Problem, TimeIndex, TimestampOffset,
+    VerifyReport,
+};
+pub use seglog_segment::scan::{Scan, ScanEnd};
