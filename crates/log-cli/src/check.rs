@@ -9,8 +9,7 @@ use anyhow::Result;
 use seglog_log::inspect::{self, LogDirView};
 use seglog_log::{FileSystem as _, LogConfig, LogDir, LogDirOptions, RealFs, SystemClock};
 
-use crate::cli::Outcome;
-use crate::common::{json_line, lib, progress};
+use crate::common::{Outcome, json_line, lib, progress};
 
 pub(crate) fn check(path: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
     let view = LogDirView::open(RealFs, path).map_err(lib)?;

@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 use std::path::PathBuf;
 
+use crate::common::Outcome;
 use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
 use crate::produce::ProduceOptions;
@@ -315,24 +316,6 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             }
             let _ = writeln!(err, "seglog: writing to stdout: {e}");
             2
-        }
-    }
-}
-
-/// How a command ended when it did not fail outright.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Everything was fine.
-    Clean,
-    /// The command ran to its end but found problems in the data.
-    Problems,
-}
-
-impl Outcome {
-    fn exit_code(self) -> u8 {
-        match self {
-            Outcome::Clean => 0,
-            Outcome::Problems => 1,
         }
     }
 }

@@ -1,4 +1,4 @@
-//! What the commands share: opening a partition directory through its log directory, JSON lines,
+//! What the commands share: how a command ended, opening a partition directory through its log directory, JSON lines,
 //! and progress bars that appear only on a terminal.
 
 use std::io::{IsTerminal, Write};
@@ -106,4 +106,22 @@ pub(crate) fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
     bar.set_style(style);
     bar.set_message(what.to_owned());
     bar
+}
+
+/// How a command ended when it did not fail outright.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Everything was fine.
+    Clean,
+    /// The command ran to its end but found problems in the data.
+    Problems,
+}
+
+impl Outcome {
+    pub(crate) fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Clean => 0,
+            Outcome::Problems => 1,
+        }
+    }
 }

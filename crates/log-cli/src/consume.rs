@@ -10,8 +10,7 @@ use seglog_log::RealFs;
 use seglog_log::inspect::PartitionView;
 use seglog_log::record::{Batch, TimestampType};
 
-use crate::cli::Outcome;
-use crate::common::{b64, json_line, lib, partition_view};
+use crate::common::{Outcome, b64, json_line, lib, partition_view};
 
 /// Where `consume` starts.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,7 @@
 //! `seglog demo`: builds a sample log of about a million records, then shows what seglog does with
 //! it: lookups by offset and by time (with their latencies), per-segment stats and a dump excerpt.
 
+use crate::common::Outcome;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -12,8 +13,6 @@ use seglog_log::{
     File as _, FileSystem as _, Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, OpenMode,
     RealFs, SystemClock, Time, TopicPartition,
 };
-
-use crate::cli::Outcome;
 
 /// A file that marks a directory as made by `seglog demo`, so a rerun may replace it.
 const MARKER: &str = ".seglog-demo";

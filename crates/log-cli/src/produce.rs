@@ -7,8 +7,7 @@ use anyhow::{Context, Result};
 use seglog_log::LogConfig;
 use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
-use crate::cli::Outcome;
-use crate::common::open_partition;
+use crate::common::{Outcome, open_partition};
 
 /// `produce`'s options.
 pub(crate) struct ProduceOptions<'a> {

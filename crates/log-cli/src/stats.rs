@@ -10,8 +10,7 @@ use seglog_log::RealFs;
 use seglog_log::inspect::{PartitionView, Problem, SegmentEntry, VerifyReport};
 use seglog_log::record::Batch;
 
-use crate::cli::Outcome;
-use crate::common::{json_line, lib, partition_view};
+use crate::common::{Outcome, json_line, lib, partition_view};
 
 /// Kafka's default `segment.index.bytes`: an index file larger than this is an anomaly.
 const LARGE_INDEX_BYTES: u64 = 10 * 1024 * 1024;

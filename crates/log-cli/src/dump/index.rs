@@ -11,8 +11,7 @@ use seglog_log::inspect::{Scan, SegmentLog, open_offset_index, open_time_index};
 use seglog_log::record as rf;
 
 use super::{DumpOptions, Reports, absolute, base_offset_of, first_batch_at, max_record_timestamp};
-use crate::cli::Outcome;
-use crate::common::lib;
+use crate::common::{Outcome, lib};
 
 /// The `.log` beside an index file: same directory, same base offset.
 fn log_beside(file: &Path, base_offset: i64) -> PathBuf {

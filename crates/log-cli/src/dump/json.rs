@@ -21,8 +21,7 @@ use seglog_log::record::{self as rf, Batch};
 use super::{
     base_offset_of, codec_name, first_batch_at, max_record_timestamp, timestamp_type_name,
 };
-use crate::cli::Outcome;
-use crate::common::{b64, json_line, lib};
+use crate::common::{Outcome, b64, json_line, lib};
 
 fn problem(
     out: &mut impl Write,

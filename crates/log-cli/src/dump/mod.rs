@@ -21,8 +21,7 @@ use seglog_log::RealFs;
 use seglog_log::inspect::{Scan, ScanEnd, SegmentLog};
 use seglog_log::record::{self as rf, Batch, TimestampType};
 
-use crate::cli::Outcome;
-use crate::common::lib;
+use crate::common::{Outcome, lib};
 
 /// The flags of `kafka-dump-log.sh`.
 #[derive(Debug, Clone, clap::Args)]

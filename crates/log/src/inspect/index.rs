@@ -14,12 +14,18 @@ pub fn open_offset_index<F: FileSystem>(
     path: &Path,
     base_offset: i64,
 ) -> Result<OffsetIndex> {
-    OffsetIndex::open_read_only_with(&fs.index_backing(), path, base_offset)
+    OffsetIndex::options(path, base_offset)
+        .read_only()
+        .backing(fs.index_backing())
+        .open()
         .map_err(|e| seglog_segment::Error::from(e).into())
 }
 
 /// Opens the time index at `path` (of the segment based at `base_offset`) read-only.
 pub fn open_time_index<F: FileSystem>(fs: &F, path: &Path, base_offset: i64) -> Result<TimeIndex> {
-    TimeIndex::open_read_only_with(&fs.index_backing(), path, base_offset)
+    TimeIndex::options(path, base_offset)
+        .read_only()
+        .backing(fs.index_backing())
+        .open()
         .map_err(|e| seglog_segment::Error::from(e).into())
 }
