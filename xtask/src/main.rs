@@ -23,7 +23,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci         fmt --check, clippy -D warnings, tests, doc -D warnings, deps, tidy, loom
+  ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, deps, tidy,
+             loom, crash, kills, kafka-interop
   deps       fail when a crate depends on one to its right in the layering order
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
@@ -92,6 +93,21 @@ fn ci() -> Result<()> {
         )
     })?;
     step("test", || test(&root))?;
+    // The embedder's example: a crate that depends on seglog-log alone opens, appends, reads and closes.
+    step("example", || {
+        cargo(
+            &root,
+            &[
+                "run",
+                "--locked",
+                "-p",
+                "seglog-log",
+                "--example",
+                "quickstart",
+            ],
+            &[],
+        )
+    })?;
     step("doc", || {
         cargo(
             &root,

@@ -7,6 +7,8 @@
 //! - `.rs` and `.toml` files are ASCII (redb's rule);
 //! - library code (`crates/*/src`) does no `std::fs` outside the I/O seam's crate (`crates/fs`): every
 //!   file and directory operation goes through `seglog_fs`, so the simulated file system sees it;
+//! - `crates/log/examples/` name no crate but `std` and `seglog_log`: they show what an embedder can
+//!   do with `seglog-log` alone;
 //! - loom is switched by one cfg, `cfg(all(test, loom))`, in every library crate;
 //! - no library source file is over [`MAX_LIBRARY_LINES`] lines, and no library crate's modules import
 //!   each other in a loop (see `modules.rs`).
@@ -56,6 +58,7 @@ pub(crate) fn check(root: &Path) -> Result<()> {
         }
     }
     problems.extend(module_loops(root)?);
+    problems.extend(embedder_examples(root)?);
     if !problems.is_empty() {
         bail!(
             "tidy found {} problem(s):\n{}",
@@ -166,6 +169,58 @@ fn uses_std_fs(line: &str) -> bool {
     group
         .split(['}', ','])
         .any(|item| item.trim() == "fs" || item.trim().starts_with("fs::"))
+}
+
+/// `crates/log/examples/*.rs` lines that name a workspace dependency other than `seglog_log`.
+fn embedder_examples(root: &Path) -> Result<Vec<String>> {
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).context("reading Cargo.toml")?;
+    let crates = workspace_dependencies(&manifest);
+    let mut problems = Vec::new();
+    for path in rust_files(&root.join("crates/log/examples"))? {
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let text = fs::read_to_string(&path).with_context(|| format!("reading {rel}"))?;
+        problems.extend(foreign_crates(&rel, &text, &crates));
+    }
+    Ok(problems)
+}
+
+/// The crate names (`-` as `_`) of the root manifest's `[workspace.dependencies]`.
+fn workspace_dependencies(manifest: &str) -> Vec<String> {
+    manifest
+        .lines()
+        .skip_while(|l| l.trim() != "[workspace.dependencies]")
+        .skip(1)
+        .take_while(|l| !l.trim_start().starts_with('['))
+        .filter_map(|l| l.split_once('=').map(|(k, _)| k.trim().replace('-', "_")))
+        .filter(|k| !k.is_empty() && !k.starts_with('#'))
+        .collect()
+}
+
+fn foreign_crates(rel: &str, text: &str, crates: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        for name in crates.iter().filter(|c| c.as_str() != "seglog_log") {
+            let named = code.match_indices(&format!("{name}::")).any(|(at, _)| {
+                at == 0
+                    || code
+                        .as_bytes()
+                        .get(at - 1)
+                        .is_some_and(|b| !b.is_ascii_alphanumeric() && *b != b'_' && *b != b':')
+            });
+            if named {
+                problems.push(format!(
+                    "{rel}:{}: names `{name}`; an embedder's example uses `seglog_log` and std only",
+                    i + 1
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// The module loops of every library crate.
@@ -322,6 +377,15 @@ mod tests {
     fn bare_loom_cfg_is_reported() {
         let text = "//! x\n#[cfg(loom)]\nmod a;\n#[cfg(not(loom))]\nmod b;\n#[cfg(all(test, loom))]\nmod c;\n";
         assert_eq!(check_library_file("crates/log/src/a.rs", text).len(), 2);
+    }
+
+    #[test]
+    fn examples_naming_other_crates_are_reported() {
+        let manifest = "[workspace.dependencies]\nseglog-log = { path = \"x\" }\ntempfile = \"3\"\n# a comment\n\n[lints]\nx = 1\n";
+        let crates = workspace_dependencies(manifest);
+        assert_eq!(crates, ["seglog_log", "tempfile"]);
+        let text = "//! x\nuse seglog_log::RealFs;\nlet d = tempfile::tempdir();\nlet e = my_tempfile::x();\n";
+        assert_eq!(foreign_crates("a.rs", text, &crates).len(), 1);
     }
 
     #[test]

@@ -3,17 +3,16 @@
 //!
 //! Run it with `cargo run -p seglog-log --example embedded_service [DIR]`.
 
+use std::error::Error;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use seglog_log::record::{self, BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_log::{
-    Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SchedulerConfig, SystemClock, Time,
-    TopicPartition,
+    Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, RealFs, SchedulerConfig, SystemClock,
+    Time, TopicPartition,
 };
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_segment::io::RealFs;
 
-fn main() -> Result<()> {
+fn main() -> Result<(), Box<dyn Error>> {
     let root = std::env::args()
         .nth(1)
         .map_or_else(|| std::env::temp_dir().join("seglog-example"), Into::into);
@@ -25,8 +24,8 @@ fn main() -> Result<()> {
         recover_all: false,
     };
     // Open the log directory: it recovers whatever a previous run left, and holds a lock.
-    let (dir, report) =
-        LogDir::open(RealFs, &root, options).context("opening the log directory")?;
+    let (dir, report) = LogDir::open(RealFs, &root, options)
+        .map_err(|e| format!("opening the log directory {}: {e}", root.display()))?;
     println!(
         "opened {} (clean shutdown last time: {})",
         root.display(),
@@ -64,12 +63,11 @@ fn main() -> Result<()> {
     )?;
     let mut bytes = Vec::new();
     fetch.read_into(&mut bytes)?;
-    for batch in batches(&bytes) {
-        for record in batch?.decode()?.to_records()? {
-            let value =
-                String::from_utf8_lossy(record.value.as_deref().unwrap_or_default()).into_owned();
-            println!("offset {} at {}: {value}", record.offset, record.timestamp);
-        }
+    for record in record::records(&bytes) {
+        let record = record?;
+        let value =
+            String::from_utf8_lossy(record.value.as_deref().unwrap_or_default()).into_owned();
+        println!("offset {} at {}: {value}", record.offset, record.timestamp);
     }
 
     // Look an offset up by time.
