@@ -167,8 +167,8 @@ impl<E: Entry, M: Memory> View<'_, E, M> {
 }
 
 /// [`View::floor`] in the cold range `0..=last` (which holds only entries the view has). Out of
-/// line: it costs hundreds of nanoseconds (cache and TLB misses), and with it inlined the warm
-/// path saved six registers on entry and a one-entry lookup took 1 to 1.5 ns more.
+/// line: it is dominated by cache and TLB misses, and inlining it would make the warm path save
+/// more registers on entry (docs/benchmarks.md has the figures).
 #[inline(never)]
 fn floor_cold_decoded<E: Entry, W: Word>(
     cells: &[W],

@@ -124,9 +124,9 @@ pub enum Floor {
 ///   rather than words (no stride arithmetic) and comparing in the stored width halved its cost;
 /// - the cold range (up to 10 MiB, mostly cache and TLB misses) branch-free too, and while the
 ///   window spans more than a few cache lines each probe prefetches the four probes two levels
-///   down, so that three levels' misses are in flight at once rather than one: random lookups
-///   in a full 10 MiB index took half the time of the earlier branchy search, which overlapped
-///   misses only when the predictor guessed the half (docs/benchmarks.md).
+///   down, so that three levels' misses are in flight at once whatever the compares find (a
+///   branchy search overlaps misses only when the predictor guesses the half; docs/benchmarks.md
+///   has the figures).
 #[inline]
 pub(crate) fn floor_warm<C, K: Ord + Copy>(
     slots: &[C],
