@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
+use seglog_log::RealFs;
 use seglog_log::{
     CLEAN_SHUTDOWN_FILE, CleanOptions, EpochEntry, LOG_START_OFFSET_CHECKPOINT,
     LeaderEpochCheckpoint, LoadOptions, LogConfig, LogDir, LogDirOptions, OffsetCheckpoint,
@@ -32,7 +33,6 @@ use seglog_log::{
     TopicPartition,
 };
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, Header, NewRecord};
-use seglog_segment::io::RealFs;
 
 const CODECS: [Compression; 5] = [
     Compression::None,

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use seglog_log::{FileSystem, OpenMode, RealFs};
 use seglog_log::{
     LOG_START_OFFSET_CHECKPOINT, LogConfig, LogDir, LogDirOptions, OffsetCheckpoint,
     RECOVERY_POINT_CHECKPOINT, SystemClock, TopicPartition,
 };
 use seglog_mmap_index::{CorruptKind, IndexKind, OffsetIndex, Problem, TimeIndex, VerifyReport};
 use seglog_record_format::Batch;
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::naming;
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 

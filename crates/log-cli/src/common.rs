@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
+use seglog_log::RealFs;
 use seglog_log::{LogConfig, LogDir, LogDirOptions, PartitionLog, SystemClock, TopicPartition};
-use seglog_segment::io::RealFs;
 
 /// A partition directory's log directory, its topic-partition, and the opened pair.
 pub(crate) struct Opened {

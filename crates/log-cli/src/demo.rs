@@ -7,11 +7,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
+use seglog_log::RealFs;
 use seglog_log::{
     Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, Time, TopicPartition,
 };
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 use crate::cli::Outcome;
 

@@ -16,11 +16,11 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use seglog_log::{FileSystem, OpenMode, RealFs};
 use seglog_mmap_index::{OffsetIndex, TimeIndex};
 use seglog_record_format::{
     self as rf, Batch, ControlRecordType, ControlValue, LegacyBatch, RecordBatch, TimestampType,
 };
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 
 use crate::cli::Outcome;

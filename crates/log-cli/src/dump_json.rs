@@ -14,9 +14,9 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use seglog_log::{FileSystem, OpenMode, RealFs};
 use seglog_mmap_index::{OffsetIndex, TimeIndex};
 use seglog_record_format::{self as rf, Batch};
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 
 use crate::cli::Outcome;

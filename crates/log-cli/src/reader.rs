@@ -5,10 +5,10 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use seglog_log::{FileSystem, OpenMode, RealFile, RealFs};
 use seglog_log::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, TopicPartition};
 use seglog_mmap_index::OffsetIndex;
 use seglog_record_format::{Batch, Record};
-use seglog_segment::io::{FileSystem, OpenMode, RealFile, RealFs};
 use seglog_segment::naming;
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 

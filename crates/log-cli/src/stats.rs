@@ -6,9 +6,9 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use anyhow::Result;
+use seglog_log::{FileSystem, OpenMode, RealFs};
 use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
 use seglog_record_format::Batch;
-use seglog_segment::io::{FileSystem, OpenMode, RealFs};
 use seglog_segment::naming;
 use seglog_segment::scan::scan_batches;
 

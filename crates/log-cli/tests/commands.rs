@@ -392,7 +392,7 @@ fn a_locked_log_directory_is_refused_clearly() {
         progress: None,
         recover_all: false,
     };
-    let (held, _) = seglog_log::LogDir::open(seglog_segment::io::RealFs, &logs, options).unwrap();
+    let (held, _) = seglog_log::LogDir::open(seglog_log::RealFs, &logs, options).unwrap();
     let out = seglog(
         &["produce", "logs/t-0", "--create"],
         root.path(),

@@ -21,9 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, OnceLock};
 
+use seglog_log::RealFs;
 use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_segment::io::RealFs;
 
 const CODECS: [Compression; 5] = [
     Compression::None,

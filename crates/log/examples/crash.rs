@@ -45,10 +45,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use seglog_fs::sim::{CrashPoint, Pages, SimEvent, SimFs, Tear};
+use seglog_fs::{FileSystem, OpenMode};
 use seglog_log::{LogConfig, LogDir, LogDirOptions, MockClock, PartitionLog, TopicPartition};
 use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::{CrashPoint, FileSystem, OpenMode, Pages, SimEvent, SimFs, Tear};
 use seglog_segment::naming;
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 
@@ -250,7 +251,7 @@ fn check_partition(fs: &SimFs, dir: &Path) -> Vec<String> {
     for (i, (base, path)) in logs.iter().enumerate() {
         let active = i + 1 == logs.len();
         let file = fs.open(path, OpenMode::ReadOnly).unwrap();
-        let len = seglog_segment::io::File::len(&file).unwrap();
+        let len = seglog_fs::File::len(&file).unwrap();
         let mut batches: Vec<(u64, i64, i64)> = Vec::new();
         let mut last = base - 1;
         let scan = scan_batches(&file, path, 0, len, 1 << 20, |position, framed| {

@@ -6,12 +6,12 @@
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
+use seglog_fs::RealFs;
 use seglog_log::{
     Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SchedulerConfig, SystemClock, Time,
     TopicPartition,
 };
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_segment::io::RealFs;
 
 fn main() -> Result<()> {
     let root = std::env::args()

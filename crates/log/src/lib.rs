@@ -14,7 +14,7 @@
 //!
 //! use seglog_log::{Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
 //! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-//! use seglog_segment::io::RealFs;
+//! use seglog_fs::RealFs;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = tempfile::tempdir()?;
@@ -79,5 +79,8 @@ pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
     LoadReport, PartitionLog, RetentionReport, StopAfter,
 };
+/// The I/O seam of `seglog-fs`, for users of this crate: a [`LogDir`] or [`PartitionLog`] runs on
+/// any [`FileSystem`], [`RealFs`] in production.
+pub use seglog_fs::{File, FileSystem, OpenMode, RealFile, RealFs};
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
-use seglog_segment::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 use crate::checkpoint::{
     CLEANER_OFFSET_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint,
@@ -160,7 +160,7 @@ impl<F: FileSystem> LogDir<F> {
     /// use std::sync::Arc;
     ///
     /// use seglog_log::{Error, LogConfig, LogDir, LogDirOptions, SystemClock};
-    /// use seglog_segment::io::RealFs;
+    /// use seglog_fs::RealFs;
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let root = tempfile::tempdir()?;
@@ -274,7 +274,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use std::sync::Arc;
     /// use seglog_log::{LogConfig, LogDir, PARTITION_CONFIG_FILE, TopicPartition};
     /// # use seglog_log::{LogDirOptions, SystemClock};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
     /// # let options = || LogDirOptions {
@@ -348,7 +348,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use std::sync::Arc;
     /// use seglog_log::{LogDir, TopicPartition};
     /// # use seglog_log::{LogConfig, LogDirOptions, SystemClock};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
     /// # let options = || LogDirOptions {

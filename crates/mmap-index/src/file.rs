@@ -2,17 +2,18 @@
 //! resize with a remap, flush, close (trim, then a deterministic unmap), rename and delete.
 //! Kafka's `AbstractIndex`, minus the entry semantics.
 
-use std::fs::{self, File, OpenOptions};
 use std::io;
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use seglog_fs::{Backing, File, FileSystem, IndexStore, OpenMode, RealFile, RealFs};
 
 use crate::MappingBudget;
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::{MmapMemory, Unpinned};
 use crate::raw::{Bound, Core, Gone, Reader, Remapper, View};
-use crate::store::{Backing, IndexStore};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
 pub(crate) fn round_down(number: u64, factor: usize) -> u64 {
@@ -49,11 +50,7 @@ impl<E: Entry> IndexFile<E> {
         if let Some(store) = backing.store() {
             return Self::open_stored(backing, store, path, base_offset, max_index_size);
         }
-        let created = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(path);
+        let created = RealFs.open(path, OpenMode::CreateNew);
         let (file, newly_created) = match created {
             Ok(file) => (file, true),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (open_rw(path)?, false),
@@ -63,7 +60,7 @@ impl<E: Entry> IndexFile<E> {
             if (max_index_size as usize) < E::SIZE {
                 // Kafka leaves the empty file behind; we do not.
                 drop(file);
-                let _ = fs::remove_file(path);
+                let _ = RealFs.remove_file(path);
                 return Err(Error::InvalidMaxIndexSize {
                     file: path.to_path_buf(),
                     max_index_size,
@@ -72,7 +69,7 @@ impl<E: Entry> IndexFile<E> {
             let length = round_down(u64::from(max_index_size), E::SIZE);
             if let Err(e) = file.set_len(length) {
                 drop(file);
-                let _ = fs::remove_file(path);
+                let _ = RealFs.remove_file(path);
                 return Err(Error::io(path, "set_len", e));
             }
         }
@@ -107,7 +104,7 @@ impl<E: Entry> IndexFile<E> {
             let bytes = load_existing(store.as_ref(), path)?;
             return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, true);
         }
-        let file = File::open(path).map_err(|e| Error::io(path, "open", e))?;
+        let file = open_ro(path)?;
         Self::map_file(path, &file, base_offset, 0, false, true, None)
     }
 
@@ -182,17 +179,14 @@ impl<E: Entry> IndexFile<E> {
 
     fn map_file(
         path: &Path,
-        file: &File,
+        file: &RealFile,
         base_offset: i64,
         max_index_size: u32,
         newly_created: bool,
         read_only: bool,
         budget: Option<&MappingBudget>,
     ) -> Result<Self> {
-        let length = file
-            .metadata()
-            .map_err(|e| Error::io(path, "stat", e))?
-            .len();
+        let length = file.len().map_err(|e| Error::io(path, "stat", e))?;
         let mem = map(path, file, length, !read_only)?;
         let entries = if newly_created {
             0
@@ -205,10 +199,10 @@ impl<E: Entry> IndexFile<E> {
                 let file = if writable {
                     open_rw(path)
                 } else {
-                    File::open(path).map_err(|e| Error::io(path, "open", e))
+                    open_ro(path)
                 }
                 .map_err(io::Error::other)?;
-                MmapMemory::map(&file, words * 4, writable)
+                MmapMemory::map(file.as_fd(), words * 4, writable)
             })
         });
         Ok(Self {
@@ -651,11 +645,15 @@ pub(crate) fn relative(base_offset: i64, offset: i64) -> Option<u32> {
     }
 }
 
-pub(crate) fn open_rw(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
+pub(crate) fn open_rw(path: &Path) -> Result<RealFile> {
+    RealFs
+        .open(path, OpenMode::Existing)
+        .map_err(|e| Error::io(path, "open", e))
+}
+
+fn open_ro(path: &Path) -> Result<RealFile> {
+    RealFs
+        .open(path, OpenMode::ReadOnly)
         .map_err(|e| Error::io(path, "open", e))
 }
 
@@ -663,7 +661,7 @@ pub(crate) fn open_rw(path: &Path) -> Result<File> {
 pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
     match backing.store() {
         Some(store) => store.rename(from, to),
-        None => fs::rename(from, to),
+        None => RealFs.rename(from, to),
     }
     .map_err(|e| Error::io(from, "rename", e))
 }
@@ -672,7 +670,7 @@ pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
 pub(crate) fn exists(backing: &Backing, path: &Path) -> bool {
     match backing.store() {
         Some(store) => store.exists(path),
-        None => path.exists(),
+        None => RealFs.exists(path),
     }
 }
 
@@ -694,17 +692,17 @@ pub(crate) fn delete_if_exists(backing: &Backing, path: &Path) -> Result<bool> {
     if let Some(store) = backing.store() {
         return store.remove(path).map_err(|e| Error::io(path, "delete", e));
     }
-    match fs::remove_file(path) {
+    match RealFs.remove_file(path) {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, "delete", e)),
     }
 }
 
-fn map(path: &Path, file: &File, length: u64, writable: bool) -> Result<MmapMemory> {
+fn map(path: &Path, file: &RealFile, length: u64, writable: bool) -> Result<MmapMemory> {
     let len = usize::try_from(length)
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
-    MmapMemory::map(file, len, writable).map_err(|e| Error::io(path, "mmap", e))
+    MmapMemory::map(file.as_fd(), len, writable).map_err(|e| Error::io(path, "mmap", e))
 }
 
 impl<E: Entry> Drop for IndexFile<E> {
@@ -746,7 +744,7 @@ macro_rules! index_api {
                 base_offset: i64,
                 max_index_size: u32,
             ) -> $crate::error::Result<Self> {
-                Self::open_with(&$crate::store::Backing::Mapped, path, base_offset, max_index_size)
+                Self::open_with(&::seglog_fs::Backing::Mapped, path, base_offset, max_index_size)
             }
 
             #[doc = concat!(
@@ -755,7 +753,7 @@ macro_rules! index_api {
                 "::reset`] resizes it to nothing."
             )]
             pub fn open_existing(path: impl AsRef<std::path::Path>, base_offset: i64) -> $crate::error::Result<Self> {
-                Self::open_existing_with(&$crate::store::Backing::Mapped, path, base_offset)
+                Self::open_existing_with(&::seglog_fs::Backing::Mapped, path, base_offset)
             }
 
             /// Opens an existing index read-only (Kafka's `writable = false`, as
@@ -764,15 +762,15 @@ macro_rules! index_api {
             /// `entry`, `sanity_check` and `verify` work; every operation that would modify the
             /// index fails with `ReadOnly`, and `close` only unmaps.
             pub fn open_read_only(path: impl AsRef<std::path::Path>, base_offset: i64) -> $crate::error::Result<Self> {
-                Self::open_read_only_with(&$crate::store::Backing::Mapped, path, base_offset)
+                Self::open_read_only_with(&::seglog_fs::Backing::Mapped, path, base_offset)
             }
 
             #[doc = concat!(
                 "[`", stringify!($index), "::open`] on `backing`: a real mapped file, or a file ",
-                "of an [`IndexStore`](crate::IndexStore) held in anonymous memory."
+                "of an [`IndexStore`](seglog_fs::IndexStore) held in anonymous memory."
             )]
             pub fn open_with(
-                backing: &$crate::store::Backing,
+                backing: &::seglog_fs::Backing,
                 path: impl AsRef<std::path::Path>,
                 base_offset: i64,
                 max_index_size: u32,
@@ -792,7 +790,7 @@ macro_rules! index_api {
                 budget: &$crate::MappingBudget,
             ) -> $crate::error::Result<Self> {
                 Self::open_budgeted(
-                    &$crate::store::Backing::Mapped,
+                    &::seglog_fs::Backing::Mapped,
                     path.as_ref(),
                     base_offset,
                     max_index_size,
@@ -801,7 +799,7 @@ macro_rules! index_api {
             }
 
             pub(crate) fn open_budgeted(
-                backing: &$crate::store::Backing,
+                backing: &::seglog_fs::Backing,
                 path: &std::path::Path,
                 base_offset: i64,
                 max_index_size: u32,
@@ -818,7 +816,7 @@ macro_rules! index_api {
 
             #[doc = concat!("[`", stringify!($index), "::open_existing`] on `backing`.")]
             pub fn open_existing_with(
-                backing: &$crate::store::Backing,
+                backing: &::seglog_fs::Backing,
                 path: impl AsRef<std::path::Path>,
                 base_offset: i64,
             ) -> $crate::error::Result<Self> {
@@ -831,7 +829,7 @@ macro_rules! index_api {
 
             #[doc = concat!("[`", stringify!($index), "::open_read_only`] on `backing`.")]
             pub fn open_read_only_with(
-                backing: &$crate::store::Backing,
+                backing: &::seglog_fs::Backing,
                 path: impl AsRef<std::path::Path>,
                 base_offset: i64,
             ) -> $crate::error::Result<Self> {

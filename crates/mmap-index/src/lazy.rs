@@ -6,11 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use seglog_fs::Backing;
+
 use crate::MappingBudget;
 use crate::error::{Error, Result};
 use crate::file::{delete_if_exists, exists, rename};
 use crate::offset_index::OffsetIndex;
-use crate::store::Backing;
 use crate::time_index::TimeIndex;
 
 mod sealed {

@@ -58,7 +58,6 @@ mod map;
 mod mapped_file;
 mod offset_index;
 mod raw;
-mod store;
 mod sync;
 mod time_index;
 mod verify;
@@ -69,7 +68,6 @@ pub use error::{CorruptKind, Error, IndexKind, Result};
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyOpen, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
-pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
 

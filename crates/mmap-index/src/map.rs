@@ -28,9 +28,9 @@
 //! the mapping calls [`SwapCell::remap`], which installs a new mapping in the other slot the way
 //! a swap does (no flip of a live slot is involved, so no reader can be inside it).
 
-use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
+use std::os::fd::BorrowedFd;
 
 use crate::budget::Member;
 use crate::sync::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
@@ -157,19 +157,19 @@ pub(crate) struct MmapMemory {
 impl MmapMemory {
     /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
     /// read-only.
-    pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
+    pub(crate) fn map(file: BorrowedFd<'_>, len: usize, writable: bool) -> io::Result<Self> {
         Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)
     }
 
     /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
     /// data-file mapping. `len` may exceed the file's length (mapping ahead of a growing file):
     /// the owner of the mapping must then never let a reader touch a page past the end of file.
-    pub(crate) fn map_data_read_only(file: &File, len: usize) -> io::Result<Self> {
+    pub(crate) fn map_data_read_only(file: BorrowedFd<'_>, len: usize) -> io::Result<Self> {
         Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS, false)
     }
 
     /// Anonymous memory holding a copy of `bytes`, counted as an index mapping: the page cache
-    /// of an index whose file lives in an [`IndexStore`](crate::IndexStore) rather than on a real
+    /// of an index whose file lives in an [`IndexStore`](seglog_fs::IndexStore) rather than on a real
     /// file system. `writable` as for [`MmapMemory::map`].
     pub(crate) fn anonymous(bytes: &[u8], writable: bool) -> io::Result<Self> {
         if bytes.is_empty() {
@@ -215,7 +215,7 @@ impl MmapMemory {
     }
 
     fn map_counted(
-        file: &File,
+        file: BorrowedFd<'_>,
         len: usize,
         writable: bool,
         counter: &'static std::sync::atomic::AtomicUsize,
@@ -232,9 +232,9 @@ impl MmapMemory {
         let mut options = memmap2::MmapOptions::new();
         options.len(len);
         let map = if writable {
-            options.map_raw(file)?
+            options.map_raw(&file)?
         } else {
-            options.map_raw_read_only(file)?
+            options.map_raw_read_only(&file)?
         };
         if map.len() != len
             || map

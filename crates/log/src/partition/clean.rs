@@ -21,11 +21,11 @@ use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{
     self as rf, Batch, BatchBuilder, BatchOptions, Header, NewRecord, TimestampType,
     write_empty_batch,
 };
-use seglog_segment::io::FileSystem;
 use seglog_segment::{LogSegment, naming};
 
 use super::{Inner, PartitionLog};

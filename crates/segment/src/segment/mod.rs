@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
+use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 use seglog_mmap_index::{
     LazyOffsetIndex, LazyTimeIndex, MappedFile, MappingBudget, OffsetIndexReader, TimeIndexReader,
     TimestampOffset,
@@ -27,7 +28,6 @@ use seglog_mmap_index::{
 use seglog_record_format::{self as rf, NO_TIMESTAMP};
 
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem, OpenMode, RealFs};
 use crate::naming;
 use crate::scan::{
     BatchHeader, MappedLog, Scan, ScanEnd, read_header_naming, read_up_to_io, scan_headers,
@@ -361,7 +361,7 @@ impl<F: FileSystem> LogSegment<F> {
         if let Some(mapped) = self.mapped.get() {
             let map = mapped.as_ref()?;
             if map.is_evicted()
-                && let Some(file) = self.log.mappable()
+                && let Some(file) = self.log.map_fd()
             {
                 // The budget took the mapping away: map it again (ahead of the published
                 // length). A failure leaves it unmapped, and this read uses `pread`.
@@ -369,7 +369,7 @@ impl<F: FileSystem> LogSegment<F> {
             }
             return Some(map);
         }
-        let file = self.log.mappable()?;
+        let file = self.log.map_fd()?;
         // Under the writer's lock: the size cannot change (appends, truncations and recovery
         // hold it) between reading it and publishing it as the mapping's length.
         let _w = self.writer.lock();
@@ -388,9 +388,9 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// The mapping if one was created (never creates one). Writer's lock held by the caller.
-    fn existing_mapping(&self) -> Option<(&MappedFile, &std::fs::File)> {
+    fn existing_mapping(&self) -> Option<(&MappedFile, BorrowedFd<'_>)> {
         let map = self.mapped.get()?.as_ref()?;
-        Some((map, self.log.mappable()?))
+        Some((map, self.log.map_fd()?))
     }
 
     /// Called with the writer's lock held before any `set_len(len)` of the `.log`: lowers the

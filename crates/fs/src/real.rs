@@ -27,6 +27,13 @@ impl RealFile {
     }
 }
 
+/// The descriptor, for `seglog-mmap-index` to map the file (see [`File::map_fd`]).
+impl AsFd for RealFile {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 /// An exclusive `flock` on a file, released when dropped.
 #[derive(Debug)]
 pub struct RealLock {
@@ -55,12 +62,20 @@ impl FileSystem for RealFs {
         path.exists()
     }
 
+    fn is_dir(&self, path: &Path) -> bool {
+        path.is_dir()
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         fs::rename(from, to)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         fs::remove_file(path)
+    }
+
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        fs::remove_dir(dir)
     }
 
     fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
@@ -136,8 +151,8 @@ impl File for RealFile {
         self.file.sync_data()
     }
 
-    fn mappable(&self) -> Option<&fs::File> {
-        Some(&self.file)
+    fn map_fd(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.file.as_fd())
     }
 
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {

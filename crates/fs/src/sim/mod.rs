@@ -17,9 +17,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use seglog_mmap_index::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
-
-use super::{File, FileSystem, OpenMode};
+use crate::{Backing, File, FileSystem, IndexStore, OpenMode, WRITE_BACK_PAGE_SIZE};
 
 const ENOSPC: i32 = 28;
 const EMFILE: i32 = 24;
@@ -541,6 +539,10 @@ impl FileSystem for SimFs {
         self.state.lock().live.contains_key(path)
     }
 
+    fn is_dir(&self, path: &Path) -> bool {
+        self.state.lock().live.get(path) == Some(&Entry::Dir)
+    }
+
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut state = self.state.lock();
         let entry = state
@@ -570,6 +572,28 @@ impl FileSystem for SimFs {
             }
             Some(Entry::Dir) => Err(io::Error::new(io::ErrorKind::IsADirectory, "a directory")),
             None => Err(not_found(path)),
+        }
+    }
+
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        let mut state = self.state.lock();
+        match state.live.get(dir) {
+            Some(Entry::Dir) => {
+                if state.live.keys().any(|p| p.parent() == Some(dir)) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::DirectoryNotEmpty,
+                        dir.display().to_string(),
+                    ));
+                }
+                state.event(SimEvent::Remove);
+                state.live.remove(dir);
+                Ok(())
+            }
+            Some(Entry::File(_)) => Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                dir.display().to_string(),
+            )),
+            None => Err(not_found(dir)),
         }
     }
 
@@ -645,7 +669,7 @@ impl FileSystem for SimFs {
     }
 
     /// Index files live in this file system too: anonymous memory loaded from and written back
-    /// to it, so a crash reaches them (see `seglog_mmap_index::Backing`).
+    /// to it, so a crash reaches them (see [`Backing`]).
     fn index_backing(&self) -> Backing {
         Backing::Stored(Arc::new(self.clone()))
     }
