@@ -197,3 +197,29 @@ impl File for RealFile {
         Ok(offset - position)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_renamed_with_their_files_and_removed_only_when_empty() {
+        let root = tempfile::tempdir().unwrap();
+        let (p, q) = (root.path().join("p"), root.path().join("q"));
+        RealFs.create_dir_all(&p).unwrap();
+        let file = RealFs.open(&p.join("a"), OpenMode::CreateNew).unwrap();
+        file.write_all_at(b"aaa", 0).unwrap();
+        assert!(RealFs.is_dir(&p) && !RealFs.is_dir(&p.join("a")));
+        RealFs.rename(&p, &q).unwrap();
+        RealFs.sync_dir(root.path()).unwrap();
+        assert!(!RealFs.exists(&p));
+        assert_eq!(RealFs.read_dir(&q).unwrap(), vec![q.join("a")]);
+        assert_eq!(
+            RealFs.remove_dir(&q).unwrap_err().kind(),
+            io::ErrorKind::DirectoryNotEmpty
+        );
+        RealFs.remove_file(&q.join("a")).unwrap();
+        RealFs.remove_dir(&q).unwrap();
+        assert!(!RealFs.exists(&q));
+    }
+}
