@@ -207,7 +207,7 @@ impl<F: FileSystem> LogDir<F> {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            if name.starts_with('.') || !is_directory(&fs, &entry) {
+            if name.starts_with('.') || !fs.is_dir(&entry) {
                 continue;
             }
             match TopicPartition::parse_dir(&entry)? {
@@ -386,7 +386,9 @@ impl<F: FileSystem> LogDir<F> {
             DELETE_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let to = self.path.join(format!("{}.{unique}-delete", tp.dir_name()));
-        std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+        self.fs
+            .rename(&from, &to)
+            .map_err(|e| Error::io(&from, e))?;
         self.fs
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
@@ -632,10 +634,6 @@ fn read_checkpoint<F: FileSystem>(
     }
 }
 
-fn is_directory<F: FileSystem>(fs: &F, path: &Path) -> bool {
-    fs.read_dir(path).is_ok()
-}
-
 fn remove_dir_all<F: FileSystem>(fs: &F, dir: &Path) -> Result<()> {
     for entry in fs.read_dir(dir).map_err(|e| Error::io(dir, e))? {
         match fs.remove_file(&entry) {
@@ -644,7 +642,7 @@ fn remove_dir_all<F: FileSystem>(fs: &F, dir: &Path) -> Result<()> {
             Err(e) => return Err(Error::io(&entry, e)),
         }
     }
-    let _ = std::fs::remove_dir(dir);
+    let _ = fs.remove_dir(dir);
     Ok(())
 }
 
