@@ -4,7 +4,9 @@
 //! `LogDir` over `SimFs`: leader and follower appends with every codec, explicit rolls, rolls by
 //! size inside appends (one workload in three has segments of 1,000 to 2,000 bytes), flushes,
 //! durable appends, truncations, retention, compaction (with its `.cleaned`/`.swap`/`.deleted`
-//! protocol), checkpoints, and clean and unclean closes followed by a reopen. The flush after a
+//! protocol), checkpoints, and clean and unclean closes followed by a reopen; one workload in
+//! four ends by deleting the partition (`LogDir::delete_log`: the rename to `-delete`, the
+//! directory sync, the removals) and a clean close. The flush after a
 //! roll runs inline, so the file-system events, and with them the crash points, come in the
 //! same order on every run. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
@@ -19,6 +21,8 @@
 //! - every record read was appended at that offset at some point (nothing is invented);
 //! - offsets strictly increase;
 //! - the log accepts an append, and reads it back;
+//! - a crash inside the deletion leaves the partition whole (every check above) or gone, never
+//!   a half; one after it leaves it gone; the open removes any `-delete` directory left over;
 //! - after a clean close, every segment's `.log` frames and validates to its end and both
 //!   indexes agree with it (the checks `seglog check` makes: entries point at batch starts with
 //!   the right offsets, time entries hold the running maximum timestamp, no zero tails, no
@@ -120,6 +124,18 @@ impl Model {
 struct Expect {
     required: BTreeMap<i64, Rec>,
     op: String,
+    partition: Presence,
+}
+
+/// Whether the partition log may, or must, be gone from an image.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Presence {
+    /// Present, unless it holds no durable record yet.
+    Kept,
+    /// Being deleted: whole, or gone.
+    Deleting,
+    /// Deleted.
+    Deleted,
 }
 
 /// The log's configuration; `segment_bytes` small enough makes appends roll by size.
@@ -371,12 +387,23 @@ fn check_image(
     let root = Path::new(ROOT);
     let (dir, _report) = LogDir::open(image.clone(), root, options(clock, segment_bytes))
         .map_err(|e| format!("open: {e}"))?;
+    if let Some(left) = image
+        .read_dir(root)
+        .map_err(|e| format!("list: {e}"))?
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("-delete"))
+    {
+        return Err(format!("the open left {} behind", left.display()));
+    }
     let Some(log) = dir.log(&tp()) else {
-        if expect.required.is_empty() {
+        if expect.required.is_empty() || expect.partition != Presence::Kept {
             return Ok(());
         }
         return Err("the partition log is gone".into());
     };
+    if expect.partition == Presence::Deleted {
+        return Err("the deleted partition log is back".into());
+    }
     log.set_roll_flush_inline(true);
     let read = read_all(&log, log.log_start_offset())?;
     let mut previous = i64::MIN;
@@ -451,6 +478,8 @@ fn clock_now(clock: &MockClock) -> i64 {
 /// the index of the operation each was captured in, the model before each operation).
 struct Run {
     segment_bytes: u64,
+    /// The workload ends by deleting the partition.
+    deletes: bool,
     /// Rolls that appends made by size (the segment count grew during an append).
     rolled_by_size: u64,
     images: Vec<(u64, SimEvent, usize, SimFs)>,
@@ -470,6 +499,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
     } else {
         1 << 20
     };
+    let deletes = srng.chance(4);
     let fs = SimFs::new();
     let clock = MockClock::new(1_000_000);
     let current_op = Arc::new(AtomicUsize::new(0));
@@ -527,6 +557,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
         expects.push(Expect {
             required: model.required(),
             op,
+            partition: Presence::Kept,
         });
         models.push(model.clone());
     };
@@ -693,6 +724,21 @@ fn run_workload(seed: u64, workload: u64) -> Run {
             }
         }
     }
+    if deletes {
+        begin(
+            &model,
+            "delete the partition".into(),
+            &mut expects,
+            &mut models,
+        );
+        expects.last_mut().unwrap().partition = Presence::Deleting;
+        log.wait_for_background_flushes();
+        drop(log);
+        assert!(dir.delete_log(&tp()).unwrap());
+        begin(&model, "clean close".into(), &mut expects, &mut models);
+        expects.last_mut().unwrap().partition = Presence::Deleted;
+        dir.close().unwrap();
+    }
     begin(&model, "the end".into(), &mut expects, &mut models);
     fs.set_capture(None);
     let captured = fs.take_captured();
@@ -705,6 +751,7 @@ fn run_workload(seed: u64, workload: u64) -> Run {
         .collect();
     Run {
         segment_bytes,
+        deletes,
         rolled_by_size,
         images,
         expects,
@@ -735,8 +782,10 @@ fn main() {
     let mut by_event: BTreeMap<String, u64> = BTreeMap::new();
     let mut workload = only_workload.unwrap_or(0);
     let (mut small_segments, mut segments_rolled_by_size) = (0_u64, 0_u64);
+    let mut deleting = 0_u64;
     while explored < cases {
         let run = run_workload(seed, workload);
+        deleting += u64::from(run.deletes);
         if run.segment_bytes < 1 << 20 {
             small_segments += 1;
             segments_rolled_by_size += run.rolled_by_size;
@@ -825,7 +874,7 @@ fn main() {
         workload += 1;
     }
     println!(
-        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends), {failures} failures, {:.1} s; points by event: {by_event:?}",
+        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition), {failures} failures, {:.1} s; points by event: {by_event:?}",
         workload + 1 - only_workload.unwrap_or(0),
         started.elapsed().as_secs_f64()
     );
