@@ -12,9 +12,9 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result, bail};
+use seglog_fs::RealFs;
 use seglog_log::{LogConfig, LogDir, LogDirOptions, SystemClock, Time, TopicPartition};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 struct Args {
     root: std::path::PathBuf,

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use seglog_fs::RealFs;
 use seglog_log::{CleanOptions, LoadOptions, LogConfig, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 const RECORD_BYTES: usize = 100;
 const PER_BATCH: i64 = 100;

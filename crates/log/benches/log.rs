@@ -23,9 +23,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, set_base_offset};
-use seglog_segment::io::{File, FileSystem, OpenMode, RealFs};
 use seglog_segment::{LogSegment, SegmentConfig};
 
 /// A producer batch of `count` records of `size` bytes.
@@ -161,6 +161,9 @@ impl FileSystem for CountingFs {
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         RealFs.remove_file(path)
     }
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        RealFs.remove_dir(dir)
+    }
     fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
         RealFs.read_dir(dir)
     }
@@ -199,8 +202,8 @@ impl File for CountingFile {
         self.syncs.fetch_add(1, Ordering::Relaxed);
         self.file.sync_data()
     }
-    fn mappable(&self) -> Option<&std::fs::File> {
-        self.file.mappable()
+    fn map_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.file.map_fd()
     }
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
         self.file.copy_range_to(position, len, out)

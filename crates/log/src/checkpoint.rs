@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 use crate::error::{Error, Result};
 use crate::topic_partition::TopicPartition;
@@ -325,7 +325,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<BTreeMap<TopicPartition, 
 
 #[cfg(test)]
 mod tests {
-    use seglog_segment::io::{SimFs, Tear};
+    use seglog_fs::sim::{SimFs, Tear};
 
     use super::*;
 

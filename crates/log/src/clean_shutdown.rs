@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 use crate::error::{Error, Result};
 
@@ -96,7 +96,7 @@ impl<F: FileSystem> CleanShutdownMarker<F> {
 
 #[cfg(test)]
 mod tests {
-    use seglog_segment::io::{SimFs, Tear};
+    use seglog_fs::sim::{SimFs, Tear};
 
     use super::*;
 

@@ -77,7 +77,7 @@ pub enum Error {
     /// # use std::sync::Arc;
     /// # use seglog_log::{Error, Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
     /// # let dir = root.path().join("orders-0");

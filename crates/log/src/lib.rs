@@ -14,7 +14,7 @@
 //!
 //! use seglog_log::{Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
 //! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-//! use seglog_segment::io::RealFs;
+//! use seglog_fs::RealFs;
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = tempfile::tempdir()?;
@@ -82,7 +82,7 @@ pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
     LoadReport, PartitionLog, RetentionReport, StopAfter,
 };
-pub use seglog_segment::io::{File, FileSystem, OpenMode, RealFs};
+pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;
 pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};
 pub use time::{MockClock, SystemClock, Time};

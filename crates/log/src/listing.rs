@@ -7,7 +7,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 use seglog_segment::naming;
 
 /// What a directory entry is, from its name.

@@ -9,8 +9,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LoadOptions, MockClock, PartitionLog};
-use seglog_segment::io::{SimFs, Tear};
 
 fn open(fs: &SimFs, dir: &Path, clock: &MockClock) -> PartitionLog<SimFs> {
     PartitionLog::open(

@@ -14,8 +14,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{partition_dir, producer_batch};
+use seglog_fs::FileSystem;
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LoadOptions, LoadReport, LogConfig, PartitionLog, SystemClock};
-use seglog_segment::io::{FileSystem, SimFs, Tear};
 
 /// A new log on `fs`, in a partition directory that exists both in `fs` and on disk (the log's
 /// directory lock, under the returned temporary directory).

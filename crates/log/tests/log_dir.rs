@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::producer_batch;
+use seglog_fs::RealFs;
 use seglog_log::{
     Error, LogConfig, LogDir, LogDirOptions, MockClock, PARTITION_CONFIG_FILE, SchedulerConfig,
     TopicPartition,
 };
-use seglog_segment::io::RealFs;
 
 fn options(clock: &MockClock) -> LogDirOptions {
     LogDirOptions {

@@ -20,9 +20,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use seglog_fs::RealFs;
 use seglog_log::{Isolation, ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 const PER_BATCH: i64 = 4;
 const BUDGET: usize = 24;

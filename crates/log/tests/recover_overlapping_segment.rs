@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
+use seglog_fs::RealFs;
 use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_segment::io::RealFs;
 
 fn options(recover_all: bool) -> LogDirOptions {
     LogDirOptions {

@@ -14,8 +14,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LoadOptions, MockClock, PartitionLog};
-use seglog_segment::io::{SimFs, Tear};
 
 fn open(fs: &SimFs, dir: &Path, recovery_point: i64, clock: &MockClock) -> PartitionLog<SimFs> {
     let options = LoadOptions {

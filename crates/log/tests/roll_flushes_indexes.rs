@@ -11,8 +11,9 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use seglog_fs::FileSystem;
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LoadOptions, MockClock, PartitionLog};
-use seglog_segment::io::{FileSystem, SimFs, Tear};
 use seglog_segment::naming;
 
 #[test]

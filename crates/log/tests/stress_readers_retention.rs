@@ -15,9 +15,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use seglog_fs::RealFs;
 use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 const PER_BATCH: i64 = 8;
 

@@ -10,8 +10,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LogDir, LogDirOptions, MockClock, TopicPartition};
-use seglog_segment::io::{SimFs, Tear};
 
 fn options(clock: &MockClock) -> LogDirOptions {
     LogDirOptions {

@@ -12,7 +12,7 @@
 //!   flush, close, rename and delete; [`IndexReader`] ([`OffsetIndexReader`],
 //!   [`TimeIndexReader`]): cheap, cloneable, lock-free read handles for other threads.
 //! - [`IndexOptions`]: how an index is opened (Kafka's constructors: create and preallocate, or
-//!   existing only, or read-only; on a real file or a stored [`Backing`]; under a budget), now
+//!   existing only, or read-only; on a real file or a stored [`Backing`](seglog_fs::Backing); under a budget), now
 //!   ([`IndexOptions::open`]) or on first use ([`IndexOptions::lazy`], a [`LazyIndex`]: Kafka's
 //!   lazy open, so that 10,000 segments cost nothing until used).
 //! - [`MappingBudget`]: a bound on the mappings a set of indexes and mapped files holds at once;
@@ -50,7 +50,7 @@
 //!   every other module starts with `#![forbid(unsafe_code)]`.
 //!
 //! ## Modules, bottom to top
-//! `error`, `loom`, `store` < `budget` < `map` < `mapped_file`, `search` < `entry` < `raw` (the
+//! `error`, `loom` < `budget` < `map` < `mapped_file`, `search` < `entry` < `raw` (the
 //! generic core) < `verify` < `file` < `reader` < `index` < `offset_index`, `time_index` <
 //! `options` < `lazy`. A module uses only modules to its left (and its own children).
 
@@ -73,7 +73,6 @@ mod options;
 mod raw;
 mod reader;
 mod search;
-mod store;
 mod time_index;
 mod verify;
 
@@ -86,7 +85,6 @@ pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
 pub use options::IndexOptions;
 pub use reader::IndexReader;
-pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
 

@@ -23,8 +23,8 @@
 
 #![forbid(unsafe_code)]
 
-use std::fs::File;
 use std::io;
+use std::os::fd::BorrowedFd;
 
 use crate::budget::MappingBudget;
 use crate::loom::{Arc, AtomicUsize, Ordering};
@@ -205,14 +205,18 @@ fn ahead(len: u64) -> io::Result<usize> {
 impl MappedFile {
     /// Maps `file`, whose first `len` bytes are written, ahead of `len`; `len` is published.
     /// `file` must be open for reading.
-    pub fn open(file: &File, len: u64) -> io::Result<Self> {
+    pub fn open(file: BorrowedFd<'_>, len: u64) -> io::Result<Self> {
         Self::open_in(file, len, None)
     }
 
     /// As [`open`](Self::open), with the mapping counted against `budget` when one is given. The
     /// budget may unmap it (reads then return `Some(0)`, and the owner falls back to `pread`)
     /// until [`remap`](Self::remap) maps it again.
-    pub fn open_in(file: &File, len: u64, budget: Option<&MappingBudget>) -> io::Result<Self> {
+    pub fn open_in(
+        file: BorrowedFd<'_>,
+        len: u64,
+        budget: Option<&MappingBudget>,
+    ) -> io::Result<Self> {
         let mem = MmapMemory::map_data_read_only(file, ahead(len)?)?;
         Ok(Self {
             core: FileCore::with_budget(mem, to_usize(len)?, budget),
@@ -226,7 +230,7 @@ impl MappedFile {
 
     /// Maps the file again after its budget evicted it (ahead of the published length, as a
     /// growth does). Returns false, doing nothing, when it was not evicted.
-    pub fn remap(&self, file: &File) -> io::Result<bool> {
+    pub fn remap(&self, file: BorrowedFd<'_>) -> io::Result<bool> {
         self.core
             .remap(|published| MmapMemory::map_data_read_only(file, ahead(published as u64)?))
     }
@@ -266,7 +270,7 @@ impl MappedFile {
     /// cannot be done right now, reads past the mapping fall back to `pread` and the next
     /// publication retries. A failed `mmap` is returned, and leaves the old mapping in use.
     #[inline]
-    pub fn publish(&self, file: &File, len: u64) -> io::Result<()> {
+    pub fn publish(&self, file: BorrowedFd<'_>, len: u64) -> io::Result<()> {
         let len_usize = to_usize(len)?;
         self.core.publish(len_usize);
         if len_usize > self.core.capacity() && !self.core.is_closed() && !self.core.is_evicted() {
@@ -280,7 +284,7 @@ impl MappedFile {
     /// at most `len` bytes and returns once every older mapping is unmapped, so the file may then
     /// be shrunk. Waits only for reads already inside an older mapping (each one bounded copy).
     /// If the smaller mapping cannot be created, closes instead (reads then use `pread`).
-    pub fn shrink_to(&self, file: &File, len: u64) -> io::Result<()> {
+    pub fn shrink_to(&self, file: BorrowedFd<'_>, len: u64) -> io::Result<()> {
         let len_usize = to_usize(len)?;
         if len_usize >= self.core.published() {
             // Readers never read at or past the published length: nothing they touch goes.

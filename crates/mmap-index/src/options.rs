@@ -10,7 +10,7 @@ use crate::entry::Entry;
 use crate::error::Result;
 use crate::file::IndexFile;
 use crate::index::Index;
-use crate::store::Backing;
+use seglog_fs::Backing;
 
 /// How to open an index file: where it is, its segment's base offset, and the options below.
 /// [`open`](Self::open) opens it now; [`lazy`](Self::lazy) on first use.

@@ -13,8 +13,8 @@ use std::io::Write;
 use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use seglog_fs::RealFs;
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, MappingBudget, SegmentConfig};
 
 /// 16 records of 1 KiB: a 16 KiB batch.

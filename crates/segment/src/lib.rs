@@ -4,12 +4,14 @@
 //! following the lifecycle of Kafka's `LogSegment` (append, read, translate, time lookup, recover, truncate,
 //! roll, flush).
 //!
-//! It builds on `seglog-record-format` (batch framing and validation) and `seglog-mmap-index` (the two
-//! sparse indexes). It knows nothing about retention, compaction or the segment list: that is `seglog-log`.
+//! It builds on `seglog-record-format` (batch framing and validation), `seglog-mmap-index` (the two
+//! sparse indexes) and `seglog-fs` (the I/O seam). It knows nothing about retention, compaction or the
+//! segment list: that is `seglog-log`.
 //!
 //! ```
+//! use seglog_fs::RealFs;
 //! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-//! use seglog_segment::{LogSegment, SegmentConfig, io::RealFs};
+//! use seglog_segment::{LogSegment, SegmentConfig};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
@@ -28,7 +30,8 @@
 //! # }
 //! ```
 //!
-//! All `.log` I/O goes through the [`io`] seam, so crash tests can run the same code on [`io::SimFs`].
+//! All `.log` I/O goes through the `seglog-fs` seam (`seglog_fs::FileSystem`), so crash tests can
+//! run the same code on its simulated file system (`seglog_fs::sim::SimFs`).
 //! On the real file system, reads of the `.log` (batch headers for offset translation and
 //! timestamp search, and `read_region`) come from a read-only memory mapping of it
 //! (`seglog_mmap_index::MappedFile`, created on the first read) instead of `pread`; writes, fsync,
@@ -43,7 +46,6 @@
 )]
 
 mod error;
-pub mod io;
 mod loom;
 pub mod naming;
 pub mod scan;

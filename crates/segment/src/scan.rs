@@ -17,10 +17,10 @@ use seglog_record_format::{
     PRODUCER_ID_OFFSET,
 };
 
+use seglog_fs::File;
 use seglog_mmap_index::MappedFile;
 
 use crate::error::{Error, Result};
-use crate::io::File;
 
 /// What the walks read from: any [`File`] (positioned reads), or a segment's `.log` together
 /// with its optional memory mapping.

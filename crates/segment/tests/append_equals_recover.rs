@@ -12,8 +12,8 @@
 
 mod common;
 
+use seglog_fs::RealFs;
 use seglog_record_format::Compression;
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 const CODECS: [Compression; 5] = [

@@ -11,7 +11,8 @@ mod common;
 
 use std::os::fd::AsFd;
 
-use seglog_segment::io::{FileSystem, SimFs, Tear};
+use seglog_fs::FileSystem;
+use seglog_fs::sim::{SimFs, Tear};
 use seglog_segment::{LogSegment, SegmentConfig};
 
 #[test]

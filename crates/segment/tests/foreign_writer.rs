@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
+use seglog_fs::RealFs;
 use seglog_record_format::{batches, set_base_offset};
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 struct Expected {

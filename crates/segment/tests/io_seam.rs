@@ -6,7 +6,8 @@ use std::io::Read;
 use std::os::fd::AsFd;
 use std::path::Path;
 
-use seglog_segment::io::{File, FileSystem, OpenMode, RealFs, SimFs, Tear};
+use seglog_fs::sim::{SimFs, Tear};
+use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 
 fn sim_with_dir() -> SimFs {
     let fs = SimFs::new();

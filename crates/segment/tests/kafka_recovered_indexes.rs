@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::RealFs;
+use seglog_fs::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 fn testdata(rel: &str) -> PathBuf {

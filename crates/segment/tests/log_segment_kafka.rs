@@ -11,7 +11,8 @@
 mod common;
 
 use common::{create, last_offset, range, records_of, reopen, single};
-use seglog_segment::{Error, LogSegment, RollParams, SegmentConfig, io::RealFs};
+use seglog_fs::RealFs;
+use seglog_segment::{Error, LogSegment, RollParams, SegmentConfig};
 
 fn read_all(seg: &LogSegment, start: i64) -> Vec<(i64, Vec<u8>)> {
     let Some(fetch) = seg.read_simple(start, 1 << 20).unwrap() else {

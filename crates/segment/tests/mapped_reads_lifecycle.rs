@@ -5,9 +5,10 @@
 
 mod common;
 
+use seglog_fs::FileSystem;
+use seglog_fs::sim::SimFs;
 use seglog_mmap_index::{live_file_mappings, live_mappings};
 use seglog_segment::FileRegion;
-use seglog_segment::io::{FileSystem, SimFs};
 use seglog_segment::{LogSegment, SegmentConfig};
 
 #[test]

@@ -16,9 +16,9 @@ mod common;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
+use seglog_fs::RealFs;
 use seglog_mmap_index::MAP_AHEAD_BYTES;
 use seglog_record_format::Compression;
-use seglog_segment::io::RealFs;
 use seglog_segment::{FileRegion, LogSegment, SegmentConfig};
 
 /// The bytes of every generation of the file: a truncation starts a new one.

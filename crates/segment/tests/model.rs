@@ -13,8 +13,8 @@
 mod common;
 
 use proptest::prelude::*;
+use seglog_fs::RealFs;
 use seglog_record_format::{Compression, batches};
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 const BASE: i64 = 1000;

@@ -7,8 +7,10 @@ mod common;
 
 use std::path::Path;
 
-use seglog_mmap_index::{IndexStore, OffsetIndex, TimeIndex};
-use seglog_segment::io::{FileSystem, SimFs, Tear};
+use seglog_fs::FileSystem;
+use seglog_fs::IndexStore;
+use seglog_fs::sim::{SimFs, Tear};
+use seglog_mmap_index::{OffsetIndex, TimeIndex};
 use seglog_segment::{LogSegment, SegmentConfig};
 
 const CONFIG: SegmentConfig = SegmentConfig {
@@ -196,8 +198,8 @@ fn closing_a_recovered_segment_makes_its_rebuilt_indexes_durable() {
 /// page, the synced or the live bytes, never anything else (no byte tear, no other length).
 #[test]
 fn index_write_back_is_page_writes_and_a_crash_tears_it_by_page() {
-    use seglog_mmap_index::WRITE_BACK_PAGE_SIZE as PAGE;
-    use seglog_segment::io::{CrashPoint, Pages};
+    use seglog_fs::WRITE_BACK_PAGE_SIZE as PAGE;
+    use seglog_fs::sim::{CrashPoint, Pages};
 
     let fs = SimFs::new();
     let dir = Path::new("/sim/idx");

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use seglog_fs::RealFs;
 use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
 use seglog_record_format::{BatchOptions, Compression, NewRecord, batches, build_batch};
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 use crate::with_scratch_dir;

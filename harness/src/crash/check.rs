@@ -3,11 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use seglog_fs::FileSystem as _;
+use seglog_fs::sim::SimFs;
 use seglog_log::{LogDir, MockClock, PartitionLog};
 use seglog_record_format::Compression;
-use seglog_segment::io::SimFs;
 
-use super::model::{Expect, Model, Rec, batch};
+use super::model::{Expect, Model, Presence, Rec, batch};
 use super::partition_check::check_partition;
 use super::{ROOT, clock_now, options, tp};
 
@@ -72,12 +73,23 @@ pub(super) fn check_image(
     let root = Path::new(ROOT);
     let (dir, _report) = LogDir::open(image.clone(), root, options(clock, segment_bytes))
         .map_err(|e| format!("open: {e}"))?;
+    if let Some(left) = image
+        .read_dir(root)
+        .map_err(|e| format!("list: {e}"))?
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("-delete"))
+    {
+        return Err(format!("the open left {} behind", left.display()));
+    }
     let Some(log) = dir.log(&tp()) else {
-        if expect.required.is_empty() {
+        if expect.required.is_empty() || expect.partition != Presence::Kept {
             return Ok(());
         }
         return Err("the partition log is gone".into());
     };
+    if expect.partition == Presence::Deleted {
+        return Err("the deleted partition log is back".into());
+    }
     log.set_roll_flush_inline(true);
     let read = read_all(&log, log.log_start_offset())?;
     let mut previous = i64::MIN;

@@ -4,7 +4,9 @@
 //! `LogDir` over `SimFs`: leader and follower appends with every codec, explicit rolls, rolls by
 //! size inside appends (one workload in three has segments of 1,000 to 2,000 bytes), flushes,
 //! durable appends, truncations, retention, compaction (with its `.cleaned`/`.swap`/`.deleted`
-//! protocol), checkpoints, and clean and unclean closes followed by a reopen. The flush after a
+//! protocol), checkpoints, and clean and unclean closes followed by a reopen; one workload in
+//! four ends by deleting the partition (`LogDir::delete_log`: the rename to `-delete`, the
+//! directory sync, the removals) and a clean close. The flush after a
 //! roll runs inline, so the file-system events, and with them the crash points, come in the
 //! same order on every run. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
@@ -19,6 +21,8 @@
 //! - every record read was appended at that offset at some point (nothing is invented);
 //! - offsets strictly increase;
 //! - the log accepts an append, and reads it back;
+//! - a crash inside the deletion leaves the partition whole (every check above) or gone, never
+//!   a half; one after it leaves it gone; the open removes any `-delete` directory left over;
 //! - after a clean close, every segment's `.log` frames and validates to its end and both
 //!   indexes agree with it (the checks `seglog check` makes: entries point at batch starts with
 //!   the right offsets, time entries hold the running maximum timestamp, no zero tails, no
@@ -52,8 +56,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use seglog_fs::FileSystem;
+use seglog_fs::sim::SimEvent;
 use seglog_log::{LogConfig, LogDirOptions, MockClock, TopicPartition};
-use seglog_segment::io::{FileSystem, SimEvent};
 
 use check::check_image;
 use workload::run_workload;
@@ -123,8 +128,10 @@ fn main() {
     let mut by_event: BTreeMap<String, u64> = BTreeMap::new();
     let mut workload = only_workload.unwrap_or(0);
     let (mut small_segments, mut segments_rolled_by_size) = (0_u64, 0_u64);
+    let mut deleting = 0_u64;
     while explored < cases {
         let run = run_workload(seed, workload);
+        deleting += u64::from(run.deletes);
         if run.segment_bytes < 1 << 20 {
             small_segments += 1;
             segments_rolled_by_size += run.rolled_by_size;
@@ -213,7 +220,7 @@ fn main() {
         workload += 1;
     }
     println!(
-        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends), {failures} failures, {:.1} s; points by event: {by_event:?}",
+        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition), {failures} failures, {:.1} s; points by event: {by_event:?}",
         workload + 1 - only_workload.unwrap_or(0),
         started.elapsed().as_secs_f64()
     );

@@ -43,6 +43,18 @@ impl Model {
 pub(super) struct Expect {
     pub(super) required: BTreeMap<i64, Rec>,
     pub(super) op: String,
+    pub(super) partition: Presence,
+}
+
+/// Whether the partition log may, or must, be gone from an image.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Presence {
+    /// Present, unless it holds no durable record yet.
+    Kept,
+    /// Being deleted: whole, or gone.
+    Deleting,
+    /// Deleted.
+    Deleted,
 }
 
 pub(super) fn batch(base: i64, recs: &[Rec], codec: Compression) -> Vec<u8> {

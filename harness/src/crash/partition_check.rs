@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use seglog_fs::sim::SimFs;
+use seglog_fs::{FileSystem, OpenMode};
 use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
-use seglog_segment::io::{FileSystem, OpenMode, SimFs};
 use seglog_segment::naming;
 use seglog_segment::scan::{Scan, ScanEnd, scan_batches};
 
@@ -33,7 +34,7 @@ pub(super) fn check_partition(fs: &SimFs, dir: &Path) -> Vec<String> {
     for (i, (base, path)) in logs.iter().enumerate() {
         let active = i + 1 == logs.len();
         let file = fs.open(path, OpenMode::ReadOnly).unwrap();
-        let len = seglog_segment::io::File::len(&file).unwrap();
+        let len = seglog_fs::File::len(&file).unwrap();
         let mut batches: Vec<(u64, i64, i64)> = Vec::new();
         let mut last = base - 1;
         let scan = scan_batches(&file, path, 0, len, 1 << 20, |position, framed| {

@@ -6,11 +6,11 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use seglog_fs::sim::{CrashPoint, Pages, SimEvent, SimFs, Tear};
 use seglog_log::{LogDir, MockClock};
 use seglog_record_format::Compression;
-use seglog_segment::io::{CrashPoint, Pages, SimEvent, SimFs, Tear};
 
-use super::model::{Expect, Model, Rec, batch};
+use super::model::{Expect, Model, Presence, Rec, batch};
 use super::rng::Rng;
 use super::{ROOT, clock_now, is_index_file, options, tp};
 
@@ -40,6 +40,8 @@ fn records(rng: &mut Rng, n: usize, ts: i64) -> Vec<Rec> {
 /// the index of the operation each was captured in, the model before each operation).
 pub(super) struct Run {
     pub(super) segment_bytes: u64,
+    /// The workload ends by deleting the partition.
+    pub(super) deletes: bool,
     /// Rolls that appends made by size (the segment count grew during an append).
     pub(super) rolled_by_size: u64,
     pub(super) images: Vec<(u64, SimEvent, usize, SimFs)>,
@@ -59,6 +61,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     } else {
         1 << 20
     };
+    let deletes = srng.chance(4);
     let fs = SimFs::new();
     let clock = MockClock::new(1_000_000);
     let current_op = Arc::new(AtomicUsize::new(0));
@@ -116,6 +119,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         expects.push(Expect {
             required: model.required(),
             op,
+            partition: Presence::Kept,
         });
         models.push(model.clone());
     };
@@ -282,6 +286,21 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
             }
         }
     }
+    if deletes {
+        begin(
+            &model,
+            "delete the partition".into(),
+            &mut expects,
+            &mut models,
+        );
+        expects.last_mut().unwrap().partition = Presence::Deleting;
+        log.wait_for_background_flushes();
+        drop(log);
+        assert!(dir.delete_log(&tp()).unwrap());
+        begin(&model, "clean close".into(), &mut expects, &mut models);
+        expects.last_mut().unwrap().partition = Presence::Deleted;
+        dir.close().unwrap();
+    }
     begin(&model, "the end".into(), &mut expects, &mut models);
     fs.set_capture(None);
     let captured = fs.take_captured();
@@ -294,6 +313,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         .collect();
     Run {
         segment_bytes,
+        deletes,
         rolled_by_size,
         images,
         expects,

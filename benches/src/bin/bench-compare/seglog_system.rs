@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
+use seglog_fs::RealFs;
 use seglog_mmap_index::OffsetIndex;
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 use crate::{

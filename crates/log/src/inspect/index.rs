@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use seglog_fs::FileSystem;
 use seglog_mmap_index::{OffsetIndex, TimeIndex};
-use seglog_segment::io::FileSystem;
 
 use crate::error::Result;
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 
 use super::partition::PartitionView;
 use crate::error::{Error, Result};

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use seglog_fs::FileSystem;
 use seglog_mmap_index::{OffsetIndex, TimeIndex};
-use seglog_segment::io::FileSystem;
 use seglog_segment::naming;
 
 use super::index::{open_offset_index, open_time_index};

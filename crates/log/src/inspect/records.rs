@@ -3,8 +3,8 @@
 
 use std::ops::ControlFlow;
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{Batch, Record};
-use seglog_segment::io::FileSystem;
 use seglog_segment::scan::{Scan, ScanEnd};
 
 use super::partition::{PartitionView, SegmentEntry};

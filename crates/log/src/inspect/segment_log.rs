@@ -4,8 +4,8 @@ use std::io;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use seglog_fs::{File as _, FileSystem, OpenMode};
 use seglog_record_format::FramedBatch;
-use seglog_segment::io::{File as _, FileSystem, OpenMode};
 use seglog_segment::scan::{self, Scan};
 
 use crate::error::Result;

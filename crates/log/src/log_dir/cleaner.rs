@@ -1,7 +1,7 @@
 //! The log cleaner's side of a log directory: its settings, the cleaner checkpoint, and the
 //! choice of the log to compact next.
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 
 use super::{CleanerSettings, LogDir};
 use crate::checkpoint::{CLEANER_OFFSET_CHECKPOINT, OffsetCheckpoint};

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
-use seglog_segment::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 use super::{LoadProgress, LogDirOptions, PARTITION_CONFIG_FILE};
 use crate::config::LogConfig;

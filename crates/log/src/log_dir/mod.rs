@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 
 use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
 use crate::clean_shutdown::CleanShutdownMarker;
@@ -66,7 +66,7 @@ impl<F: FileSystem> LogDir<F> {
     /// use std::sync::Arc;
     ///
     /// use seglog_log::{Error, LogConfig, LogDir, LogDirOptions, SystemClock};
-    /// use seglog_segment::io::RealFs;
+    /// use seglog_fs::RealFs;
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let root = tempfile::tempdir()?;
@@ -113,7 +113,7 @@ impl<F: FileSystem> LogDir<F> {
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
-            if name.starts_with('.') || !is_directory(&fs, &entry) {
+            if name.starts_with('.') || !fs.is_dir(&entry) {
                 continue;
             }
             match TopicPartition::parse_dir(&entry)? {
@@ -246,8 +246,4 @@ fn read_checkpoint<F: FileSystem>(
             BTreeMap::new()
         }
     }
-}
-
-fn is_directory<F: FileSystem>(fs: &F, path: &Path) -> bool {
-    fs.read_dir(path).is_ok()
 }

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use seglog_segment::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 use super::{LogDir, PARTITION_CONFIG_FILE};
 use crate::config::LogConfig;
@@ -22,7 +22,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use std::sync::Arc;
     /// use seglog_log::{LogConfig, LogDir, PARTITION_CONFIG_FILE, TopicPartition};
     /// # use seglog_log::{LogDirOptions, SystemClock};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
     /// # let options = || LogDirOptions {
@@ -96,7 +96,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use std::sync::Arc;
     /// use seglog_log::{LogDir, TopicPartition};
     /// # use seglog_log::{LogConfig, LogDirOptions, SystemClock};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
     /// # let options = || LogDirOptions {
@@ -134,7 +134,9 @@ impl<F: FileSystem> LogDir<F> {
             DELETE_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let to = self.path.join(format!("{}.{unique}-delete", tp.dir_name()));
-        std::fs::rename(&from, &to).map_err(|e| Error::io(&from, e))?;
+        self.fs
+            .rename(&from, &to)
+            .map_err(|e| Error::io(&from, e))?;
         self.fs
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
@@ -153,7 +155,7 @@ pub(super) fn remove_dir_all<F: FileSystem>(fs: &F, dir: &Path) -> Result<()> {
             Err(e) => return Err(Error::io(&entry, e)),
         }
     }
-    let _ = std::fs::remove_dir(dir);
+    let _ = fs.remove_dir(dir);
     Ok(())
 }
 

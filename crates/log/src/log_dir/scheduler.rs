@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 
 use super::{LogDir, SchedulerConfig};
 use crate::error::Result;

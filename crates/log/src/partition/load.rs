@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
@@ -79,7 +79,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// use std::sync::Arc;
     ///
     /// use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock, TopicPartition};
-    /// use seglog_segment::io::RealFs;
+    /// use seglog_fs::RealFs;
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
-use seglog_segment::io::{FileSystem, RealFs};
+use seglog_fs::{FileSystem, RealFs};
 use seglog_segment::{LogSegment, MappingBudget, SegmentConfig, naming};
 
 use crate::config::LogConfig;
@@ -330,7 +330,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
@@ -367,7 +367,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{LoadOptions, LogConfig, MockClock, PartitionLog};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
@@ -421,7 +421,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));

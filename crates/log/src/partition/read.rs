@@ -4,7 +4,7 @@ use crate::loom::sync::Arc;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment, TimestampAndOffset};
 
 use super::{Inner, PartitionLog};
@@ -85,7 +85,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{batches, BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
@@ -202,7 +202,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # const T: i64 = 1_700_000_000_000;
     /// # fn batch(timestamps: &[i64]) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
@@ -282,7 +282,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use seglog_log::{Error, Isolation, ListOffset, LoadOptions, LogConfig, PartitionLog};
     /// # use seglog_log::SystemClock;
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
@@ -344,7 +344,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));

@@ -5,8 +5,8 @@
 use crate::loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use seglog_fs::FileSystem;
 use seglog_segment::LogSegment;
-use seglog_segment::io::FileSystem;
 
 use super::PartitionLog;
 use crate::error::Result;

@@ -11,9 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use seglog_fs::RealFs;
 use seglog_log::{LoadOptions, LoadReport, LogConfig, MockClock, PartitionLog};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 
 /// A producer batch (base offset 0) of `count` records with values `prefix-i` and timestamps
 /// `ts + i`.
@@ -58,7 +58,7 @@ pub(crate) fn open(
 
 /// Every record readable from `start` to the end, batch by batch (a batch emptied by compaction
 /// still moves the walk past its last offset).
-pub(crate) fn read_records<F: seglog_segment::io::FileSystem>(
+pub(crate) fn read_records<F: seglog_fs::FileSystem>(
     log: &PartitionLog<F>,
     start: i64,
 ) -> Vec<seglog_record_format::Record> {
@@ -91,7 +91,7 @@ pub(crate) fn read_records<F: seglog_segment::io::FileSystem>(
 }
 
 /// Every (offset, value) readable from `start` to the end.
-pub(crate) fn read_values<F: seglog_segment::io::FileSystem>(
+pub(crate) fn read_values<F: seglog_fs::FileSystem>(
     log: &PartitionLog<F>,
     start: i64,
 ) -> Vec<(i64, String)> {

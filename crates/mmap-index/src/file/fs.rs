@@ -1,38 +1,35 @@
-//! The index files' file-system calls, one small helper each: on the real file system, or on
-//! the [`IndexStore`] of a stored backing.
+//! The index files' file-system calls, one small helper each, all through the seam: real files
+//! through [`RealFs`], or the [`IndexStore`] of a stored backing.
 #![forbid(unsafe_code)]
 
-use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::Path;
 
+use seglog_fs::{Backing, FileSystem, IndexStore, OpenMode, RealFile, RealFs};
+
 use crate::error::{Error, Result};
-use crate::store::{Backing, IndexStore};
 
 /// Creates `path` for reading and writing; fails with `AlreadyExists` when it exists.
-pub(super) fn create_new(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(path)
+pub(super) fn create_new(path: &Path) -> io::Result<RealFile> {
+    RealFs.open(path, OpenMode::CreateNew)
 }
 
 /// Opens an existing file read-only (`O_RDONLY`).
-pub(super) fn open_read(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| Error::io(path, "open", e))
+pub(super) fn open_read(path: &Path) -> Result<RealFile> {
+    RealFs
+        .open(path, OpenMode::ReadOnly)
+        .map_err(|e| Error::io(path, "open", e))
 }
 
 /// Removes a real file.
 pub(super) fn remove_file(path: &Path) -> io::Result<()> {
-    fs::remove_file(path)
+    RealFs.remove_file(path)
 }
 
-pub(crate) fn open_rw(path: &Path) -> Result<File> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
+/// Opens an existing file for reading and writing.
+pub(crate) fn open_rw(path: &Path) -> Result<RealFile> {
+    RealFs
+        .open(path, OpenMode::Existing)
         .map_err(|e| Error::io(path, "open", e))
 }
 
@@ -40,7 +37,7 @@ pub(crate) fn open_rw(path: &Path) -> Result<File> {
 pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
     match backing.store() {
         Some(store) => store.rename(from, to),
-        None => fs::rename(from, to),
+        None => RealFs.rename(from, to),
     }
     .map_err(|e| Error::io(from, "rename", e))
 }
@@ -49,7 +46,7 @@ pub(crate) fn rename(backing: &Backing, from: &Path, to: &Path) -> Result<()> {
 pub(crate) fn exists(backing: &Backing, path: &Path) -> bool {
     match backing.store() {
         Some(store) => store.exists(path),
-        None => path.exists(),
+        None => RealFs.exists(path),
     }
 }
 

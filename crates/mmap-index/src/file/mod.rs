@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::map::MmapMemory;
 use crate::raw::{Core, Gone, Reader, View};
 use crate::search::Bound;
-use crate::store::Backing;
+use seglog_fs::Backing;
 
 pub(crate) use fs::{delete_if_exists, exists, rename};
 

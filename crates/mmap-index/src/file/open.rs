@@ -2,8 +2,8 @@
 //! read-only), and map it; or load a stored backing's file into anonymous memory.
 #![forbid(unsafe_code)]
 
-use std::fs::File;
 use std::io;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::MmapMemory;
 use crate::raw::{Core, Remapper};
-use crate::store::{Backing, IndexStore};
+use seglog_fs::{Backing, File as _, IndexStore, RealFile};
 
 impl<E: Entry> IndexFile<E> {
     /// Kafka's constructor: creates and preallocates a missing file, or opens an existing one and
@@ -170,17 +170,14 @@ impl<E: Entry> IndexFile<E> {
 
     fn map_file(
         path: &Path,
-        file: &File,
+        file: &RealFile,
         base_offset: i64,
         max_index_size: u32,
         newly_created: bool,
         read_only: bool,
         budget: Option<&MappingBudget>,
     ) -> Result<Self> {
-        let length = file
-            .metadata()
-            .map_err(|e| Error::io(path, "stat", e))?
-            .len();
+        let length = file.len().map_err(|e| Error::io(path, "stat", e))?;
         let mem = map(path, file, length, !read_only)?;
         let entries = if newly_created {
             0
@@ -196,7 +193,7 @@ impl<E: Entry> IndexFile<E> {
                     open_read(path)
                 }
                 .map_err(io::Error::other)?;
-                MmapMemory::map(&file, words * 4, writable)
+                MmapMemory::map(file.as_fd(), words * 4, writable)
             })
         });
         Ok(Self {
@@ -211,8 +208,8 @@ impl<E: Entry> IndexFile<E> {
     }
 }
 
-pub(super) fn map(path: &Path, file: &File, length: u64, writable: bool) -> Result<MmapMemory> {
+pub(super) fn map(path: &Path, file: &RealFile, length: u64, writable: bool) -> Result<MmapMemory> {
     let len = usize::try_from(length)
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
-    MmapMemory::map(file, len, writable).map_err(|e| Error::io(path, "mmap", e))
+    MmapMemory::map(file.as_fd(), len, writable).map_err(|e| Error::io(path, "mmap", e))
 }

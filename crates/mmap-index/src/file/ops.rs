@@ -7,6 +7,8 @@ use std::path::Path;
 use super::IndexFile;
 use super::fs::{delete_if_exists, open_rw, rename};
 use super::open::map;
+use seglog_fs::File as _;
+
 use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::map::{MmapMemory, Unpinned};

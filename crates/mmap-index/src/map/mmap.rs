@@ -1,8 +1,8 @@
 //! [`MmapMemory`]: a shared memory map of a file (or anonymous memory, for a stored backing),
 //! viewed as atomic 32-bit words, and the process-wide counts of live mappings.
 
-use std::fs::File;
 use std::io;
+use std::os::fd::BorrowedFd;
 
 use super::Memory;
 
@@ -42,14 +42,14 @@ pub(crate) struct MmapMemory {
 impl MmapMemory {
     /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
     /// read-only.
-    pub(crate) fn map(file: &File, len: usize, writable: bool) -> io::Result<Self> {
+    pub(crate) fn map(file: BorrowedFd<'_>, len: usize, writable: bool) -> io::Result<Self> {
         Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)
     }
 
     /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
     /// data-file mapping. `len` may exceed the file's length (mapping ahead of a growing file):
     /// the owner of the mapping must then never let a reader touch a page past the end of file.
-    pub(crate) fn map_data_read_only(file: &File, len: usize) -> io::Result<Self> {
+    pub(crate) fn map_data_read_only(file: BorrowedFd<'_>, len: usize) -> io::Result<Self> {
         Self::map_counted(file, len, false, &LIVE_FILE_MAPPINGS, false)
     }
 
@@ -100,7 +100,7 @@ impl MmapMemory {
     }
 
     fn map_counted(
-        file: &File,
+        file: BorrowedFd<'_>,
         len: usize,
         writable: bool,
         counter: &'static std::sync::atomic::AtomicUsize,
@@ -117,9 +117,9 @@ impl MmapMemory {
         let mut options = memmap2::MmapOptions::new();
         options.len(len);
         let map = if writable {
-            options.map_raw(file)?
+            options.map_raw(&file)?
         } else {
-            options.map_raw_read_only(file)?
+            options.map_raw_read_only(&file)?
         };
         if map.len() != len
             || map

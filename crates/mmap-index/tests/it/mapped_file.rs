@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
+use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,19 +33,19 @@ fn reads_stop_at_the_published_length_and_grow_past_the_mapping() {
     let (_dir, file) = rw_file();
     let data: Vec<u8> = (0..10_000).map(|p| byte(p, 0)).collect();
     file.write_all_at(&data, 0).unwrap();
-    let map = MappedFile::open(&file, 6_000).unwrap();
+    let map = MappedFile::open(file.as_fd(), 6_000).unwrap();
     assert!(map.mapped_len() >= 6_000);
     let mut buf = vec![0_u8; 8_000];
     assert_eq!(map.read_at(1, &mut buf), Some(5_999));
     assert_eq!(&buf[..5_999], &data[1..6_000]);
     assert_eq!(map.read_at(6_000, &mut buf), Some(0));
-    map.publish(&file, 10_000).unwrap();
+    map.publish(file.as_fd(), 10_000).unwrap();
     assert_eq!(map.read_at(3, &mut buf[..61]), Some(61));
     assert_eq!(&buf[..61], &data[3..64]);
     // Past the mapping: grow (the file is sparse-extended first, as an append would).
     let big = MAP_AHEAD_BYTES + 100;
     file.write_all_at(b"tail", big - 4).unwrap();
-    map.publish(&file, big).unwrap();
+    map.publish(file.as_fd(), big).unwrap();
     assert!(map.mapped_len() > big);
     assert_eq!(map.read_at(big - 4, &mut buf), Some(4));
     assert_eq!(&buf[..4], b"tail");
@@ -56,9 +57,9 @@ fn shrink_then_close_unmap_deterministically() {
     let before = live_file_mappings();
     let data: Vec<u8> = (0..5_000).map(|p| byte(p, 1)).collect();
     file.write_all_at(&data, 0).unwrap();
-    let map = MappedFile::open(&file, 5_000).unwrap();
+    let map = MappedFile::open(file.as_fd(), 5_000).unwrap();
     assert!(live_file_mappings() > before);
-    map.shrink_to(&file, 1_234).unwrap();
+    map.shrink_to(file.as_fd(), 1_234).unwrap();
     assert!(map.mapped_len() <= 1_234);
     file.set_len(1_234).unwrap();
     let mut buf = vec![0_u8; 5_000];
@@ -69,7 +70,7 @@ fn shrink_then_close_unmap_deterministically() {
     assert!(map.is_closed());
     assert_eq!(map.read_at(0, &mut buf), None);
     drop(map);
-    let empty = MappedFile::open(&file, 0).unwrap();
+    let empty = MappedFile::open(file.as_fd(), 0).unwrap();
     assert_eq!(empty.read_at(0, &mut buf), Some(0));
 }
 
@@ -78,7 +79,7 @@ fn stress_readers_against_appends_truncations_and_growth() {
     const ROUNDS: u64 = 400;
     let (_dir, file) = rw_file();
     let file = Arc::new(file);
-    let map = Arc::new(MappedFile::open(&file, 0).unwrap());
+    let map = Arc::new(MappedFile::open(file.as_fd(), 0).unwrap());
     // Generation of every byte below the published length, updated before publication (and
     // after a truncation's shrink); readers accept a byte of the generation current when they
     // started or any later one, so they check against all generations seen so far.
@@ -125,7 +126,7 @@ fn stress_readers_against_appends_truncations_and_growth() {
         if round % 10 == 9 {
             // Truncate to a random point, shrinking the mapping first.
             let to = len / 3 + (round * 7919) % (len / 2 + 1);
-            map.shrink_to(&file, to).unwrap();
+            map.shrink_to(file.as_fd(), to).unwrap();
             file.set_len(to).unwrap();
             len = to;
             generation += 1;
@@ -136,7 +137,7 @@ fn stress_readers_against_appends_truncations_and_growth() {
         chunk.extend((len..len + add).map(|p| byte(p, generation)));
         file.write_all_at(&chunk, len).unwrap();
         len += add;
-        map.publish(&file, len).unwrap();
+        map.publish(file.as_fd(), len).unwrap();
     }
     stop.store(true, Ordering::Relaxed);
     let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();

@@ -6,7 +6,7 @@ use seglog_record_format as rf;
 
 use super::{BatchFacts, LogSegment, MAX_SEGMENT_SIZE, index_batch};
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem};
+use seglog_fs::{File, FileSystem};
 
 impl<F: FileSystem> LogSegment<F> {
     /// Appends already-offset-assigned batches whose largest offset is `largest_offset`

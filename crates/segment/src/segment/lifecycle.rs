@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use super::{LogSegment, UNKNOWN};
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem, OpenMode};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 /// The inputs of [`LogSegment::should_roll`] (Kafka's `RollParams`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

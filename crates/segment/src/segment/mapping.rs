@@ -1,10 +1,12 @@
 //! The `.log`'s read mapping: created on the first read, grown by `append`, shrunk before every
 //! cut of the file, unmapped by `close` and `delete` (the rules are in the parent's documentation).
 
+use std::os::fd::BorrowedFd;
+
+use seglog_fs::{File, FileSystem};
 use seglog_mmap_index::MappedFile;
 
 use super::LogSegment;
-use crate::io::{File, FileSystem};
 use crate::scan::MappedLog;
 
 impl<F: FileSystem> LogSegment<F> {
@@ -14,7 +16,7 @@ impl<F: FileSystem> LogSegment<F> {
         if let Some(mapped) = self.mapped.get() {
             let map = mapped.as_ref()?;
             if map.is_evicted()
-                && let Some(file) = self.log.mappable()
+                && let Some(file) = self.log.map_fd()
             {
                 // The budget took the mapping away: map it again (ahead of the published
                 // length). A failure leaves it unmapped, and this read uses `pread`.
@@ -22,7 +24,7 @@ impl<F: FileSystem> LogSegment<F> {
             }
             return Some(map);
         }
-        let file = self.log.mappable()?;
+        let file = self.log.map_fd()?;
         // Under the writer's lock: the size cannot change (appends, truncations and recovery
         // hold it) between reading it and publishing it as the mapping's length.
         let _w = self.writer.lock();
@@ -41,9 +43,9 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// The mapping if one was created (never creates one). Writer's lock held by the caller.
-    pub(super) fn existing_mapping(&self) -> Option<(&MappedFile, &std::fs::File)> {
+    pub(super) fn existing_mapping(&self) -> Option<(&MappedFile, BorrowedFd<'_>)> {
         let map = self.mapped.get()?.as_ref()?;
-        Some((map, self.log.mappable()?))
+        Some((map, self.log.map_fd()?))
     }
 
     /// Called with the writer's lock held before any `set_len(len)` of the `.log`: lowers the

@@ -24,8 +24,8 @@ use seglog_mmap_index::{
 };
 
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem, OpenMode, RealFs};
 use crate::naming;
+use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 
 mod append;
 mod lifecycle;

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use super::{HEADER_WINDOW, LogSegment};
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem, OpenMode};
 use crate::scan::{BatchHeader, Scan, ScanEnd, read_header_naming, read_up_to_io, scan_headers};
+use seglog_fs::{File, FileSystem, OpenMode};
 
 /// Kafka's `LogOffsetPosition`: where a batch is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

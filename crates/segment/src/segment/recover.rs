@@ -2,12 +2,12 @@
 
 use std::ops::ControlFlow;
 
+use seglog_fs::{File, FileSystem};
 use seglog_mmap_index::TimestampOffset;
 use seglog_record_format as rf;
 
 use super::{BatchFacts, LogSegment, UNKNOWN, index_batch};
 use crate::error::{Error, Result};
-use crate::io::{File, FileSystem};
 use crate::scan::{Scan, ScanEnd, scan_batches};
 
 /// Recovery reads the `.log` in chunks of this size.

@@ -10,8 +10,8 @@ use seglog_record_format::{self as rf, NO_TIMESTAMP};
 
 use super::{FileRegion, HEADER_WINDOW, LogSegment, MAX_NOT_LOADED};
 use crate::error::{Error, Result};
-use crate::io::FileSystem;
 use crate::scan::{BatchHeader, Scan, ScanEnd, scan_headers};
+use seglog_fs::FileSystem;
 
 /// A record found by timestamp (Kafka's `TimestampAndOffset`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

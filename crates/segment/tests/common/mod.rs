@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
+use seglog_fs::RealFs;
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::io::RealFs;
 use seglog_segment::{LogSegment, SegmentConfig};
 
 /// One v2 batch at `base_offset` with one record per timestamp in `timestamps` (offset deltas

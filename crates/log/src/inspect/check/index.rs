@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use seglog_fs::FileSystem;
 use seglog_mmap_index::{CorruptKind, IndexKind, Problem, VerifyReport};
-use seglog_segment::io::FileSystem;
 
 use super::{Finding, index_error};
 use crate::error::Result;

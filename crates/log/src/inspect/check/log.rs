@@ -3,8 +3,8 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 
+use seglog_fs::FileSystem;
 use seglog_record_format::Batch;
-use seglog_segment::io::FileSystem;
 use seglog_segment::scan::{Scan, ScanEnd};
 
 use super::Finding;

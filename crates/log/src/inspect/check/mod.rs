@@ -7,7 +7,7 @@ mod log;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 use seglog_segment::naming;
 
 use super::log_dir::LogDirView;

@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 
 use super::AppendInfo;
 use crate::error::Result;
@@ -28,7 +28,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));

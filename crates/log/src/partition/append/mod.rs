@@ -7,8 +7,8 @@ mod validate;
 use crate::loom::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, TimestampType};
-use seglog_segment::io::FileSystem;
 use seglog_segment::{LogSegment, RollParams, naming};
 
 use super::{Inner, PartitionLog};
@@ -54,7 +54,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{batches, BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));
@@ -137,7 +137,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # use std::sync::Arc;
     /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
     /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_segment::io::RealFs;
+    /// # use seglog_fs::RealFs;
     /// # fn batch(base_offset: i64, count: i32) -> seglog_record_format::Result<Vec<u8>> {
     /// #     let records =
     /// #         (0..count).map(|i| NewRecord::new(i, 1_700_000_000_000, None, Some(b"v")));

@@ -1,8 +1,8 @@
 //! Kafka's checks of an append's input (`analyzeAndValidateRecords`): framing, sizes, CRC,
 //! base offsets and CreateTime bounds.
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, Batch};
-use seglog_segment::io::FileSystem;
 
 use super::InputBatch;
 use crate::config::MessageTimestampType;

@@ -23,9 +23,9 @@ mod swap;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, Batch, BatchBuilder};
 use seglog_segment::LogSegment;
-use seglog_segment::io::FileSystem;
 
 use super::PartitionLog;
 use crate::error::Result;

@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, Batch};
 use seglog_segment::LogSegment;
-use seglog_segment::io::FileSystem;
 
 use super::{Throttle, batch_first_offset, corrupt, for_each_record, whole_segment_read};
 use crate::error::Result;

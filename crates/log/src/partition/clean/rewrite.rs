@@ -3,10 +3,10 @@
 
 use std::ops::ControlFlow;
 
+use seglog_fs::FileSystem;
 use seglog_record_format::{
     self as rf, Batch, BatchOptions, Header, NewRecord, TimestampType, write_empty_batch,
 };
-use seglog_segment::io::FileSystem;
 use seglog_segment::{LogSegment, naming};
 
 use super::{CleanReport, Throttle, Work, corrupt, whole_segment_read};

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use seglog_segment::io::FileSystem;
+use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, naming};
 
 use super::StopAfter;

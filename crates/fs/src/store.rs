@@ -1,7 +1,8 @@
 //! Where an index's bytes live: a real file mapped shared ([`Backing::Mapped`], the default and
 //! the only production path), or anonymous memory whose content is loaded from, and written back
-//! to, an [`IndexStore`] ([`Backing::Stored`]), so that a simulated file system (the segment
-//! crate's `SimFs`) can hold index files too and a simulated power loss reaches them.
+//! to, an [`IndexStore`] ([`Backing::Stored`]), so that a simulated file system (this crate's
+//! `sim::SimFs`) can hold index files too and a simulated power loss reaches them.
+//! `seglog-mmap-index` implements both on top of these definitions.
 //!
 //! # The write-back model of a stored index
 //! The anonymous memory plays the shared mapping, and the store's file plays the page cache
@@ -76,7 +77,7 @@ pub enum Backing {
 
 impl Backing {
     /// The store, for a stored backing.
-    pub(crate) fn store(&self) -> Option<&Arc<dyn IndexStore>> {
+    pub fn store(&self) -> Option<&Arc<dyn IndexStore>> {
         match self {
             Self::Mapped => None,
             Self::Stored(store) => Some(store),

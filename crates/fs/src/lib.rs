@@ -1,32 +1,42 @@
-//! The I/O seam: every file operation of the segment crate (and of the layers above it) goes through
-//! [`FileSystem`] and [`File`].
+//! # seglog-fs
+//!
+//! The I/O seam: every file and directory operation of seglog's libraries goes through
+//! [`FileSystem`] and [`File`], after raft-engine's `env` and lsm-tree's `fs`. It is the bottom
+//! crate of the workspace: `seglog-mmap-index` and `seglog-segment` build on it.
 //!
 //! There are two implementations:
 //! - [`RealFs`], the real files, a zero-cost pass-through to `std::fs` with positioned reads and writes;
-//! - [`SimFs`], an in-memory file system that keeps a *live* and a *durable* image of every file and
-//!   directory, so a test can simulate a power loss that drops every write not yet synced and tears the
-//!   last write at any byte, and can inject `ENOSPC` or running out of file descriptors.
+//! - `sim::SimFs` (behind the `sim` feature, for tests), an in-memory file system that keeps a
+//!   *live* and a *durable* image of every file and directory, so a test can simulate a power loss
+//!   that drops every write not yet synced and tears the last write at any byte, and can inject
+//!   `ENOSPC` or running out of file descriptors.
 //!
 //! The seam is generic (static dispatch), so the real path pays no virtual call.
 //! Index files are opened, renamed and deleted through [`FileSystem::index_backing`]: on [`RealFs`]
 //! the mmap-index crate maps the real files (their bytes never pass through this seam); on
-//! [`SimFs`] they are files of the simulated file system, held in anonymous memory and written
-//! back at flush, resize, trim and close, so a simulated crash reaches them too.
-//! Reads of a real `.log` may bypass it too: [`File::mappable`] hands the segment the real file to map
-//! read-only, an optional accelerator that [`SimFs`] does not offer.
+//! `SimFs` they are files of the simulated file system ([`IndexStore`]), held in anonymous memory
+//! and written back at flush, resize, trim and close, so a simulated crash reaches them too.
+//! Reads of a real `.log` may bypass it too: [`File::map_fd`], the seam's one hook for
+//! memory-mapping, hands the descriptor of a real file to map read-only, an optional accelerator
+//! that `SimFs` does not offer.
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
+)]
 
 mod real;
-mod sim;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
+mod store;
 
 use std::fmt;
 use std::io;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
-use seglog_mmap_index::Backing;
-
 pub use real::{RealFile, RealFs, RealLock};
-pub use sim::{CaptureFn, CrashPoint, Pages, SimEvent, SimFile, SimFs, SimLock, SimStats, Tear};
+pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 
 /// How [`FileSystem::open`] treats an existing or missing file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,11 +68,17 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// Whether `path` names an existing directory.
     fn is_dir(&self, path: &Path) -> bool;
 
-    /// Renames `from` to `to`, replacing `to` if it exists. Durable once the parent directory is synced.
+    /// Renames the file or directory `from` to `to`, replacing `to` if it is a file (or, for a
+    /// directory, an empty directory). A directory moves with everything inside it. Durable once
+    /// the parent directories of both names are synced; a crash before that leaves the old name.
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
 
     /// Removes a file. Durable once the parent directory is synced.
     fn remove_file(&self, path: &Path) -> io::Result<()>;
+
+    /// Removes an empty directory; fails when it holds anything. Durable once the parent
+    /// directory is synced.
+    fn remove_dir(&self, dir: &Path) -> io::Result<()>;
 
     /// Lists the entries (files and directories) directly inside `dir`, sorted by path.
     fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>>;
@@ -134,10 +150,11 @@ pub trait File: Send + Sync + fmt::Debug + 'static {
         Ok(())
     }
 
-    /// The real file behind this handle, if it can be memory-mapped: the segment then maps the
-    /// `.log` for reads (lazily, on the first read). `None`, the default, keeps every read a
-    /// positioned read through this trait, as on [`SimFs`].
-    fn mappable(&self) -> Option<&std::fs::File> {
+    /// The seam's one hook for memory-mapping: the descriptor of the real file behind this
+    /// handle, if it can be mapped. The segment then maps the `.log` for reads (lazily, on the
+    /// first read) through `seglog-mmap-index`. `None`, the default, keeps every read a positioned
+    /// read through this trait, as on the simulated file system.
+    fn map_fd(&self) -> Option<BorrowedFd<'_>> {
         None
     }
 

@@ -27,6 +27,13 @@ impl RealFile {
     }
 }
 
+/// The descriptor, for `seglog-mmap-index` to map the file (see [`File::map_fd`]).
+impl AsFd for RealFile {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.file.as_fd()
+    }
+}
+
 /// An exclusive `flock` on a file, released when dropped.
 #[derive(Debug)]
 pub struct RealLock {
@@ -56,7 +63,7 @@ impl FileSystem for RealFs {
     }
 
     fn is_dir(&self, path: &Path) -> bool {
-        std::fs::metadata(path).is_ok_and(|m| m.is_dir())
+        path.is_dir()
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -65,6 +72,10 @@ impl FileSystem for RealFs {
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         fs::remove_file(path)
+    }
+
+    fn remove_dir(&self, dir: &Path) -> io::Result<()> {
+        fs::remove_dir(dir)
     }
 
     fn read_dir(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
@@ -140,8 +151,8 @@ impl File for RealFile {
         self.file.sync_data()
     }
 
-    fn mappable(&self) -> Option<&fs::File> {
-        Some(&self.file)
+    fn map_fd(&self) -> Option<BorrowedFd<'_>> {
+        Some(self.file.as_fd())
     }
 
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
@@ -184,5 +195,31 @@ impl File for RealFile {
             }
         }
         Ok(offset - position)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_are_renamed_with_their_files_and_removed_only_when_empty() {
+        let root = tempfile::tempdir().unwrap();
+        let (p, q) = (root.path().join("p"), root.path().join("q"));
+        RealFs.create_dir_all(&p).unwrap();
+        let file = RealFs.open(&p.join("a"), OpenMode::CreateNew).unwrap();
+        file.write_all_at(b"aaa", 0).unwrap();
+        assert!(RealFs.is_dir(&p) && !RealFs.is_dir(&p.join("a")));
+        RealFs.rename(&p, &q).unwrap();
+        RealFs.sync_dir(root.path()).unwrap();
+        assert!(!RealFs.exists(&p));
+        assert_eq!(RealFs.read_dir(&q).unwrap(), vec![q.join("a")]);
+        assert_eq!(
+            RealFs.remove_dir(&q).unwrap_err().kind(),
+            io::ErrorKind::DirectoryNotEmpty
+        );
+        RealFs.remove_file(&q.join("a")).unwrap();
+        RealFs.remove_dir(&q).unwrap();
+        assert!(!RealFs.exists(&q));
     }
 }
