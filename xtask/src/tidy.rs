@@ -2,8 +2,9 @@
 //! (rust-analyzer's pattern), so `cargo test` alone already enforces them.
 //!
 //! - every `.rs` file starts with a `//!` or `//` header;
-//! - `unsafe` appears only under `crates/mmap-index`, each use has a `// SAFETY:` comment just above it,
-//!   and every file holding one is listed in `docs/unsafe.md`;
+//! - `unsafe` appears only in mmap-index's mapping module, each use has a `// SAFETY:` comment just
+//!   above it, and docs/unsafe.md's site table matches the sites exactly: a row for the item (function,
+//!   or type of an `unsafe impl`) of every site, and no row without one;
 //! - `.rs` and `.toml` files are ASCII (redb's rule);
 //! - library code (`crates/*/src`) does no `std::fs` outside the I/O seam's crate (`crates/fs`): every
 //!   file and directory operation goes through `seglog_fs`, so the simulated file system sees it;
@@ -23,8 +24,8 @@ use crate::modules;
 /// Source roots that tidy walks.
 const ROOTS: &[&str] = &["crates", "xtask", "benches", "fuzz", "harness", "examples"];
 
-/// The only directory allowed to contain `unsafe`.
-const UNSAFE_HOME: &str = "crates/mmap-index/";
+/// The only directory allowed to contain `unsafe`: mmap-index's mapping module.
+const UNSAFE_HOME: &str = "crates/mmap-index/src/map/";
 
 /// How many lines above an `unsafe` its `// SAFETY:` comment may start.
 const SAFETY_WINDOW: usize = 12;
@@ -58,6 +59,7 @@ pub(crate) fn check(root: &Path) -> Result<()> {
         }
     }
     problems.extend(module_loops(root)?);
+    problems.extend(stale_unsafe_rows(root, &unsafe_doc));
     problems.extend(embedder_examples(root)?);
     if !problems.is_empty() {
         bail!(
@@ -110,6 +112,81 @@ fn check_file(rel: &str, text: &str, unsafe_doc: &str) -> Vec<String> {
         problems.push(format!(
             "{rel}: holds `unsafe` but docs/unsafe.md does not list it"
         ));
+    }
+    for (line, item) in unsafe_items(text) {
+        if !unsafe_rows(unsafe_doc, rel).any(|row| row.contains(item.as_str())) {
+            problems.push(format!(
+                "{rel}:{line}: `unsafe` in `{item}`, which no row of docs/unsafe.md for this file names"
+            ));
+        }
+    }
+    problems
+}
+
+/// The rows of docs/unsafe.md's site table for the file `rel`: their first cell starts with its path.
+fn unsafe_rows<'a>(unsafe_doc: &'a str, rel: &str) -> impl Iterator<Item = &'a str> {
+    let prefix = format!("| `{rel}`");
+    unsafe_doc
+        .lines()
+        .filter(move |l| l.starts_with(&prefix))
+        .map(|l| l.split(" | ").next().unwrap_or_default())
+}
+
+/// Each `unsafe` site of a file (1-based line) with the item it is in: the nearest `fn` at or above
+/// it, or the type an `unsafe impl` is for.
+fn unsafe_items(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !is_unsafe_use(line) {
+            continue;
+        }
+        let code = line.split("//").next().unwrap_or_default();
+        let item = if code.contains(concat!("unsafe", " impl")) {
+            code.split(" for ")
+                .nth(1)
+                .map(|t| ident_prefix(t.trim_start()))
+        } else {
+            lines
+                .get(..=i)
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .find_map(|l| {
+                    let code = l.split("//").next().unwrap_or_default();
+                    code.split("fn ").nth(1).map(ident_prefix)
+                })
+        };
+        if let Some(item) = item.filter(|n| !n.is_empty()) {
+            out.push((i + 1, item));
+        }
+    }
+    out
+}
+
+fn ident_prefix(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// Rows of docs/unsafe.md's site table that name a file with no `unsafe` in the item they name.
+fn stale_unsafe_rows(root: &Path, unsafe_doc: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for row in unsafe_doc.lines().filter(|l| l.starts_with("| `crates/")) {
+        let cell = row.split(" | ").next().unwrap_or_default();
+        let Some(rel) = cell.strip_prefix("| `").and_then(|c| c.split('`').next()) else {
+            continue;
+        };
+        let text = fs::read_to_string(root.join(rel)).unwrap_or_default();
+        if !unsafe_items(&text)
+            .iter()
+            .any(|(_, item)| cell.contains(item.as_str()))
+        {
+            problems.push(format!(
+                "docs/unsafe.md: the row `{cell}` names no `unsafe` site of {rel}"
+            ));
+        }
     }
     problems
 }
@@ -324,40 +401,55 @@ mod tests {
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
+    const MAP: &str = "crates/mmap-index/src/map/a.rs";
+    const ROW: &str = "| `crates/mmap-index/src/map/a.rs`: `f` | what | why |\n";
+    const SITE: &str = "//! x\nfn f() {\n    // SAFETY: fine\n    unsafe { g() }\n}\n";
+
     #[test]
-    fn unsafe_outside_mmap_index_is_reported() {
-        let text = "//! x\n// SAFETY: fine\nunsafe { f() }\n";
-        let problems = check_file("crates/segment/src/a.rs", text, "crates/segment/src/a.rs");
+    fn unsafe_outside_the_map_module_is_reported() {
+        let doc = "| `crates/mmap-index/src/a.rs`: `f` | what | why |\n";
+        let problems = check_file("crates/mmap-index/src/a.rs", SITE, doc);
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
     #[test]
     fn unsafe_without_safety_comment_is_reported() {
         let text = "//! x\nfn f() {\n    unsafe { g() }\n}\n";
-        let problems = check_file(
-            "crates/mmap-index/src/a.rs",
-            text,
-            "crates/mmap-index/src/a.rs",
-        );
+        let problems = check_file(MAP, text, ROW);
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
     #[test]
     fn unsafe_missing_from_docs_is_reported() {
-        let text = "//! x\n// SAFETY: fine\nunsafe { f() }\n";
-        let problems = check_file("crates/mmap-index/src/a.rs", text, "");
-        assert_eq!(problems.len(), 1, "{problems:?}");
+        // Neither the file nor the item is listed.
+        assert_eq!(check_file(MAP, SITE, "").len(), 2);
+        // The file is, the item is not.
+        let other = "| `crates/mmap-index/src/map/a.rs`: `h` | what | why |\n";
+        assert_eq!(check_file(MAP, SITE, other).len(), 1);
     }
 
     #[test]
     fn documented_unsafe_and_comments_pass() {
-        let text = "//! x\n// unsafe { not code }\n// SAFETY: fine\nunsafe { f() }\n";
-        let problems = check_file(
-            "crates/mmap-index/src/a.rs",
-            text,
-            "crates/mmap-index/src/a.rs",
+        let text = "//! x\n// unsafe { not code }\nfn f() {\n    // SAFETY: fine\n    unsafe { g() }\n}\n// SAFETY: fine\nunsafe impl Sync for Cell<T> {}\n";
+        let doc = format!(
+            "{ROW}| `crates/mmap-index/src/map/a.rs`: `{} Sync for Cell` | x | y |\n",
+            concat!("unsafe", " impl")
         );
+        let problems = check_file(MAP, text, &doc);
         assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(
+            unsafe_items(text),
+            [(5, "f".to_owned()), (8, "Cell".to_owned())]
+        );
+    }
+
+    #[test]
+    fn unsafe_doc_rows_match_the_tree() {
+        let root = crate::project_root();
+        let doc = fs::read_to_string(root.join("docs/unsafe.md")).unwrap_or_default();
+        assert!(stale_unsafe_rows(&root, &doc).is_empty());
+        let stale = "| `crates/mmap-index/src/map/mod.rs`: `no_such_fn` | x | y |\n";
+        assert_eq!(stale_unsafe_rows(&root, stale).len(), 1);
     }
 
     #[test]
