@@ -59,8 +59,8 @@ pub(crate) fn produce(
         };
     // Lines are read on their own thread, in runs of the lines already buffered, so that a
     // partial batch goes as soon as no more input is waiting. Asking the pipe itself
-    // (`fill_buf`) blocks until the next line arrives, so an interactive line used to be
-    // acknowledged only when the one after it came. The reader is not joined: when an append
+    // (`fill_buf`) blocks until the next line arrives, which would acknowledge an interactive
+    // line only when the one after it came. The reader is not joined: when an append
     // fails, the command ends without waiting for input that may never come.
     let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<Vec<u8>>>>(64);
     std::thread::spawn(move || {

@@ -144,8 +144,8 @@ pub(crate) fn floor_warm<C, K: Ord + Copy>(
     if slots.get(first_hot).is_some_and(|hot| key(hot) < target) {
         // Invariant: key(slots[base]) <= target, and the answer is in `base..base + size`.
         // `size` shrinks the same way whatever a probe finds, so the next probe's address waits
-        // only on `base`'s conditional move; a window whose length depended on the compare (an
-        // earlier shape) put two more steps in that chain and cost a fifth of the lookup.
+        // only on `base`'s conditional move; a window whose length depended on the compare would
+        // put two more steps in that chain.
         // `mid < base + size <= slots.len()` holds for any keys, so the `get` never fails.
         let (mut base, mut size) = (first_hot, slots.len() - first_hot);
         while size > 1 {
