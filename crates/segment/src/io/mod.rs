@@ -26,7 +26,9 @@ use std::path::{Path, PathBuf};
 use seglog_mmap_index::Backing;
 
 pub use real::{RealFile, RealFs, RealLock};
-pub use sim::{CaptureFn, CrashPoint, Pages, SimEvent, SimFile, SimFs, SimLock, SimStats, Tear};
+pub use sim::{
+    CaptureFn, CrashPoint, Pages, SimEvent, SimFile, SimFs, SimLock, SimStats, SyncHook, Tear,
+};
 
 /// How [`FileSystem::open`] treats an existing or missing file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

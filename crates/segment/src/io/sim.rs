@@ -83,6 +83,7 @@ struct State {
     open_files: usize,
     locks: std::collections::BTreeSet<PathBuf>,
     sync_latency: std::time::Duration,
+    sync_hook: SyncHookSlot,
     stats: SimStats,
     events: u64,
     capture: Capture,
@@ -190,6 +191,22 @@ impl std::fmt::Debug for Capture {
             "Capture(on)"
         } else {
             "Capture(off)"
+        })
+    }
+}
+
+/// The hook of [`SimFs::set_sync_hook`].
+pub type SyncHook = dyn Fn() + Send + Sync;
+
+#[derive(Default, Clone)]
+struct SyncHookSlot(Option<Arc<SyncHook>>);
+
+impl std::fmt::Debug for SyncHookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "SyncHook(on)"
+        } else {
+            "SyncHook(off)"
         })
     }
 }
@@ -392,6 +409,14 @@ impl SimFs {
     /// durable what the file held when it began; what is written while it runs stays unsynced.
     pub fn set_sync_latency(&self, latency: std::time::Duration) {
         self.state.lock().sync_latency = latency;
+    }
+
+    /// Calls `hook` (`None`: nothing) inside every `sync_data`, where a sync latency sleeps: after
+    /// the sync took the image it makes durable, outside the file system's lock. A hook that
+    /// blocks holds that sync in flight while other threads act, so a test can order a race
+    /// without relying on timing.
+    pub fn set_sync_hook(&self, hook: Option<Arc<SyncHook>>) {
+        self.state.lock().sync_hook = SyncHookSlot(hook);
     }
 
     /// Counters of the calls made so far.
@@ -779,16 +804,20 @@ impl File for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        let (latency, began) = {
+        let (latency, hook, began) = {
             let mut state = self.fs.state.lock();
             let latency = state.sync_latency;
-            let began = if latency.is_zero() {
+            let hook = state.sync_hook.0.clone();
+            let began = if latency.is_zero() && hook.is_none() {
                 None
             } else {
                 Some(state.node_mut(self.node)?.live.clone())
             };
-            (latency, began)
+            (latency, hook, began)
         };
+        if let Some(hook) = hook {
+            hook();
+        }
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }
