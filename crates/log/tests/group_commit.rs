@@ -10,7 +10,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use common::{partition_dir, producer_batch};
@@ -153,26 +153,47 @@ fn a_flush_that_a_truncation_overtook_does_not_raise_the_recovery_point() {
             .unwrap();
     }
     let end = log.log_end_offset();
-    fs.set_sync_latency(Duration::from_secs(1));
-    let rewritten_before_the_flush_ended = std::thread::scope(|s| {
-        let flusher = s.spawn(|| {
-            log.flush().unwrap();
-            Instant::now()
-        });
-        std::thread::sleep(Duration::from_millis(100));
-        // The flush's fsync of the `.log` is running (1 s, taken when it began): cut the log,
-        // with fast syncs of its own, and write it again.
-        fs.set_sync_latency(Duration::ZERO);
+    // The flush's first fsync (the `.log`'s) takes what it makes durable, the old records, and
+    // then waits inside the sync until the test lets it go.
+    let (began, began_rx) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let hold = Mutex::new(Some((began, release_rx)));
+    fs.set_sync_hook(Some(Arc::new(move || {
+        // Taken out first: the truncation's own syncs call the hook while this one waits.
+        let held = hold.lock().unwrap().take();
+        if let Some((began, release)) = held {
+            began.send(()).unwrap();
+            // Released by a send, or by the test dropping the sender.
+            let _ = release.recv();
+        }
+    })));
+    let overtaken = std::thread::scope(|s| {
+        let flusher = s.spawn(|| log.flush());
+        loop {
+            match began_rx.recv_timeout(Duration::from_millis(10)) {
+                Ok(()) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => assert!(
+                    !flusher.is_finished(),
+                    "the flush returned without an fsync: the test proves nothing"
+                ),
+                Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("the hook holds it"),
+            }
+        }
+        // The flush's fsync is in flight: cut the log (with syncs of its own, which the hook
+        // lets through) and write it again.
         log.truncate_to(end / 2).unwrap();
         while log.log_end_offset() < end {
             log.append_as_leader(&mut producer_batch("new", 3, 1_000))
                 .unwrap();
         }
-        let rewritten = Instant::now();
-        rewritten < flusher.join().unwrap()
+        let overtaken = !flusher.is_finished();
+        drop(release);
+        flusher.join().unwrap().unwrap();
+        overtaken
     });
+    fs.set_sync_hook(None);
     assert!(
-        rewritten_before_the_flush_ended,
+        overtaken,
         "the truncation and the rewrite did not land inside the flush: the test proves nothing"
     );
     assert!(

@@ -90,3 +90,20 @@ impl std::fmt::Debug for Capture {
         })
     }
 }
+
+/// The hook of [`SimFs::set_sync_hook`](super::SimFs::set_sync_hook).
+pub type SyncHook = dyn Fn() + Send + Sync;
+
+/// Where the state keeps the sync hook (a `Debug` that says only whether one is set).
+#[derive(Default, Clone)]
+pub(super) struct SyncHookSlot(pub(super) Option<std::sync::Arc<SyncHook>>);
+
+impl std::fmt::Debug for SyncHookSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "SyncHook(on)"
+        } else {
+            "SyncHook(off)"
+        })
+    }
+}

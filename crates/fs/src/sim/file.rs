@@ -114,16 +114,20 @@ impl File for SimFile {
     }
 
     fn sync_data(&self) -> io::Result<()> {
-        let (latency, began) = {
+        let (latency, hook, began) = {
             let mut state = self.fs.state.lock();
             let latency = state.sync_latency;
-            let began = if latency.is_zero() {
+            let hook = state.sync_hook.0.clone();
+            let began = if latency.is_zero() && hook.is_none() {
                 None
             } else {
                 Some(state.node_mut(self.node)?.live.clone())
             };
-            (latency, began)
+            (latency, hook, began)
         };
+        if let Some(hook) = hook {
+            hook();
+        }
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-pub use capture::{CaptureFn, CrashPoint, Pages, SimEvent, SimStats, Tear};
+pub use capture::{CaptureFn, CrashPoint, Pages, SimEvent, SimStats, SyncHook, Tear};
 pub use file::SimFile;
 pub use fs::SimLock;
 
@@ -107,6 +107,14 @@ impl SimFs {
     /// durable what the file held when it began; what is written while it runs stays unsynced.
     pub fn set_sync_latency(&self, latency: std::time::Duration) {
         self.state.lock().sync_latency = latency;
+    }
+
+    /// Calls `hook` (`None`: nothing) inside every `sync_data`, where a sync latency sleeps: after
+    /// the sync took the image it makes durable, outside the file system's lock. A hook that
+    /// blocks holds that sync in flight while other threads act, so a test can order a race
+    /// without relying on timing.
+    pub fn set_sync_hook(&self, hook: Option<Arc<SyncHook>>) {
+        self.state.lock().sync_hook = capture::SyncHookSlot(hook);
     }
 
     /// Counters of the calls made so far.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::SimFs;
-use super::capture::{Capture, SimEvent, SimStats};
+use super::capture::{Capture, SimEvent, SimStats, SyncHookSlot};
 use super::names::{DurableNames, Entry};
 
 pub(super) const ENOSPC: i32 = 28;
@@ -42,6 +42,7 @@ pub(super) struct State {
     pub(super) open_files: usize,
     pub(super) locks: BTreeSet<PathBuf>,
     pub(super) sync_latency: Duration,
+    pub(super) sync_hook: SyncHookSlot,
     pub(super) stats: SimStats,
     pub(super) events: u64,
     pub(super) capture: Capture,
