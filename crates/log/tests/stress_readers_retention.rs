@@ -1,5 +1,7 @@
 //! One appender, four readers and retention at once, for a bounded time: every read returns
 //! exactly the records written at those offsets, or a clean out-of-range error.
+//! Its own binary: the readers must do a minimum of work in the fixed run time, which other
+//! tests running beside them in one process would take.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,

@@ -6,6 +6,8 @@
 //! any role stops making progress for `STALL`, it prints what each thread was last doing and
 //! aborts the process, so a deadlock fails the test instead of hanging it. The second test runs
 //! the same with a small mapping budget, so mappings are evicted and made again all along.
+//! Its own binary: the watchdog aborts the whole process, and its stall and run-time bounds
+//! assume no other test of the binary runs beside it.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,

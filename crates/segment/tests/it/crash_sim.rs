@@ -7,7 +7,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use std::os::fd::AsFd;
 

@@ -3,7 +3,7 @@
 //! `.log` mapping and through `pread` after close.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use seglog_segment::FileRegion;
 

@@ -6,7 +6,7 @@
 //! next load trusts: after a power loss its `.timeindex` held zeros.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! the old tail, which a power loss brought back, and reads at those offsets found old data.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! appends again once space or descriptors return. docs/reliability.md, section 6.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

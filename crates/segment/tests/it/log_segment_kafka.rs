@@ -8,9 +8,9 @@
     reason = "tests index fixed vectors and do arithmetic on small values"
 )]
 
-mod common;
+use crate::common;
 
-use common::{create, last_offset, range, records_of, reopen, single};
+use crate::common::{create, last_offset, range, records_of, reopen, single};
 use seglog_fs::RealFs;
 use seglog_segment::{Error, LogSegment, RollParams, SegmentConfig};
 

@@ -9,7 +9,7 @@
 //! gone.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

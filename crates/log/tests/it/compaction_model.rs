@@ -14,7 +14,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -293,7 +293,15 @@ impl Now for MockClock {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+    // Past failures replay from `compaction_model.proptest-regressions` beside this file (the
+    // default looks for them under `tests/proptest-regressions/`, as `tests/it` holds a `main.rs`).
+    #![proptest_config(ProptestConfig {
+        cases: 40,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn compaction_matches_the_model(ops in prop::collection::vec(op(), 1..60)) {

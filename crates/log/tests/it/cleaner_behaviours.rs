@@ -19,7 +19,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use seglog_log::{CleanOptions, LoadOptions, LogConfig, MockClock, PartitionLog};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};

@@ -11,7 +11,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};

@@ -5,7 +5,7 @@
 //! `LogDir::truncate_to` checkpoints right after truncating, as Kafka's `LogManager.truncateTo`.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;

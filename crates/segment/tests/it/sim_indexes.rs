@@ -3,7 +3,7 @@
 //! keep a written-back (trimmed) state; nothing is created on the real disk.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

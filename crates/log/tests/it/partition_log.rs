@@ -9,9 +9,7 @@
     reason = "tests"
 )]
 
-mod common;
-
-use common::{open, partition_dir, producer_batch, read_values, small_config};
+use crate::common::{open, partition_dir, producer_batch, read_values, small_config};
 use seglog_log::{Error, Isolation, ListOffset, LoadOptions, LogConfig, MockClock};
 
 #[test]

@@ -10,7 +10,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use seglog_fs::RealFs;
 use seglog_record_format::Compression;

@@ -2,12 +2,12 @@
 //! loading with progress, creating and deleting logs, and the background scheduler.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::producer_batch;
+use crate::common::producer_batch;
 use seglog_fs::RealFs;
 use seglog_log::{
     Error, LogConfig, LogDir, LogDirOptions, MockClock, PARTITION_CONFIG_FILE, SchedulerConfig,

@@ -10,7 +10,7 @@
     reason = "tests"
 )]
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use seglog_fs::RealFs;
@@ -178,7 +178,15 @@ fn run(ops: &[Op], interval: u32) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    // Past failures replay from `model.proptest-regressions` beside this file (the default looks
+    // for them under `tests/proptest-regressions/`, as `tests/it` holds a `main.rs`).
+    #![proptest_config(ProptestConfig {
+        cases: 128,
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn segment_matches_the_model(ops in prop::collection::vec(op(), 1..40), interval in prop_oneof![Just(0_u32), Just(200), Just(4096)]) {

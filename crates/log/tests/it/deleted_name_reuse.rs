@@ -7,7 +7,7 @@
 //! queued segment is now moved aside to `<name>.<n>.deleted` first.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,0 +1,8 @@
+//! seglog-cli's integration tests, one binary with a module per subject: each runs the built
+//! `seglog` (`CARGO_BIN_EXE_seglog`) in processes of its own, so none needs a test process alone.
+
+mod commands;
+mod corruption_matrix;
+mod dump_matches_kafka;
+mod flags;
+mod produce_acks_interactive_lines;

@@ -1,0 +1,24 @@
+//! seglog-log's integration tests, one binary with a module per subject. Five tests run in
+//! processes of their own: `tests/open_maps_no_index.rs` and `tests/mapping_budget.rs` assert
+//! exact counts of the process-wide live mappings (and the kernel's `/proc/self/maps`), which any
+//! other test here reading a log would change; `tests/group_commit.rs`,
+//! `tests/stress_readers_retention.rs` and `tests/stress_roll_retention_compaction.rs` have
+//! timing guards (work done in a fixed time, sleeps inside a slow fsync, a watchdog that aborts
+//! the process) that other tests running beside them would disturb.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod cleaner_behaviours;
+mod compaction_crash;
+mod compaction_model;
+mod deleted_name_reuse;
+mod disk_full;
+mod log_dir;
+mod open_damaged_active_segment;
+mod partition_log;
+mod recover_overlapping_segment;
+mod recreated_segment_name_durable;
+mod roll_flushes_indexes;
+mod truncation_checkpoint;
+mod truncation_durable;
