@@ -93,7 +93,7 @@ impl<E: Entry> IndexOptions<E> {
     }
 
     /// Where the index's bytes live: a real mapped file (the default), or a file of an
-    /// [`IndexStore`](crate::IndexStore) held in anonymous memory.
+    /// [`IndexStore`](seglog_fs::IndexStore) held in anonymous memory.
     #[must_use]
     pub fn backing(mut self, backing: Backing) -> Self {
         self.backing = backing;

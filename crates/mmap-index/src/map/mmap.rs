@@ -54,7 +54,7 @@ impl MmapMemory {
     }
 
     /// Anonymous memory holding a copy of `bytes`, counted as an index mapping: the page cache
-    /// of an index whose file lives in an [`IndexStore`](crate::IndexStore) rather than on a real
+    /// of an index whose file lives in an [`IndexStore`](seglog_fs::IndexStore) rather than on a real
     /// file system. `writable` as for [`MmapMemory::map`].
     pub(crate) fn anonymous(bytes: &[u8], writable: bool) -> io::Result<Self> {
         if bytes.is_empty() {
