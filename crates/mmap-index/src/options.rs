@@ -122,9 +122,9 @@ impl<E: Entry> IndexOptions<E> {
             self.budget.as_ref(),
         );
         match self.max_index_size {
-            _ if self.read_only => IndexFile::open_read_only(backing, path, base, budget),
+            _ if self.read_only => IndexFile::open_existing(backing, path, base, true, budget),
             Some(max_index_size) => IndexFile::open(backing, path, base, max_index_size, budget),
-            None => IndexFile::open_existing(backing, path, base, budget),
+            None => IndexFile::open_existing(backing, path, base, false, budget),
         }
     }
 

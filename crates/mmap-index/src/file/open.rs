@@ -66,37 +66,27 @@ impl<E: Entry> IndexFile<E> {
     }
 
     /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
-    /// creating a missing file), its mapping counted against `budget` when one is given. `reset` on such an index resizes it to zero, as Kafka's
-    /// `maxIndexSize = -1` does.
+    /// creating a missing file), its mapping counted against `budget` when one is given. `reset`
+    /// on such an index resizes it to zero, as Kafka's `maxIndexSize = -1` does. `read_only` is
+    /// Kafka's `writable = false`, for tools: the file is opened `O_RDONLY` and mapped
+    /// `PROT_READ`, and every operation that would modify it fails with `ReadOnly`.
     pub(crate) fn open_existing(
         backing: &Backing,
         path: &Path,
         base_offset: i64,
+        read_only: bool,
         budget: Option<&MappingBudget>,
     ) -> Result<Self> {
         if let Some(store) = backing.store() {
             let bytes = load_existing(store.as_ref(), path)?;
-            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, false);
+            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, read_only);
         }
-        let file = open_rw(path)?;
-        Self::map_file(path, &file, base_offset, 0, false, false, budget)
-    }
-
-    /// Opens an existing file read-only (Kafka's `writable = false`), for tools: the file is
-    /// opened `O_RDONLY` and mapped `PROT_READ`, and every operation that would modify it fails
-    /// with `ReadOnly`. Its mapping counts against `budget` when one is given.
-    pub(crate) fn open_read_only(
-        backing: &Backing,
-        path: &Path,
-        base_offset: i64,
-        budget: Option<&MappingBudget>,
-    ) -> Result<Self> {
-        if let Some(store) = backing.store() {
-            let bytes = load_existing(store.as_ref(), path)?;
-            return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, true);
-        }
-        let file = open_read(path)?;
-        Self::map_file(path, &file, base_offset, 0, false, true, budget)
+        let file = if read_only {
+            open_read(path)?
+        } else {
+            open_rw(path)?
+        };
+        Self::map_file(path, &file, base_offset, 0, false, read_only, budget)
     }
 
     /// `open` on a stored backing: the same steps, with the store's file.
