@@ -16,6 +16,16 @@ fn byte(p: u64, g: u64) -> u8 {
     (p.wrapping_mul(31).wrapping_add(g.wrapping_mul(101)) % 251) as u8
 }
 
+/// Held by every test here that maps: `live_file_mappings` counts the whole process, so a
+/// test that reads it must not run while another maps or unmaps.
+static FILE_MAPPINGS: Mutex<()> = Mutex::new(());
+
+fn file_mappings() -> std::sync::MutexGuard<'static, ()> {
+    FILE_MAPPINGS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn rw_file() -> (tempfile::TempDir, std::fs::File) {
     let dir = tempfile::tempdir().unwrap();
     let file = std::fs::OpenOptions::new()
@@ -30,6 +40,7 @@ fn rw_file() -> (tempfile::TempDir, std::fs::File) {
 
 #[test]
 fn reads_stop_at_the_published_length_and_grow_past_the_mapping() {
+    let _serial = file_mappings();
     let (_dir, file) = rw_file();
     let data: Vec<u8> = (0..10_000).map(|p| byte(p, 0)).collect();
     file.write_all_at(&data, 0).unwrap();
@@ -53,6 +64,7 @@ fn reads_stop_at_the_published_length_and_grow_past_the_mapping() {
 
 #[test]
 fn shrink_then_close_unmap_deterministically() {
+    let _serial = file_mappings();
     let (_dir, file) = rw_file();
     let before = live_file_mappings();
     let data: Vec<u8> = (0..5_000).map(|p| byte(p, 1)).collect();
@@ -76,6 +88,7 @@ fn shrink_then_close_unmap_deterministically() {
 
 #[test]
 fn stress_readers_against_appends_truncations_and_growth() {
+    let _serial = file_mappings();
     const ROUNDS: u64 = 400;
     let (_dir, file) = rw_file();
     let file = Arc::new(file);
