@@ -88,8 +88,8 @@ fn shrink_then_close_unmap_deterministically() {
 
 #[test]
 fn stress_readers_against_appends_truncations_and_growth() {
-    let _serial = file_mappings();
     const ROUNDS: u64 = 400;
+    let _serial = file_mappings();
     let (_dir, file) = rw_file();
     let file = Arc::new(file);
     let map = Arc::new(MappedFile::open(file.as_fd(), 0).unwrap());
