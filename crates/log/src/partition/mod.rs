@@ -181,6 +181,15 @@ impl<F: FileSystem> PartitionLog<F> {
         self.inner.segments.load()
     }
 
+    /// Whether every segment of `snapshot` is still in the log: false once retention, truncation
+    /// or a cleaning's swap removed one, whose files may be gone and whose indexes closed.
+    pub(crate) fn snapshot_is_current(&self, snapshot: &SegmentMap<F>) -> bool {
+        let current = self.segments();
+        snapshot
+            .iter()
+            .all(|(base, s)| current.get(base).is_some_and(|c| Arc::ptr_eq(c, s)))
+    }
+
     /// The active (last) segment.
     pub fn active_segment(&self) -> Arc<LogSegment<F>> {
         self.inner.active()

@@ -245,31 +245,15 @@ impl<F: FileSystem> PartitionLog<F> {
                 offset: self.log_end_offset(),
                 leader_epoch: None,
             })),
-            ListOffset::MaxTimestamp => {
-                let mut best: Option<(i64, Arc<LogSegment<F>>)> = None;
-                for segment in self.segments().values() {
-                    let ts = segment.max_timestamp_so_far()?;
-                    if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
-                        best = Some((ts, Arc::clone(segment)));
-                    }
+            ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
+                let segments = self.segments();
+                match lookup_by_time(&segments, target, self.log_start_offset()) {
+                    // Retention removed a segment of the snapshot while the lookup was in it (its
+                    // indexes closed): the answer is in the log as it is now.
+                    Err(_) if !self.snapshot_is_current(&segments) => {}
+                    outcome => return outcome,
                 }
-                match best {
-                    Some((ts, segment)) => segment
-                        .find_offset_by_timestamp(ts, log_start)
-                        .map_err(Into::into),
-                    None => Ok(None),
-                }
-            }
-            ListOffset::Timestamp(ts) => {
-                for segment in self.segments().values() {
-                    if segment.largest_timestamp()? >= ts {
-                        return segment
-                            .find_offset_by_timestamp(ts, log_start)
-                            .map_err(Into::into);
-                    }
-                }
-                Ok(None)
-            }
+            },
         }
     }
 
@@ -466,5 +450,42 @@ impl<F: FileSystem> Inner<F> {
         sync.synced_to = sync.synced_to.min(offset);
         sync.in_flight_goal = sync.in_flight_goal.min(offset);
         sync.truncations += 1;
+    }
+}
+
+/// A time lookup in one snapshot of the segments: the record with the largest timestamp, or the
+/// first record whose timestamp is at least the target's.
+fn lookup_by_time<F: FileSystem>(
+    segments: &super::SegmentMap<F>,
+    target: ListOffset,
+    log_start: i64,
+) -> Result<Option<TimestampAndOffset>> {
+    match target {
+        ListOffset::MaxTimestamp => {
+            let mut best: Option<(i64, &Arc<LogSegment<F>>)> = None;
+            for segment in segments.values() {
+                let ts = segment.max_timestamp_so_far()?;
+                if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
+                    best = Some((ts, segment));
+                }
+            }
+            match best {
+                Some((ts, segment)) => segment
+                    .find_offset_by_timestamp(ts, log_start)
+                    .map_err(Into::into),
+                None => Ok(None),
+            }
+        }
+        ListOffset::Timestamp(ts) => {
+            for segment in segments.values() {
+                if segment.largest_timestamp()? >= ts {
+                    return segment
+                        .find_offset_by_timestamp(ts, log_start)
+                        .map_err(Into::into);
+                }
+            }
+            Ok(None)
+        }
+        ListOffset::Earliest | ListOffset::Latest => Ok(None),
     }
 }

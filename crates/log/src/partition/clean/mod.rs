@@ -27,7 +27,7 @@ use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, Batch, BatchBuilder};
 use seglog_segment::LogSegment;
 
-use super::PartitionLog;
+use super::{PartitionLog, SegmentMap};
 use crate::error::Result;
 
 use plan::{build_offset_map, group_segments, last_batch_of_each_producer};
@@ -154,6 +154,25 @@ impl<F: FileSystem> PartitionLog<F> {
 
     #[doc(hidden)]
     pub fn clean_until(&self, options: &CleanOptions, stop: StopAfter) -> Result<CleanReport> {
+        let segments = self.segments();
+        match self.clean_snapshot(&segments, options, stop) {
+            // Retention or truncation removed a segment of the snapshot while the cleaning read
+            // it (its file gone, its index closed): this cleaning is void, as when the swap finds
+            // a segment gone, and the next one starts from the log as it is.
+            Err(_) if !self.snapshot_is_current(&segments) => Ok(CleanReport {
+                aborted: true,
+                ..CleanReport::default()
+            }),
+            outcome => outcome,
+        }
+    }
+
+    fn clean_snapshot(
+        &self,
+        segments: &SegmentMap<F>,
+        options: &CleanOptions,
+        stop: StopAfter,
+    ) -> Result<CleanReport> {
         let inner = &self.inner;
         let now = inner.time.now_ms();
         let log_end = self.log_end_offset();
@@ -170,10 +189,9 @@ impl<F: FileSystem> PartitionLog<F> {
         if first_dirty >= uncleanable {
             return Ok(report);
         }
-        let segments = self.segments();
         let mut throttle = Throttle::new(options.io_max_bytes_per_second);
         let map = build_offset_map(
-            &segments,
+            segments,
             first_dirty,
             uncleanable,
             options.dedupe_buffer_bytes,
@@ -184,9 +202,9 @@ impl<F: FileSystem> PartitionLog<F> {
             return Ok(report);
         }
         report.end_offset = map.latest_offset() + 1;
-        let groups = group_segments(inner, &segments, report.end_offset)?;
+        let groups = group_segments(inner, segments, report.end_offset)?;
         let mut work = Work {
-            last_batch_of_producer: last_batch_of_each_producer(&segments)?,
+            last_batch_of_producer: last_batch_of_each_producer(segments)?,
             ..Work::default()
         };
         for group in groups {

@@ -47,6 +47,31 @@ impl<F: FileSystem> Inner<F> {
             )?
             .with_mapping_budget(self.mapping_budget.clone()),
         );
+        match self.fill_cleaned(&cleaned, group, map, now, report, throttle, work) {
+            Ok(()) => Ok(cleaned),
+            Err(e) => {
+                // Not left for the next cleaning or open to find: it is void.
+                let _ = cleaned.delete();
+                Err(e)
+            }
+        }
+    }
+
+    /// Appends to `cleaned` what `map` keeps of `group`, then flushes it.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the cleaning's state, passed down"
+    )]
+    fn fill_cleaned(
+        &self,
+        cleaned: &LogSegment<F>,
+        group: &[Arc<LogSegment<F>>],
+        map: &OffsetMap,
+        now: i64,
+        report: &mut CleanReport,
+        throttle: &mut Throttle,
+        work: &mut Work,
+    ) -> Result<()> {
         // The last batch of the group, if cleaning emptied it: kept empty at the end, so that the
         // cleaned segment still ends at the group's last offset.
         let mut emptied_last: Option<(i64, Vec<u8>)> = None;
@@ -80,7 +105,7 @@ impl<F: FileSystem> Inner<F> {
         if let Some(last) = group.last() {
             cleaned.set_last_modified_ms(last.last_modified_ms()?)?;
         }
-        Ok(cleaned)
+        Ok(())
     }
 
     /// Kafka's `filterTo` for one batch. Returns true with the batch as kept in `work.out`
