@@ -89,13 +89,22 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let real = root.path().join("real");
         RealFs.create_dir_all(&real.join("sub.log")).unwrap();
-        drop(RealFs.open(&real.join("a.log"), OpenMode::CreateNew).unwrap());
+        drop(
+            RealFs
+                .open(&real.join("a.log"), OpenMode::CreateNew)
+                .unwrap(),
+        );
         std::os::unix::fs::symlink(real.join("sub.log"), real.join("link")).unwrap();
         let kinds: Vec<(String, bool)> = RealFs
             .read_dir_kinds(&real)
             .unwrap()
             .into_iter()
-            .map(|e| (e.path.file_name().unwrap().to_string_lossy().into_owned(), e.is_dir))
+            .map(|e| {
+                (
+                    e.path.file_name().unwrap().to_string_lossy().into_owned(),
+                    e.is_dir,
+                )
+            })
             .collect();
         assert_eq!(
             kinds,
