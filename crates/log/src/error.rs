@@ -158,6 +158,14 @@ pub enum Error {
         /// Why it failed to load.
         cause: String,
     },
+    /// A partition's `seglog.properties` that does not parse or validate.
+    #[error("{}: {cause}", path.display())]
+    PartitionConfig {
+        /// The properties file.
+        path: PathBuf,
+        /// What is wrong with it.
+        cause: String,
+    },
     /// A directory name that is not `topic-partition` (optionally with a `.<uuid>-delete|-future|-stray`
     /// suffix).
     #[error(

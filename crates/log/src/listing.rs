@@ -138,7 +138,7 @@ impl PartitionFile {
     pub fn with_kind(path: PathBuf, is_dir: bool) -> Self {
         let name = file_name(&path);
         let kind = FileKind::of(name);
-        let base_offset = if kind == FileKind::Stray {
+        let base_offset = if kind == FileKind::Stray || is_dir {
             None
         } else {
             naming::offset_from_file_name(name)
@@ -190,7 +190,8 @@ impl PartitionFile {
         self.kind
     }
 
-    /// Kafka's `offsetFromFileName`: the digits before the first `.`, if they parse.
+    /// Kafka's `offsetFromFileName`: the digits before the first `.`, if they parse (`None` for
+    /// a stray entry or a directory).
     pub fn base_offset(&self) -> Option<i64> {
         self.base_offset
     }
@@ -332,6 +333,7 @@ mod tests {
         );
         let dir = PartitionFile::with_kind(PathBuf::from("/d/00000000000000000000.log"), true);
         assert!(dir.stray_reason().is_some() && !dir.may_be_segment_file());
+        assert_eq!(dir.log_base_offset(), None);
         let other = PartitionFile::with_kind(PathBuf::from("/d/notes"), true);
         assert!(other.stray_reason().is_none() && !other.may_be_segment_file());
     }

@@ -31,7 +31,10 @@ pub(super) fn read_partition_config<F: FileSystem>(
     let mut buf = vec![0; len.min(1 << 20)];
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| Error::io(&path, e))?;
-    LogConfig::parse(&String::from_utf8_lossy(&buf))
+    LogConfig::parse(&String::from_utf8_lossy(&buf)).map_err(|e| Error::PartitionConfig {
+        path,
+        cause: e.to_string(),
+    })
 }
 
 /// A loaded partition: its log, what loading did, and the lock on its directory.

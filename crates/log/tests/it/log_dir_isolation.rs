@@ -120,8 +120,10 @@ fn a_rejected_config_leaves_no_partition_directory() {
     let clock = MockClock::new(0);
     let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
     let tp = TopicPartition::new("e", 0);
-    let mut config = LogConfig::default();
-    config.segment_index_bytes = 4;
+    let config = LogConfig {
+        segment_index_bytes: 4,
+        ..LogConfig::default()
+    };
     let err = dir.create_log(&tp, Some(config)).unwrap_err();
     assert!(err.to_string().contains("segment.index.bytes"), "{err}");
     assert!(!root.path().join("e-0").exists());
