@@ -274,3 +274,70 @@ fn no_symlink_or_deleted_lock_lets_a_second_producer_in() {
         "every acked record, and no other"
     );
 }
+
+#[test]
+fn recover_of_one_partition_touches_no_sibling_and_a_full_recover_reports_what_it_could_not() {
+    let root = tempfile::tempdir().unwrap();
+    let cwd = root.path();
+    for p in ["a-0", "b-0", "c-0"] {
+        let out = seglog(
+            &["produce", &format!("logs/{p}"), "--create"],
+            cwd,
+            b"1\n2\n",
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let logs = cwd.join("logs");
+    let b_log = logs.join("b-0/00000000000000000000.log");
+    let mut bytes = std::fs::read(&b_log).unwrap();
+    bytes.extend_from_slice(&[0; 30]);
+    std::fs::write(&b_log, bytes).unwrap();
+    std::fs::write(logs.join("c-0/seglog.properties"), "garbage\n").unwrap();
+    let doomed = logs.join("old-0.0123456789abcdef-delete");
+    std::fs::create_dir_all(&doomed).unwrap();
+    std::fs::create_dir(logs.join("lost+found")).unwrap();
+    let siblings = (snapshot(&logs.join("b-0")), snapshot(&logs.join("c-0")));
+
+    let out = seglog(&["recover", "logs/a-0"], cwd, b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).starts_with("a-0: "),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(text(&out.stdout).lines().count(), 1);
+    assert_eq!(
+        (snapshot(&logs.join("b-0")), snapshot(&logs.join("c-0"))),
+        siblings
+    );
+    assert!(doomed.exists());
+    let out = seglog(&["recover", "logs/c-0"], cwd, b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("c-0/seglog.properties"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = seglog(&["recover", "logs"], cwd, b"");
+    assert_eq!(out.status.code(), Some(2), "c-0 could not be recovered");
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("b-0: scanned 1 segments, truncated 30 bytes"),
+        "{report}"
+    );
+    assert!(
+        report.contains("c-0: not recovered:") && report.contains("garbage"),
+        "{report}"
+    );
+    assert!(
+        report.contains("lost+found: not a partition directory"),
+        "{report}"
+    );
+    assert!(report.contains("-delete: removed"), "{report}");
+    assert!(!doomed.exists() && logs.join("lost+found").exists());
+    assert_eq!(
+        std::fs::read_to_string(logs.join("c-0/seglog.properties")).unwrap(),
+        "garbage\n"
+    );
+}

@@ -53,6 +53,8 @@ pub struct LogDir<F: FileSystem> {
     /// Whether the scope held every partition directory of the log directory on open.
     covers_all: bool,
     had_clean_shutdown: bool,
+    /// The broker epoch of the marker found on open (-1 without one).
+    broker_epoch: i64,
     recover_all: bool,
     /// The checkpoint entries read on open, kept for the partitions this handle does not hold.
     kept: Mutex<Kept>,
@@ -120,7 +122,7 @@ impl<F: FileSystem> LogDir<F> {
     /// and left alone.
     ///
     /// With [`Scope::All`], `-delete` directories are removed (as Kafka's `LogManager` does).
-    /// With [`Scope::Only`], nothing outside the named partitions is read, changed or removed;
+    /// With [`Scope::Only`], nothing outside the named partitions is loaded, changed or removed;
     /// [`LogDir::checkpoint`] keeps the other partitions' checkpoint entries as they were, and
     /// [`LogDir::close`] writes the clean-shutdown marker only if it was there on open, so that
     /// the next full open still recovers partitions this one never loaded.
@@ -140,8 +142,11 @@ impl<F: FileSystem> LogDir<F> {
             }
         })?;
         // Deleted before loading: a crash while loading counts as unclean next time (KAFKA-10471).
+        // Its broker epoch is kept, to be written back on close.
+        let marker = CleanShutdownMarker::new(fs.clone(), path);
+        let broker_epoch = marker.broker_epoch().ok().flatten().unwrap_or(-1);
         let mut report = LogDirReport {
-            had_clean_shutdown: CleanShutdownMarker::new(fs.clone(), path).take()?,
+            had_clean_shutdown: marker.take()?,
             ..LogDirReport::default()
         };
         let recovery_points =
@@ -195,6 +200,7 @@ impl<F: FileSystem> LogDir<F> {
             scope,
             covers_all,
             had_clean_shutdown: report.had_clean_shutdown,
+            broker_epoch,
             recover_all: options.recover_all,
             kept: Mutex::new(Kept {
                 recovery_points,
@@ -250,7 +256,26 @@ impl<F: FileSystem> LogDir<F> {
         }
         self.checkpoint()?;
         if self.writes_clean_shutdown_marker() {
-            CleanShutdownMarker::new(self.fs.clone(), &self.path).write(-1)?;
+            self.write_clean_shutdown_marker()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the marker back with the broker epoch it had on open (-1 without one).
+    fn write_clean_shutdown_marker(&self) -> Result<()> {
+        let epoch = if self.had_clean_shutdown {
+            self.broker_epoch
+        } else {
+            -1
+        };
+        CleanShutdownMarker::new(self.fs.clone(), &self.path).write(epoch)
+    }
+
+    /// Gives back an open that changed nothing: the clean-shutdown marker it took is written
+    /// again, so that a refused command leaves the directory as it found it.
+    pub(super) fn abandon_unchanged(&self) -> Result<()> {
+        if self.had_clean_shutdown {
+            self.write_clean_shutdown_marker()?;
         }
         Ok(())
     }

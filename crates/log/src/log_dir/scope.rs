@@ -18,7 +18,8 @@ pub enum Scope {
     /// directories are removed.
     All,
     /// These partitions only (those whose directory exists): nothing else in the log directory
-    /// is read, changed or removed.
+    /// is loaded, changed or removed. The log directory is listed, names only, to learn whether
+    /// these are all its partitions (then [`LogDir::close`] may write the clean-shutdown marker).
     Only(BTreeSet<TopicPartition>),
 }
 
@@ -86,6 +87,8 @@ impl<F: FileSystem> LogDir<F> {
         let (dir, mut report) =
             Self::open_scoped(fs, parent, options, Scope::partition(tp.clone()))?;
         if let Some(failure) = report.failed.pop() {
+            // Nothing was loaded: the open leaves the directory as it found it.
+            dir.abandon_unchanged()?;
             return Err(match failure.error {
                 locked @ Error::PartitionLocked { .. } => locked,
                 error => Error::PartitionUnavailable {

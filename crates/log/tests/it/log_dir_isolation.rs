@@ -148,3 +148,46 @@ fn a_creation_that_fails_after_making_the_directory_removes_it() {
     let log = dir.create_log(&tp, Some(config)).unwrap();
     assert!(log.config().cleanup_policy.compact);
 }
+
+#[test]
+fn a_refused_partition_open_leaves_the_clean_shutdown_marker_as_it_was() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let options = || LogDirOptions {
+        recover_all: false,
+        ..options(&clock)
+    };
+    {
+        let (dir, _) = LogDir::open(RealFs, root.path(), options()).unwrap();
+        dir.create_log(&TopicPartition::new("c", 0), None).unwrap();
+        dir.close().unwrap();
+    }
+    let marker = root.path().join(".kafka_cleanshutdown");
+    std::fs::write(&marker, r#"{"version":0,"brokerEpoch":17}"#).unwrap();
+    std::fs::write(
+        root.path().join("c-0").join(PARTITION_CONFIG_FILE),
+        "garbage\n",
+    )
+    .unwrap();
+    let err = LogDir::open_partition(RealFs, &root.path().join("c-0"), options()).unwrap_err();
+    assert!(matches!(err, Error::PartitionUnavailable { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("c-0/{PARTITION_CONFIG_FILE}")),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        r#"{"version":0,"brokerEpoch":17}"#
+    );
+    // A clean open that closes writes the marker back with its broker epoch too.
+    std::fs::remove_file(root.path().join("c-0").join(PARTITION_CONFIG_FILE)).unwrap();
+    let (dir, _, report) =
+        LogDir::open_partition(RealFs, &root.path().join("c-0"), options()).unwrap();
+    assert!(report.had_clean_shutdown && !marker.exists());
+    dir.close().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap(),
+        r#"{"version":0,"brokerEpoch":17}"#
+    );
+}
