@@ -25,6 +25,7 @@
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
 
+mod dir_ops;
 mod real;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
@@ -35,6 +36,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
+pub use dir_ops::DirEntry;
 pub use real::{RealFile, RealFs, RealLock};
 pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 
@@ -98,6 +100,35 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// Takes an exclusive advisory lock on `path` (created if missing) without waiting. Fails with
     /// `WouldBlock` when another holder (another process, or another handle in this one) has it.
     fn try_lock(&self, path: &Path) -> io::Result<Self::Lock>;
+
+    /// Takes an exclusive advisory lock on the existing directory `dir` itself, without waiting
+    /// and without adding a file to it: whatever path, symlink or hard link reaches the
+    /// directory, a second lock fails with `WouldBlock`. The default locks `dir`'s path with
+    /// [`FileSystem::try_lock`], which suits a file system whose lock needs no file.
+    fn try_lock_dir(&self, dir: &Path) -> io::Result<Self::Lock> {
+        self.try_lock(dir)
+    }
+
+    /// The absolute path of `path` with every symlink resolved; `path` must exist. The default
+    /// returns it unchanged (a file system without symlinks).
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        Ok(path.to_path_buf())
+    }
+
+    /// Lists `dir` as [`FileSystem::read_dir`] does, saying of each entry whether it is a
+    /// directory (a symlink counts as what it points to). The default asks
+    /// [`FileSystem::is_dir`] of each entry; the real file system reads the kind from the
+    /// directory listing itself, with no `stat` per entry.
+    fn read_dir_kinds(&self, dir: &Path) -> io::Result<Vec<DirEntry>> {
+        Ok(self
+            .read_dir(dir)?
+            .into_iter()
+            .map(|path| DirEntry {
+                is_dir: self.is_dir(&path),
+                path,
+            })
+            .collect())
+    }
 
     /// Where the indexes of segments on this file system keep their bytes: real files mapped
     /// shared (the default), or, for a simulated file system, files of that file system held in

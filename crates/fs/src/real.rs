@@ -34,10 +34,16 @@ impl AsFd for RealFile {
     }
 }
 
-/// An exclusive `flock` on a file, released when dropped.
+/// An exclusive `flock` on a file or a directory, released when dropped.
 #[derive(Debug)]
 pub struct RealLock {
     _file: fs::File,
+}
+
+impl RealLock {
+    pub(crate) fn new(file: fs::File) -> Self {
+        Self { _file: file }
+    }
 }
 
 impl FileSystem for RealFs {
@@ -127,6 +133,18 @@ impl FileSystem for RealFs {
             )),
             Err(e) => Err(e.into()),
         }
+    }
+
+    fn try_lock_dir(&self, dir: &Path) -> io::Result<RealLock> {
+        crate::dir_ops::lock_dir(dir)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::canonicalize(path)
+    }
+
+    fn read_dir_kinds(&self, dir: &Path) -> io::Result<Vec<crate::DirEntry>> {
+        crate::dir_ops::read_dir_kinds(dir)
     }
 }
 

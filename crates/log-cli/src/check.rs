@@ -78,8 +78,13 @@ pub(crate) fn recover(path: &Path, json: bool, out: &mut impl Write) -> Result<O
         progress: Some(Arc::new(move |_| bar_cb.inc(1))),
         recover_all: true,
     };
-    let (dir, report) =
-        LogDir::open(RealFs, &log_dir, options).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // One partition given: it alone is opened, nothing else in its log directory is touched.
+    let (dir, report) = if only.is_some() {
+        let (dir, _, report) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
+        (dir, report)
+    } else {
+        LogDir::open(RealFs, &log_dir, options).map_err(lib)?
+    };
     bar.finish_and_clear();
     for (tp, load) in &report.logs {
         if only.as_ref().is_some_and(|o| o != tp) {
@@ -123,7 +128,72 @@ pub(crate) fn recover(path: &Path, json: bool, out: &mut impl Write) -> Result<O
             }
         }
     }
+    print_directory_outcome(&report, json, out)?;
     // A clean close: indexes trimmed, checkpoints and the clean-shutdown marker written.
     dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !report.failed.is_empty() {
+        anyhow::bail!(
+            "{} partitions could not be recovered (listed above); the others were",
+            report.failed.len()
+        );
+    }
     Ok(Outcome::Clean)
+}
+
+/// What a recover did or could not do beyond the partitions it recovered: partitions that failed
+/// to load, `-delete` directories removed, directories that are not partitions (left alone).
+fn print_directory_outcome(
+    report: &seglog_log::LogDirReport,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    for failure in &report.failed {
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({
+                    "type": "failed",
+                    "partition": failure.topic_partition.to_string(),
+                    "path": failure.path,
+                    "error": failure.error.to_string(),
+                }),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}: not recovered: {}",
+                failure.path.display(),
+                failure.error
+            )?;
+        }
+    }
+    for removed in &report.deleted_dirs {
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({"type": "removed_dir", "path": removed}),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}: removed (a partition pending deletion)",
+                removed.display()
+            )?;
+        }
+    }
+    for stray in &report.not_partitions {
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({"type": "not_a_partition", "path": stray}),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}: not a partition directory, left alone",
+                stray.display()
+            )?;
+        }
+    }
+    Ok(())
 }

@@ -33,11 +33,11 @@ pub(crate) fn partition_of(path: &Path) -> Result<(PathBuf, TopicPartition)> {
     Ok((parent.to_path_buf(), tp))
 }
 
-/// Opens the log directory holding the partition directory `path` (taking its lock, reading its
-/// checkpoints and clean-shutdown marker) and returns the partition's log. With `create`, a missing
-/// partition is created with `config`.
+/// Opens the partition directory `path` alone within its log directory (symlinks resolved,
+/// the log directory's `.lock` and the partition's own lock taken; no other partition loaded or
+/// touched) and returns the partition's log. With `create`, a missing partition is created with
+/// `config`.
 pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<Opened> {
-    let (parent, tp) = partition_of(path)?;
     if create.is_none() && !RealFs.is_dir(path) {
         bail!(
             "{}: no such partition directory (use --create to make one)",
@@ -51,12 +51,10 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
         progress: None,
         recover_all: false,
     };
-    let (dir, _) = LogDir::open(RealFs, &parent, options).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (dir, tp, _) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
     let log = match dir.log(&tp) {
         Some(log) => log,
-        None => dir
-            .create_log(&tp, create)
-            .map_err(|e| anyhow::anyhow!("{e}"))?,
+        None => dir.create_log(&tp, create).map_err(lib)?,
     };
     Ok(Opened { dir, log })
 }

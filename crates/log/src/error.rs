@@ -143,6 +143,29 @@ pub enum Error {
         /// The log directory.
         path: PathBuf,
     },
+    /// A partition directory locked by another writer (another process or handle).
+    #[error("{}: the partition is locked by another writer (another process or handle has it open)", path.display())]
+    PartitionLocked {
+        /// The partition directory.
+        path: PathBuf,
+    },
+    /// A partition directory that failed to load when its log directory opened: it is not
+    /// open, and nothing may write to it until the cause is repaired.
+    #[error("{}: the partition failed to load and is not open: {cause}", path.display())]
+    PartitionUnavailable {
+        /// The partition directory.
+        path: PathBuf,
+        /// Why it failed to load.
+        cause: String,
+    },
+    /// A partition's `seglog.properties` that does not parse or validate.
+    #[error("{}: {cause}", path.display())]
+    PartitionConfig {
+        /// The properties file.
+        path: PathBuf,
+        /// What is wrong with it.
+        cause: String,
+    },
     /// A directory name that is not `topic-partition` (optionally with a `.<uuid>-delete|-future|-stray`
     /// suffix).
     #[error(

@@ -76,7 +76,7 @@ pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimesta
 pub use error::{Error, Result};
 pub use log_dir::{
     CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
-    ProgressFn, SchedulerConfig,
+    PartitionFailure, ProgressFn, SchedulerConfig, Scope,
 };
 pub use partition::{
     AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,

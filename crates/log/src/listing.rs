@@ -1,14 +1,18 @@
 //! A partition directory's entries, classified by name: the one place that says which entry is a
 //! segment's `.log` or index, the leftover of an interrupted deletion, cleaning or swap, a
-//! checkpoint, the lock or something else. The loader and [`inspect`](crate::inspect) both list a
-//! partition through it. Classifying reads names only, so listing a partition of many segments
-//! costs one directory read and no `stat` per entry.
+//! checkpoint, the lock, a stray entry that only looks like a segment file, or something else.
+//! The loader and [`inspect`](crate::inspect) both list a partition through it. Classifying reads
+//! names and the kind `readdir` gives, so listing a partition of many segments costs one
+//! directory read and no `stat` per entry. It also classifies a log directory's entries
+//! ([`log_dir_entries`]): partition directories and the directories that are not one.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::FileSystem;
 use seglog_segment::naming;
+
+use crate::topic_partition::{DirKind, TopicPartition};
 
 /// What a directory entry is, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,7 +36,11 @@ pub enum FileKind {
     Checkpoint,
     /// The `.lock` of a log directory.
     Lock,
-    /// Anything else (including a directory).
+    /// Named like a segment file (`.log`, an index, or one of them `.cleaned` or `.swap`) but
+    /// not one: the part before the first `.` is not a base offset of exactly 20 digits
+    /// (`123.log`, `abc.index`, `00000000000000000000.x.log`). No loader step touches it.
+    Stray,
+    /// Anything else.
     Unknown,
 }
 
@@ -40,6 +48,20 @@ impl FileKind {
     /// Classifies an entry's file name. The leftover suffixes win: `x.log.deleted` is a
     /// [`FileKind::Deleted`].
     pub fn of(name: &str) -> Self {
+        let kind = Self::of_suffix(name);
+        if matches!(kind, Self::Cleaned | Self::Swap) || kind.is_index() || kind == Self::Log {
+            // Kafka's `offsetFromFileName` parses what precedes the first `.` and opens the
+            // segment under its own 20-digit name, so `123.log` would load as an empty segment
+            // 123 beside it, and `abc.log` would fail the whole load: only the exact names are
+            // segment files.
+            if !is_segment_file_name(name) {
+                return Self::Stray;
+            }
+        }
+        kind
+    }
+
+    fn of_suffix(name: &str) -> Self {
         let suffixes = [
             (naming::DELETED_FILE_SUFFIX, Self::Deleted),
             (naming::CLEANED_FILE_SUFFIX, Self::Cleaned),
@@ -75,24 +97,76 @@ impl FileKind {
     }
 }
 
+/// Whether `name` is `<20 digits>` then `.log`, `.index`, `.timeindex` or `.txnindex`, then
+/// optionally `.cleaned` or `.swap`, the digits a base offset that fits in an `i64`.
+fn is_segment_file_name(name: &str) -> bool {
+    let Some((digits, rest)) = name.split_at_checked(20) else {
+        return false;
+    };
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || digits.parse::<i64>().is_err() {
+        return false;
+    }
+    let rest = rest
+        .strip_suffix(naming::CLEANED_FILE_SUFFIX)
+        .or_else(|| rest.strip_suffix(naming::SWAP_FILE_SUFFIX))
+        .unwrap_or(rest);
+    [
+        naming::LOG_FILE_SUFFIX,
+        naming::INDEX_FILE_SUFFIX,
+        naming::TIME_INDEX_FILE_SUFFIX,
+        naming::TXN_INDEX_FILE_SUFFIX,
+    ]
+    .contains(&rest)
+}
+
 /// One entry of a partition directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionFile {
     path: PathBuf,
     kind: FileKind,
     base_offset: Option<i64>,
+    is_dir: bool,
 }
 
 impl PartitionFile {
-    /// Classifies `path` by its file name.
+    /// Classifies `path` by its file name, as a file.
     pub fn new(path: PathBuf) -> Self {
+        Self::with_kind(path, false)
+    }
+
+    /// Classifies `path` by its file name and whether it is a directory.
+    pub fn with_kind(path: PathBuf, is_dir: bool) -> Self {
         let name = file_name(&path);
         let kind = FileKind::of(name);
-        let base_offset = naming::offset_from_file_name(name);
+        let base_offset = if kind == FileKind::Stray || is_dir {
+            None
+        } else {
+            naming::offset_from_file_name(name)
+        };
         Self {
             path,
             kind,
             base_offset,
+            is_dir,
+        }
+    }
+
+    /// Whether the entry is a directory (or a symlink to one).
+    pub fn is_dir(&self) -> bool {
+        self.is_dir
+    }
+
+    /// Why the entry is stray, if it is: it looks like a segment or metadata file, but no
+    /// loader step may treat it as one. It is reported and left alone, never deleted.
+    pub fn stray_reason(&self) -> Option<&'static str> {
+        if self.is_dir && FileKind::of(self.name()) != FileKind::Unknown {
+            Some("a directory with the name of a segment or metadata file; left alone")
+        } else if self.kind == FileKind::Stray {
+            Some(
+                "named like a segment file, but its base offset is not 20 digits; not a segment, left alone",
+            )
+        } else {
+            None
         }
     }
 
@@ -116,7 +190,8 @@ impl PartitionFile {
         self.kind
     }
 
-    /// Kafka's `offsetFromFileName`: the digits before the first `.`, if they parse.
+    /// Kafka's `offsetFromFileName`: the digits before the first `.`, if they parse (`None` for
+    /// a stray entry or a directory).
     pub fn base_offset(&self) -> Option<i64> {
         self.base_offset
     }
@@ -126,10 +201,11 @@ impl PartitionFile {
         self.base_offset.filter(|_| self.kind == FileKind::Log)
     }
 
-    /// Whether the entry can be a segment file: segment files always have a dot in their name,
-    /// so an entry without one is a directory or a file that no loader step touches.
+    /// Whether the entry can be a segment file: never a directory or a [`FileKind::Stray`];
+    /// segment files always have a dot in their name, so an entry without one is a file that no
+    /// loader step touches.
     pub fn may_be_segment_file(&self) -> bool {
-        self.name().contains('.')
+        !self.is_dir && self.kind != FileKind::Stray && self.name().contains('.')
     }
 }
 
@@ -143,10 +219,54 @@ pub(crate) fn file_name(path: &Path) -> &str {
 /// Lists the entries directly inside the partition directory `dir`, sorted by path, classified.
 pub(crate) fn list<F: FileSystem>(fs: &F, dir: &Path) -> io::Result<Vec<PartitionFile>> {
     Ok(fs
-        .read_dir(dir)?
+        .read_dir_kinds(dir)?
         .into_iter()
-        .map(PartitionFile::new)
+        .map(|e| PartitionFile::with_kind(e.path, e.is_dir))
         .collect())
+}
+
+/// What a directory inside a log directory is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum LogDirEntry {
+    /// A partition directory (`topic-N`, or one with a `-delete`, `-future` or `-stray` suffix).
+    Partition(TopicPartition, DirKind),
+    /// A directory whose name is not a partition's (`lost+found`, `orders`): Kafka refuses the
+    /// whole log directory; seglog reports it and leaves it alone.
+    NotAPartition,
+}
+
+/// Directories Kafka itself keeps in a log directory that are not partitions.
+const KAFKA_DIRS: [&str; 1] = ["remote-log-index-cache"];
+
+/// The directories directly inside the log directory `dir`, sorted by path, classified; files
+/// (`.lock`, checkpoints, `meta.properties`, anything else) are not listed, as Kafka loads none.
+pub(crate) fn log_dir_entries<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+) -> io::Result<Vec<(PathBuf, LogDirEntry)>> {
+    Ok(fs
+        .read_dir_kinds(dir)?
+        .into_iter()
+        .filter(|e| e.is_dir && !KAFKA_DIRS.contains(&file_name(&e.path)))
+        .map(|e| {
+            let kind = match TopicPartition::parse_dir(&e.path) {
+                Ok((tp, kind)) => LogDirEntry::Partition(tp, kind),
+                Err(_) => LogDirEntry::NotAPartition,
+            };
+            (e.path, kind)
+        })
+        .collect())
+}
+
+/// The directories in the log directory `dir` that are not partitions' (none if it cannot be
+/// listed).
+pub(crate) fn not_partition_dirs<F: FileSystem>(fs: &F, dir: &Path) -> Vec<PathBuf> {
+    log_dir_entries(fs, dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(_, kind)| *kind == LogDirEntry::NotAPartition)
+        .map(|(path, _)| path)
+        .collect()
 }
 
 #[cfg(test)]
@@ -183,5 +303,38 @@ mod tests {
             (Some(42), None)
         );
         assert!(!PartitionFile::new(PathBuf::from("/d/sub")).may_be_segment_file());
+    }
+
+    #[test]
+    fn only_exact_segment_names_are_segment_files() {
+        for stray in [
+            "123.log",
+            "abc.log",
+            ".log",
+            "0000000000000000000.log",
+            "000000000000000000000.log",
+            "99999999999999999999.log",
+            "00000000000000000000.x.log",
+            "123.index",
+            "123.timeindex.swap",
+            "abc.cleaned",
+            "leader-epoch-checkpoint.swap",
+        ] {
+            let file = PartitionFile::new(PathBuf::from("/d").join(stray));
+            assert_eq!(file.kind(), FileKind::Stray, "{stray}");
+            assert!(file.stray_reason().is_some() && !file.may_be_segment_file());
+            assert_eq!((file.base_offset(), file.log_base_offset()), (None, None));
+        }
+        // Kafka deletes every `.deleted` file whatever its name.
+        assert_eq!(FileKind::of("123.log.deleted"), FileKind::Deleted);
+        assert_eq!(
+            FileKind::of("09223372036854775807.log.swap"),
+            FileKind::Swap
+        );
+        let dir = PartitionFile::with_kind(PathBuf::from("/d/00000000000000000000.log"), true);
+        assert!(dir.stray_reason().is_some() && !dir.may_be_segment_file());
+        assert_eq!(dir.log_base_offset(), None);
+        let other = PartitionFile::with_kind(PathBuf::from("/d/notes"), true);
+        assert!(other.stray_reason().is_none() && !other.may_be_segment_file());
     }
 }

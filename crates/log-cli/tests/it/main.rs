@@ -5,4 +5,5 @@ mod commands;
 mod corruption_matrix;
 mod dump_matches_kafka;
 mod flags;
+mod partition_isolation;
 mod produce_acks_interactive_lines;

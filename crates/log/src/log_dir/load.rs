@@ -1,10 +1,11 @@
-//! Loading every partition log of a directory on `recovery_threads` threads, each with its own
-//! `seglog.properties` or the directory's default configuration.
+//! Loading the partition logs of a directory on `recovery_threads` threads, each locked first and
+//! then opened with its own `seglog.properties` or the directory's default configuration. A
+//! partition that fails does not stop the others.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 use seglog_fs::{File, FileSystem, OpenMode};
@@ -15,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::partition::{LoadOptions, LoadReport, PartitionLog};
 use crate::topic_partition::TopicPartition;
 
-fn read_partition_config<F: FileSystem>(
+pub(super) fn read_partition_config<F: FileSystem>(
     fs: &F,
     dir: &Path,
     default: &LogConfig,
@@ -30,11 +31,43 @@ fn read_partition_config<F: FileSystem>(
     let mut buf = vec![0; len.min(1 << 20)];
     file.read_exact_at(&mut buf, 0)
         .map_err(|e| Error::io(&path, e))?;
-    LogConfig::parse(&String::from_utf8_lossy(&buf))
+    LogConfig::parse(&String::from_utf8_lossy(&buf)).map_err(|e| Error::PartitionConfig {
+        path,
+        cause: e.to_string(),
+    })
 }
 
-type Loaded<F> = (TopicPartition, PartitionLog<F>, LoadReport);
+/// A loaded partition: its log, what loading did, and the lock on its directory.
+pub(super) type Loaded<F> = (PartitionLog<F>, LoadReport, <F as FileSystem>::Lock);
 
+/// Locks the partition directory `dir` (see [`FileSystem::try_lock_dir`]).
+pub(super) fn lock_partition<F: FileSystem>(fs: &F, dir: &Path) -> Result<F::Lock> {
+    fs.try_lock_dir(dir).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::WouldBlock {
+            Error::PartitionLocked {
+                path: dir.to_path_buf(),
+            }
+        } else {
+            Error::io(dir, e)
+        }
+    })
+}
+
+/// Locks and loads one partition directory.
+pub(super) fn load_one<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    default_config: &LogConfig,
+    load: LoadOptions,
+    time: &Arc<dyn crate::time::Time>,
+) -> Result<Loaded<F>> {
+    let lock = lock_partition(fs, dir)?;
+    let config = read_partition_config(fs, dir, default_config)?;
+    let (log, report) = PartitionLog::open(fs.clone(), dir, config, load, Arc::clone(time))?;
+    Ok((log, report, lock))
+}
+
+/// Loads every partition of `partitions`; each one's result, in the order given.
 pub(super) fn load_in_parallel<F: FileSystem>(
     fs: &F,
     partitions: &[(TopicPartition, PathBuf)],
@@ -42,11 +75,11 @@ pub(super) fn load_in_parallel<F: FileSystem>(
     recovery_points: &BTreeMap<TopicPartition, i64>,
     log_starts: &BTreeMap<TopicPartition, i64>,
     had_clean_shutdown: bool,
-) -> Result<Vec<Loaded<F>>> {
+) -> Vec<(TopicPartition, PathBuf, Result<Loaded<F>>)> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let results: Mutex<Vec<Result<Loaded<F>>>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Option<Result<Loaded<F>>>>> =
+        Mutex::new(partitions.iter().map(|_| None).collect());
     let threads = options.recovery_threads.clamp(1, partitions.len().max(1));
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -56,28 +89,15 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                     let Some((tp, dir)) = partitions.get(i) else {
                         return;
                     };
-                    if failed.load(Ordering::Relaxed) {
-                        return;
-                    }
                     let load = LoadOptions {
                         recovery_point: recovery_points.get(tp).copied().unwrap_or(0),
                         log_start_offset: log_starts.get(tp).copied().unwrap_or(0),
                         had_clean_shutdown,
                     };
-                    let result = read_partition_config(fs, dir, &options.default_config).and_then(
-                        |config| {
-                            PartitionLog::open(
-                                fs.clone(),
-                                dir,
-                                config,
-                                load,
-                                Arc::clone(&options.time),
-                            )
-                            .map(|(log, report)| (tp.clone(), log, report))
-                        },
-                    );
-                    failed.fetch_or(result.is_err(), Ordering::Relaxed);
-                    results.lock().push(result);
+                    let result = load_one(fs, dir, &options.default_config, load, &options.time);
+                    if let Some(slot) = results.lock().get_mut(i) {
+                        *slot = Some(result);
+                    }
                     let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(progress) = &options.progress {
                         progress(&LoadProgress {
@@ -90,5 +110,9 @@ pub(super) fn load_in_parallel<F: FileSystem>(
             });
         }
     });
-    results.into_inner().into_iter().collect()
+    partitions
+        .iter()
+        .zip(results.into_inner())
+        .filter_map(|((tp, dir), result)| Some((tp.clone(), dir.clone(), result?)))
+        .collect()
 }

@@ -3,11 +3,13 @@
 //! clean-shutdown marker, parallel loading, and a background scheduler for flush, retention,
 //! file deletion and checkpoints.
 
+mod checkpoints;
 mod cleaner;
 mod load;
 mod options;
 mod partitions;
 mod scheduler;
+mod scope;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,21 +18,24 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use seglog_fs::FileSystem;
 
-use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
+use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT};
 use crate::clean_shutdown::CleanShutdownMarker;
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
+use crate::listing::{self, LogDirEntry};
 use crate::partition::PartitionLog;
 use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
+use checkpoints::{Kept, read_checkpoint};
 use load::load_in_parallel;
 pub use options::{
-    CleanerSettings, LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE, ProgressFn,
-    SchedulerConfig,
+    CleanerSettings, LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
+    PartitionFailure, ProgressFn, SchedulerConfig,
 };
 use partitions::remove_dir_all;
 use scheduler::Scheduler;
+pub use scope::Scope;
 
 /// A log directory. Dropping it without [`LogDir::close`] leaves no clean-shutdown marker, so the
 /// next open recovers.
@@ -40,6 +45,19 @@ pub struct LogDir<F: FileSystem> {
     default_config: LogConfig,
     time: Arc<dyn Time>,
     logs: RwLock<BTreeMap<TopicPartition, PartitionLog<F>>>,
+    /// The lock on each open partition's directory, taken before it loads.
+    partition_locks: Mutex<BTreeMap<TopicPartition, F::Lock>>,
+    /// Partitions whose directory failed to load, with the cause: not opened, never written.
+    unavailable: RwLock<BTreeMap<TopicPartition, (PathBuf, String)>>,
+    scope: Scope,
+    /// Whether the scope held every partition directory of the log directory on open.
+    covers_all: bool,
+    had_clean_shutdown: bool,
+    /// The broker epoch of the marker found on open (-1 without one).
+    broker_epoch: i64,
+    recover_all: bool,
+    /// The checkpoint entries read on open, kept for the partitions this handle does not hold.
+    kept: Mutex<Kept>,
     _lock: F::Lock,
     scheduler: Mutex<Option<Scheduler>>,
     cleaner: Mutex<CleanerSettings>,
@@ -50,14 +68,14 @@ impl<F: FileSystem> std::fmt::Debug for LogDir<F> {
         f.debug_struct("LogDir")
             .field("path", &self.path)
             .field("logs", &self.logs.read().len())
+            .field("scope", &self.scope)
             .finish_non_exhaustive()
     }
 }
 
 impl<F: FileSystem> LogDir<F> {
-    /// Opens (creating if needed) the log directory at `path`: takes the `.lock`, reads and deletes
-    /// the clean-shutdown marker, reads the checkpoints, and loads every partition log with
-    /// `recovery_threads` threads.
+    /// Opens (creating if needed) the log directory at `path` with every partition in it
+    /// ([`Scope::All`]): see [`LogDir::open_scoped`].
     ///
     /// The `.lock` is exclusive, between handles of one process too: while a `LogDir` on `path`
     /// lives, opening `path` again fails with [`Error::Locked`].
@@ -89,67 +107,105 @@ impl<F: FileSystem> LogDir<F> {
     /// # }
     /// ```
     pub fn open(fs: F, path: &Path, options: LogDirOptions) -> Result<(Arc<Self>, LogDirReport)> {
+        Self::open_scoped(fs, path, options, Scope::All)
+    }
+
+    /// Opens (creating if needed) the log directory at `path`, loading the partitions `scope`
+    /// names: resolves `path`'s symlinks, takes the `.lock`, reads and deletes the
+    /// clean-shutdown marker, reads the checkpoints, then locks and loads each partition
+    /// directory with `recovery_threads` threads.
+    ///
+    /// A partition that fails to load (a bad `seglog.properties`, a directory another writer has
+    /// locked, damage its loader refuses) is reported in [`LogDirReport::failed`] and not opened;
+    /// the others open as usual, and [`LogDir::create_log`] refuses the failed one. A directory
+    /// that is not a partition's (`lost+found`) is reported in [`LogDirReport::not_partitions`]
+    /// and left alone.
+    ///
+    /// With [`Scope::All`], `-delete` directories are removed (as Kafka's `LogManager` does).
+    /// With [`Scope::Only`], nothing outside the named partitions is loaded, changed or removed;
+    /// [`LogDir::checkpoint`] keeps the other partitions' checkpoint entries as they were, and
+    /// [`LogDir::close`] writes the clean-shutdown marker only if it was there on open, so that
+    /// the next full open still recovers partitions this one never loaded.
+    pub fn open_scoped(
+        fs: F,
+        path: &Path,
+        options: LogDirOptions,
+        scope: Scope,
+    ) -> Result<(Arc<Self>, LogDirReport)> {
         fs.create_dir_all(path).map_err(|e| Error::io(path, e))?;
+        let path = &fs.canonicalize(path).map_err(|e| Error::io(path, e))?;
         let lock = fs.try_lock(&path.join(".lock")).map_err(|e| {
             if e.kind() == std::io::ErrorKind::WouldBlock {
-                Error::Locked {
-                    path: path.to_path_buf(),
-                }
+                Error::Locked { path: path.clone() }
             } else {
                 Error::io(path.join(".lock"), e)
             }
         })?;
         // Deleted before loading: a crash while loading counts as unclean next time (KAFKA-10471).
+        // Its broker epoch is kept, to be written back on close.
+        let marker = CleanShutdownMarker::new(fs.clone(), path);
+        let broker_epoch = marker.broker_epoch().ok().flatten().unwrap_or(-1);
         let mut report = LogDirReport {
-            had_clean_shutdown: CleanShutdownMarker::new(fs.clone(), path).take()?,
+            had_clean_shutdown: marker.take()?,
             ..LogDirReport::default()
         };
         let recovery_points =
             read_checkpoint(&fs, &path.join(RECOVERY_POINT_CHECKPOINT), &mut report);
         let log_starts = read_checkpoint(&fs, &path.join(LOG_START_OFFSET_CHECKPOINT), &mut report);
-        let mut partitions = Vec::new();
-        for entry in fs.read_dir(path).map_err(|e| Error::io(path, e))? {
-            let name = entry
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            if name.starts_with('.') || !fs.is_dir(&entry) {
-                continue;
-            }
-            match TopicPartition::parse_dir(&entry)? {
-                (tp, DirKind::Live) => partitions.push((tp, entry)),
-                (_, DirKind::Delete) => {
-                    remove_dir_all(&fs, &entry)?;
-                    report.deleted_dirs.push(entry);
-                }
-                // Future and stray directories belong to a broker's reassignment: leave them.
-                (_, DirKind::Future | DirKind::Stray) => {}
-            }
-        }
-        let (recovery_points, clean) = if options.recover_all {
-            (BTreeMap::new(), false)
-        } else {
-            (recovery_points, report.had_clean_shutdown)
+        let (partitions, covers_all) = match &scope {
+            Scope::All => (list_partitions(&fs, path, &mut report)?, true),
+            Scope::Only(only) => (
+                only.iter()
+                    .map(|tp| (tp.clone(), path.join(tp.dir_name())))
+                    .filter(|(_, dir)| fs.is_dir(dir))
+                    .collect(),
+                only_partitions(&fs, path, only),
+            ),
         };
-        let loaded = load_in_parallel(
-            &fs,
-            &partitions,
-            &options,
-            &recovery_points,
-            &log_starts,
-            clean,
-        )?;
+        let load_points = if options.recover_all {
+            BTreeMap::new()
+        } else {
+            recovery_points.clone()
+        };
+        let clean = report.had_clean_shutdown && !options.recover_all;
+        let loaded = load_in_parallel(&fs, &partitions, &options, &load_points, &log_starts, clean);
         let mut logs = BTreeMap::new();
-        for (tp, log, load) in loaded {
-            report.logs.insert(tp.clone(), load);
-            logs.insert(tp, log);
+        let mut locks = BTreeMap::new();
+        let mut unavailable = BTreeMap::new();
+        for (tp, dir, result) in loaded {
+            match result {
+                Ok((log, load, partition_lock)) => {
+                    report.logs.insert(tp.clone(), load);
+                    logs.insert(tp.clone(), log);
+                    locks.insert(tp, partition_lock);
+                }
+                Err(error) => {
+                    unavailable.insert(tp.clone(), (dir.clone(), error.to_string()));
+                    report.failed.push(PartitionFailure {
+                        topic_partition: tp,
+                        path: dir,
+                        error,
+                    });
+                }
+            }
         }
         let dir = Arc::new(Self {
             fs,
-            path: path.to_path_buf(),
+            path: path.clone(),
             default_config: options.default_config,
             time: options.time,
             logs: RwLock::new(logs),
+            partition_locks: Mutex::new(locks),
+            unavailable: RwLock::new(unavailable),
+            scope,
+            covers_all,
+            had_clean_shutdown: report.had_clean_shutdown,
+            broker_epoch,
+            recover_all: options.recover_all,
+            kept: Mutex::new(Kept {
+                recovery_points,
+                log_starts,
+            }),
             _lock: lock,
             scheduler: Mutex::new(None),
             cleaner: Mutex::new(CleanerSettings::default()),
@@ -172,32 +228,6 @@ impl<F: FileSystem> LogDir<F> {
         self.logs.read().values().cloned().collect()
     }
 
-    /// Writes `recovery-point-offset-checkpoint` (every log's recovery point) and
-    /// `log-start-offset-checkpoint` (only logs whose start is past their first segment, as Kafka
-    /// writes it).
-    pub fn checkpoint(&self) -> Result<()> {
-        let logs = self.logs();
-        let recovery: BTreeMap<TopicPartition, i64> = logs
-            .iter()
-            .map(|l| (l.topic_partition().clone(), l.recovery_point()))
-            .collect();
-        OffsetCheckpoint::new(self.fs.clone(), self.path.join(RECOVERY_POINT_CHECKPOINT))
-            .write(&recovery)?;
-        let starts: BTreeMap<TopicPartition, i64> = logs
-            .iter()
-            .filter(|l| {
-                l.segments()
-                    .keys()
-                    .next()
-                    .is_some_and(|first| l.log_start_offset() > *first)
-            })
-            .map(|l| (l.topic_partition().clone(), l.log_start_offset()))
-            .collect();
-        OffsetCheckpoint::new(self.fs.clone(), self.path.join(LOG_START_OFFSET_CHECKPOINT))
-            .write(&starts)?;
-        Ok(())
-    }
-
     /// Kafka's `LogManager.truncateTo` for one partition: truncates the log of `tp` (see
     /// [`PartitionLog::truncate_to`]) and then writes the checkpoints at once, so that no
     /// recovery point on disk stays above the truncation: records appended later below a stale
@@ -215,15 +245,44 @@ impl<F: FileSystem> LogDir<F> {
     }
 
     /// Clean shutdown: stops the scheduler, flushes and closes every log, writes the checkpoints,
-    /// then writes the clean-shutdown marker. The `.lock` is released when the last handle drops.
+    /// then writes the clean-shutdown marker if every partition of the directory is known to be
+    /// clean: it was there on open (Kafka's rule), or this handle loaded every partition
+    /// directory there was on open and none failed. The `.lock` is released when the last handle
+    /// drops.
     pub fn close(&self) -> Result<()> {
         self.stop_scheduler();
         for log in self.logs() {
             log.close()?;
         }
         self.checkpoint()?;
-        CleanShutdownMarker::new(self.fs.clone(), &self.path).write(-1)?;
+        if self.writes_clean_shutdown_marker() {
+            self.write_clean_shutdown_marker()?;
+        }
         Ok(())
+    }
+
+    /// Writes the marker back with the broker epoch it had on open (-1 without one).
+    fn write_clean_shutdown_marker(&self) -> Result<()> {
+        let epoch = if self.had_clean_shutdown {
+            self.broker_epoch
+        } else {
+            -1
+        };
+        CleanShutdownMarker::new(self.fs.clone(), &self.path).write(epoch)
+    }
+
+    /// Gives back an open that changed nothing: the clean-shutdown marker it took is written
+    /// again, so that a refused command leaves the directory as it found it.
+    pub(super) fn abandon_unchanged(&self) -> Result<()> {
+        if self.had_clean_shutdown {
+            self.write_clean_shutdown_marker()?;
+        }
+        Ok(())
+    }
+
+    /// Whether [`LogDir::close`] writes the clean-shutdown marker (see there).
+    pub fn writes_clean_shutdown_marker(&self) -> bool {
+        self.had_clean_shutdown || (self.covers_all && self.unavailable.read().is_empty())
     }
 }
 
@@ -233,17 +292,44 @@ impl<F: FileSystem> Drop for LogDir<F> {
     }
 }
 
-fn read_checkpoint<F: FileSystem>(
+/// Whether `only` names every live partition directory of the log directory `path` (which is
+/// only listed, not touched).
+fn only_partitions<F: FileSystem>(
+    fs: &F,
+    path: &Path,
+    only: &std::collections::BTreeSet<TopicPartition>,
+) -> bool {
+    listing::log_dir_entries(fs, path).is_ok_and(|entries| {
+        entries.iter().all(|(_, kind)| match kind {
+            LogDirEntry::Partition(tp, DirKind::Live) => only.contains(tp),
+            _ => true,
+        })
+    })
+}
+
+/// The partition directories of a full open; removes `-delete` directories, reports the
+/// directories that are not partitions'.
+fn list_partitions<F: FileSystem>(
     fs: &F,
     path: &Path,
     report: &mut LogDirReport,
-) -> BTreeMap<TopicPartition, i64> {
-    match OffsetCheckpoint::new(fs.clone(), path).read() {
-        Ok(entries) => entries,
-        Err(e) => {
-            // Kafka treats an unreadable recovery-point or log-start checkpoint as empty.
-            report.checkpoint_errors.push(e.to_string());
-            BTreeMap::new()
+) -> Result<Vec<(TopicPartition, PathBuf)>> {
+    let mut partitions = Vec::new();
+    for (entry, kind) in listing::log_dir_entries(fs, path).map_err(|e| Error::io(path, e))? {
+        match kind {
+            LogDirEntry::Partition(tp, DirKind::Live) => partitions.push((tp, entry)),
+            LogDirEntry::Partition(tp, DirKind::Delete) => match remove_dir_all(fs, &entry) {
+                Ok(()) => report.deleted_dirs.push(entry),
+                Err(error) => report.failed.push(PartitionFailure {
+                    topic_partition: tp,
+                    path: entry,
+                    error,
+                }),
+            },
+            // Future and stray directories belong to a broker's reassignment: leave them.
+            LogDirEntry::Partition(_, DirKind::Future | DirKind::Stray) => {}
+            LogDirEntry::NotAPartition => report.not_partitions.push(entry),
         }
     }
+    Ok(partitions)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::config::LogConfig;
+use crate::error::Error;
 use crate::partition::LoadReport;
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
@@ -76,17 +77,38 @@ impl std::fmt::Debug for LogDirOptions {
     }
 }
 
-/// What opening a log directory did.
+/// What opening a log directory did and found. The changes it made: the clean-shutdown marker
+/// deleted (when [`had_clean_shutdown`](Self::had_clean_shutdown)), the [`deleted_dirs`](Self::deleted_dirs),
+/// and in each loaded partition what its [`LoadReport`] lists. Nothing else was written, and
+/// nothing in [`failed`](Self::failed) or [`not_partitions`](Self::not_partitions) was touched.
 #[derive(Debug, Default)]
 pub struct LogDirReport {
     /// Whether the `.kafka_cleanshutdown` marker was there (it is deleted on open).
     pub had_clean_shutdown: bool,
     /// A checkpoint that could not be read and was treated as empty, as Kafka does.
     pub checkpoint_errors: Vec<String>,
-    /// Partition directories pending deletion (`-delete`) that were removed.
+    /// Partition directories pending deletion (`-delete`) that were removed (only by a full
+    /// open, [`Scope::All`](super::Scope::All)).
     pub deleted_dirs: Vec<PathBuf>,
-    /// Every partition log's load report.
+    /// Every loaded partition log's load report.
     pub logs: BTreeMap<TopicPartition, LoadReport>,
+    /// Partition directories that failed to load (or, for a `-delete` one, to be removed), with
+    /// the cause; they are not open, and the others are.
+    pub failed: Vec<PartitionFailure>,
+    /// Directories in the log directory whose names are not partitions' (`lost+found`): Kafka
+    /// refuses such a log directory; seglog leaves them alone.
+    pub not_partitions: Vec<PathBuf>,
+}
+
+/// A partition directory that failed to load.
+#[derive(Debug)]
+pub struct PartitionFailure {
+    /// The partition.
+    pub topic_partition: TopicPartition,
+    /// Its directory.
+    pub path: PathBuf,
+    /// Why it failed.
+    pub error: Error,
 }
 
 /// The log cleaner's settings (Kafka's `log.cleaner.*`).

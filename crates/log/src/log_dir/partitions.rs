@@ -1,5 +1,6 @@
-//! Creating a partition log (with its own configuration, if given) and deleting one: renamed
-//! `-delete` at once, so that a crash cannot bring it back, then removed.
+//! Creating a partition log (with its own configuration, if given; a failed creation leaves
+//! nothing behind) and deleting one: renamed `-delete` at once, so that a crash cannot bring it
+//! back, then removed.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use seglog_fs::{File, FileSystem, OpenMode};
 
+use super::load::{load_one, lock_partition};
 use super::{LogDir, PARTITION_CONFIG_FILE};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
@@ -14,9 +16,13 @@ use crate::partition::{LoadOptions, PartitionLog};
 use crate::topic_partition::TopicPartition;
 
 impl<F: FileSystem> LogDir<F> {
-    /// Creates the partition log of `tp` (or returns the existing one, and then ignores `config`).
-    /// With `config`, the partition keeps its own configuration in `seglog.properties`, which
-    /// later opens of the directory read; without, it takes the directory's default.
+    /// Creates the partition log of `tp` (or returns the existing one, and then ignores `config`;
+    /// a directory on disk that this handle did not load, being outside its [`Scope`](super::Scope),
+    /// is loaded as an open would). With `config`, the partition keeps its own configuration in
+    /// `seglog.properties`, which later opens of the directory read; without, it takes the
+    /// directory's default. A partition that failed to load is refused
+    /// ([`Error::PartitionUnavailable`]); a creation that fails (an invalid `config`, say)
+    /// leaves no directory or file behind.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -60,10 +66,41 @@ impl<F: FileSystem> LogDir<F> {
         if let Some(log) = logs.get(tp) {
             return Ok(log.clone());
         }
+        if let Some((path, cause)) = self.unavailable.read().get(tp) {
+            return Err(Error::PartitionUnavailable {
+                path: path.clone(),
+                cause: cause.clone(),
+            });
+        }
         let dir = self.path.join(tp.dir_name());
+        if self.fs.is_dir(&dir) {
+            // On disk but outside this handle's scope: loaded as an open would load it.
+            return self.load_existing(&mut logs, tp, &dir);
+        }
+        if let Some(config) = &config {
+            config.validate()?;
+        }
         self.fs
             .create_dir_all(&dir)
             .map_err(|e| Error::io(&dir, e))?;
+        let lock = lock_partition(&self.fs, &dir)?;
+        match self.open_new(&dir, config) {
+            Ok(log) => {
+                self.partition_locks.lock().insert(tp.clone(), lock);
+                logs.insert(tp.clone(), log.clone());
+                Ok(log)
+            }
+            Err(e) => {
+                // Nothing of a failed creation stays: the directory is new and locked, so all
+                // in it is ours.
+                let _ = remove_dir_all(&self.fs, &dir);
+                let _ = self.fs.sync_dir(&self.path);
+                Err(e)
+            }
+        }
+    }
+
+    fn open_new(&self, dir: &Path, config: Option<LogConfig>) -> Result<PartitionLog<F>> {
         let config = match config {
             Some(config) => {
                 write_file(
@@ -77,7 +114,7 @@ impl<F: FileSystem> LogDir<F> {
         };
         let (log, _) = PartitionLog::open(
             self.fs.clone(),
-            &dir,
+            dir,
             config,
             LoadOptions::default(),
             Arc::clone(&self.time),
@@ -85,6 +122,30 @@ impl<F: FileSystem> LogDir<F> {
         self.fs
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
+        Ok(log)
+    }
+
+    /// Loads the existing partition directory `dir` with the checkpoints read on open.
+    fn load_existing(
+        &self,
+        logs: &mut std::collections::BTreeMap<TopicPartition, PartitionLog<F>>,
+        tp: &TopicPartition,
+        dir: &Path,
+    ) -> Result<PartitionLog<F>> {
+        let load = {
+            let kept = self.kept.lock();
+            LoadOptions {
+                recovery_point: if self.recover_all {
+                    0
+                } else {
+                    kept.recovery_points.get(tp).copied().unwrap_or(0)
+                },
+                log_start_offset: kept.log_starts.get(tp).copied().unwrap_or(0),
+                had_clean_shutdown: self.had_clean_shutdown && !self.recover_all,
+            }
+        };
+        let (log, _, lock) = load_one(&self.fs, dir, &self.default_config, load, &self.time)?;
+        self.partition_locks.lock().insert(tp.clone(), lock);
         logs.insert(tp.clone(), log.clone());
         Ok(log)
     }
@@ -141,6 +202,8 @@ impl<F: FileSystem> LogDir<F> {
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
         remove_dir_all(&self.fs, &to)?;
+        self.kept.lock().forget(tp);
+        self.partition_locks.lock().remove(tp);
         Ok(true)
     }
 }

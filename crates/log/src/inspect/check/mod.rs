@@ -84,6 +84,16 @@ impl<F: FileSystem> LogDirView<F> {
             log_ends.insert(partition.topic_partition().clone(), log_end);
             on_partition();
         }
+        if !self.is_partition() {
+            for dir in crate::listing::not_partition_dirs(self.fs(), self.path()) {
+                findings.push(Finding::new(
+                    &dir,
+                    None,
+                    "not_a_partition",
+                    "a directory whose name is not topic-N: Kafka refuses this log directory; seglog leaves it alone",
+                ));
+            }
+        }
         // Checkpoints live in the log directory.
         if let Some(log_dir) = self.log_dir() {
             check_checkpoints(self.fs(), log_dir, &log_ends, &mut findings);
@@ -137,7 +147,9 @@ fn check_partition<F: FileSystem>(
     for file in partition.files() {
         let path = file.path();
         let name = file.name();
-        if file.kind().is_leftover() {
+        if let Some(reason) = file.stray_reason() {
+            findings.push(Finding::new(path, None, "stray_file", reason));
+        } else if file.kind().is_leftover() {
             findings.push(Finding::new(
                 path,
                 None,
