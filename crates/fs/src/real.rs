@@ -181,9 +181,8 @@ impl File for RealFile {
                 Err(rustix::io::Errno::NXIO) => return Ok(end),
                 Err(_) => return Ok(len),
             };
-            let hole = match seek(&self.file, SeekFrom::Hole(data)) {
-                Ok(hole) => hole,
-                Err(_) => return Ok(len),
+            let Ok(hole) = seek(&self.file, SeekFrom::Hole(data)) else {
+                return Ok(len);
             };
             end = hole.min(len);
             if hole >= len {
@@ -261,7 +260,10 @@ mod tests {
         let before = blocks(&file);
         assert!(file.data_end().unwrap() < 1 << 20, "the tail is a hole");
         file.allocate(4096, 64 * 1024).unwrap();
-        assert!(blocks(&file) >= before + 128, "64 KiB is 128 blocks of 512 bytes");
+        assert!(
+            blocks(&file) >= before + 128,
+            "64 KiB is 128 blocks of 512 bytes"
+        );
         assert_eq!(file.len().unwrap(), 1 << 20);
         let mut head = [0; 7];
         file.read_exact_at(&mut head, 0).unwrap();

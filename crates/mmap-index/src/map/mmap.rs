@@ -204,10 +204,8 @@ impl MmapMemory {
         // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
         //   page-aligned (and `map` checked it).
         // - Valid for `words * 4 <= map.len()` bytes while `&self` lives (unmapped only on drop),
-        //   all in pages the file backs: an index maps only its file (or anonymous memory of
-        //   exactly its length, for a stored backing) and is viewed only below `backed`, bytes
-        //   with disk blocks, so no touch can fault on a full disk; a data-file mapping is
-        //   viewed only below a published length (docs/unsafe.md); `words * 4` fits `isize`.
+        //   in pages the file backs with blocks: an index is viewed below `backed` (contract 5);
+        //   a `.log` below a published length (docs/unsafe.md); `words * 4` fits `isize`.
         // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
         // - We access them only through these atomics; docs/unsafe.md rules out other writers
         //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.
