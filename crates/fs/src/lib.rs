@@ -160,6 +160,23 @@ pub trait File: Send + Sync + fmt::Debug + 'static {
     /// Makes the file's data (and its length) durable, like `fdatasync`.
     fn sync_data(&self) -> io::Result<()>;
 
+    /// Gives the bytes `offset..offset + len` (clamped to the file's length) disk blocks, without
+    /// changing the file's length or content, so that a later write of them (through a shared
+    /// mapping too, where a missing block is a `SIGBUS`) cannot fail for lack of space: that
+    /// failure is this call's `ENOSPC`. The default reads the bytes and writes them back, which
+    /// allocates on every file system; real files use `fallocate` (keeping the size), and fall
+    /// back to that where the file system has no `fallocate`.
+    fn allocate(&self, offset: u64, len: u64) -> io::Result<()> {
+        allocate_by_rewriting(self, offset, len)
+    }
+
+    /// Where the file's last data ends: every byte from there to the end of the file is a hole
+    /// (it reads as zeros and has no disk block). The default, the file's length, treats every
+    /// byte as data.
+    fn data_end(&self) -> io::Result<u64> {
+        self.len()
+    }
+
     /// Reads exactly `buf.len()` bytes at `position`, or fails with `UnexpectedEof`.
     fn read_exact_at(&self, mut buf: &mut [u8], mut position: u64) -> io::Result<()> {
         while !buf.is_empty() {
@@ -196,6 +213,27 @@ pub trait File: Send + Sync + fmt::Debug + 'static {
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
         copy_range_buffered(self, position, len, out)
     }
+}
+
+/// The portable path of [`File::allocate`]: reads the range (inside the file) and writes the
+/// same bytes back, 64 KiB at a time; writing a hole's zeros gives it blocks.
+pub(crate) fn allocate_by_rewriting<F: File + ?Sized>(
+    file: &F,
+    offset: u64,
+    len: u64,
+) -> io::Result<()> {
+    const CHUNK: u64 = 64 * 1024;
+    let end = offset.saturating_add(len).min(file.len()?);
+    let mut buf = vec![0_u8; usize::try_from(len.clamp(1, CHUNK)).unwrap_or(1)];
+    let mut position = offset;
+    while position < end {
+        let want = usize::try_from((end - position).min(CHUNK)).unwrap_or(buf.len());
+        let chunk = buf.get_mut(..want).unwrap_or_default();
+        file.read_exact_at(chunk, position)?;
+        file.write_all_at(chunk, position)?;
+        position += want as u64;
+    }
+    Ok(())
 }
 
 /// The portable path of [`File::copy_range_to`]: read into a buffer, write it out.

@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{File, FileSystem, OpenMode, copy_range_buffered};
+use super::{File, FileSystem, OpenMode, allocate_by_rewriting, copy_range_buffered};
 
 /// The real file system.
 #[derive(Debug, Clone, Copy, Default)]
@@ -169,6 +169,48 @@ impl File for RealFile {
         self.file.sync_data()
     }
 
+    fn allocate(&self, offset: u64, len: u64) -> io::Result<()> {
+        let keep_size = rustix::fs::FallocateFlags::KEEP_SIZE;
+        loop {
+            match rustix::fs::fallocate(&self.file, keep_size, offset, len) {
+                Ok(()) => return Ok(()),
+                Err(rustix::io::Errno::INTR) => {}
+                // No `fallocate` here (NFSv3, some FUSE file systems): write the bytes instead,
+                // never skip, so that a full disk is still an error and not a later `SIGBUS`.
+                Err(rustix::io::Errno::OPNOTSUPP | rustix::io::Errno::NOSYS) => {
+                    return allocate_by_rewriting(self, offset, len);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Walks the data regions with `SEEK_DATA`/`SEEK_HOLE`; a file system without them reports
+    /// the whole file as data (`SEEK_HOLE` at the end), or refuses, and then the length is the
+    /// answer. At most 64 regions are walked: past that the rest counts as data.
+    fn data_end(&self) -> io::Result<u64> {
+        use rustix::fs::{SeekFrom, seek};
+        let len = self.len()?;
+        let mut end = 0;
+        let mut position = 0;
+        for _ in 0..64 {
+            let data = match seek(&self.file, SeekFrom::Data(position)) {
+                Ok(data) => data,
+                Err(rustix::io::Errno::NXIO) => return Ok(end),
+                Err(_) => return Ok(len),
+            };
+            let Ok(hole) = seek(&self.file, SeekFrom::Hole(data)) else {
+                return Ok(len);
+            };
+            end = hole.min(len);
+            if hole >= len {
+                return Ok(end);
+            }
+            position = hole;
+        }
+        Ok(len)
+    }
+
     fn map_fd(&self) -> Option<BorrowedFd<'_>> {
         Some(self.file.as_fd())
     }
@@ -219,6 +261,65 @@ impl File for RealFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn blocks(file: &RealFile) -> u64 {
+        file.as_std().metadata().unwrap().blocks()
+    }
+
+    #[test]
+    fn allocate_gives_a_sparse_range_blocks_and_keeps_length_and_content() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = RealFs
+            .open(&dir.path().join("f"), OpenMode::CreateNew)
+            .unwrap();
+        file.set_len(1 << 20).unwrap();
+        file.write_all_at(b"entries", 0).unwrap();
+        let before = blocks(&file);
+        assert!(file.data_end().unwrap() < 1 << 20, "the tail is a hole");
+        file.allocate(4096, 64 * 1024).unwrap();
+        assert!(
+            blocks(&file) >= before + 128,
+            "64 KiB is 128 blocks of 512 bytes"
+        );
+        assert_eq!(file.len().unwrap(), 1 << 20);
+        let mut head = [0; 7];
+        file.read_exact_at(&mut head, 0).unwrap();
+        assert_eq!(&head, b"entries");
+    }
+
+    #[test]
+    fn the_fallback_rewrites_the_range_inside_the_file_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = RealFs
+            .open(&dir.path().join("f"), OpenMode::CreateNew)
+            .unwrap();
+        file.set_len(256 * 1024).unwrap();
+        file.write_all_at(b"kept", 8192).unwrap();
+        let before = blocks(&file);
+        // The range reaches past the end: only the bytes inside the file are written.
+        allocate_by_rewriting(&file, 4096, 1 << 20).unwrap();
+        assert_eq!(file.len().unwrap(), 256 * 1024);
+        assert!(blocks(&file) >= before + 2 * (256 - 12));
+        assert_eq!(file.data_end().unwrap(), 256 * 1024);
+        let mut kept = [0; 4];
+        file.read_exact_at(&mut kept, 8192).unwrap();
+        assert_eq!(&kept, b"kept");
+    }
+
+    #[test]
+    fn data_end_is_the_length_of_a_file_without_holes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = RealFs
+            .open(&dir.path().join("f"), OpenMode::CreateNew)
+            .unwrap();
+        assert_eq!(file.data_end().unwrap(), 0);
+        file.write_all_at(&[7; 10_000], 0).unwrap();
+        assert_eq!(file.data_end().unwrap(), 10_000);
+        file.set_len(1 << 20).unwrap();
+        let end = file.data_end().unwrap();
+        assert!((10_000..1 << 20).contains(&end), "{end}");
+    }
 
     #[test]
     fn directories_are_renamed_with_their_files_and_removed_only_when_empty() {

@@ -89,6 +89,16 @@ impl<E: Entry> Index<E> {
         Ok(resized)
     }
 
+    /// Gives the file's next `entries` slots (at most the free ones) disk blocks, so that
+    /// appending that many entries cannot fail for lack of space: on a full disk this is the
+    /// error (`Io`, naming the file), where a store into a hole through the mapping would be a
+    /// `SIGBUS`. Appends do it themselves, a chunk at a time; a caller that must not fail
+    /// halfway (a segment indexing the batches it already wrote) reserves first. The file's
+    /// length does not change.
+    pub fn reserve(&mut self, entries: usize) -> Result<()> {
+        self.file.reserve(entries)
+    }
+
     /// Shrinks the file to exactly its entries.
     pub fn trim_to_valid_size(&mut self) -> Result<bool> {
         self.resize(u32::try_from(self.size_in_bytes()).unwrap_or(u32::MAX))

@@ -180,10 +180,13 @@ fn floor_cold_decoded<E: Entry, W: Word>(
     (slot <= last).then(|| E::load(cells, slot).decode(base_offset))
 }
 
-/// Builds a view of `mem` with `entries` clamped to its capacity.
+/// Builds a view of `mem` with `entries` clamped to its capacity. The cells may cover fewer
+/// slots (an index file's slots past its allocated blocks, which are holes): those read as zero
+/// entries, as the file's bytes would, without being touched. The floor search sees only the
+/// slots the cells cover.
 fn view<E: Entry, M: Memory>(mem: &M, entries: usize, base_offset: i64) -> View<'_, E, M> {
     let cells = mem.cells();
-    let capacity = cells.len() / E::WORDS;
+    let capacity = mem.words() / E::WORDS;
     View {
         cells,
         writable: mem.writable(),
@@ -368,8 +371,9 @@ impl<E: Entry, M: Memory> Core<E, M> {
         self.cell.with_active(true, f)
     }
 
-    /// Writes `entry` into the next slot and publishes it. `Ok(false)` if no slot is free or the
-    /// mapping is read-only.
+    /// Writes `entry` into the next slot and publishes it. `Ok(false)` if no slot is free, the
+    /// mapping is read-only, or the slot lies past the cells viewed (its disk blocks are not
+    /// allocated yet: the file side allocates them and pushes again).
     #[inline]
     pub(crate) fn push(&mut self, entry: &E) -> Result<bool, Gone> {
         if self.entries >= self.max_entries {
@@ -379,10 +383,11 @@ impl<E: Entry, M: Memory> Core<E, M> {
         // The only store into index memory in the crate, so the one place a read-only
         // mapping must be protected.
         let stored = self.view(|v| {
-            if v.memory_writable() {
+            let fits = (slot + 1) * E::WORDS <= v.cells.len();
+            if v.memory_writable() && fits {
                 entry.store(v.cells, slot);
             }
-            v.memory_writable()
+            v.memory_writable() && fits
         })?;
         if !stored {
             return Ok(false);

@@ -4,11 +4,14 @@
 //! the entry semantics.
 #![forbid(unsafe_code)]
 
+mod allocate;
 mod fs;
 mod open;
 mod ops;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicUsize;
 
 use crate::entry::Entry;
 use crate::error::{Error, Result};
@@ -37,6 +40,10 @@ pub(crate) struct IndexFile<E: Entry> {
     read_only: bool,
     /// A real mapped file, or anonymous memory written back to a store.
     backing: Backing,
+    /// The bytes from 0 known to have disk blocks: where the file's data ended at open, raised
+    /// by every allocation, lowered by a shrink. Each new mapping views only these (shared with
+    /// the budget's remapper); a stored backing has them all.
+    allocated: Arc<AtomicUsize>,
 }
 
 impl<E: Entry> IndexFile<E> {
@@ -198,14 +205,8 @@ impl<E: Entry> IndexFile<E> {
         let pushed = self.core.push(entry).map_err(|g| self.gone_error(g))?;
         if pushed {
             Ok(())
-        } else if self.core.is_closed() || self.read_only {
-            self.check_writable()
         } else {
-            Err(Error::IndexFull {
-                file: self.path.clone(),
-                kind: E::KIND,
-                entries: self.entries(),
-            })
+            self.push_unbacked(entry)
         }
     }
 

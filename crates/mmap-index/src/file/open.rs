@@ -6,6 +6,7 @@ use std::io;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::IndexFile;
 use super::fs::{create_new, load_existing, open_read, open_rw, remove_file};
@@ -155,6 +156,7 @@ impl<E: Entry> IndexFile<E> {
             length: bytes.len() as u64,
             read_only,
             backing: backing.clone(),
+            allocated: Arc::new(AtomicUsize::new(bytes.len())),
         })
     }
 
@@ -168,7 +170,15 @@ impl<E: Entry> IndexFile<E> {
         budget: Option<&MappingBudget>,
     ) -> Result<Self> {
         let length = file.len().map_err(|e| Error::io(path, "stat", e))?;
-        let mem = map(path, file, length, !read_only)?;
+        // Only the bytes before the file's trailing hole are ever touched through the mapping
+        // (a new file is all hole); appends allocate blocks before they write past them.
+        let data_end = if newly_created {
+            0
+        } else {
+            file.data_end().map_err(|e| Error::io(path, "lseek", e))?
+        };
+        let allocated = Arc::new(AtomicUsize::new(usize::try_from(data_end).unwrap_or(0)));
+        let mem = map(path, file, length, !read_only, &allocated)?;
         let entries = if newly_created {
             0
         } else {
@@ -176,6 +186,7 @@ impl<E: Entry> IndexFile<E> {
         };
         let writable = !read_only;
         let remap: Option<Remapper<MmapMemory>> = budget.map(|_| -> Remapper<MmapMemory> {
+            let allocated = Arc::clone(&allocated);
             Box::new(move |path: &Path, words: usize| {
                 let file = if writable {
                     open_rw(path)
@@ -183,7 +194,8 @@ impl<E: Entry> IndexFile<E> {
                     open_read(path)
                 }
                 .map_err(io::Error::other)?;
-                MmapMemory::map(file.as_fd(), words * 4, writable)
+                let backed = allocated.load(Ordering::Acquire);
+                MmapMemory::map(file.as_fd(), words * 4, writable, backed)
             })
         });
         Ok(Self {
@@ -194,12 +206,21 @@ impl<E: Entry> IndexFile<E> {
             length,
             read_only,
             backing: Backing::Mapped,
+            allocated,
         })
     }
 }
 
-pub(super) fn map(path: &Path, file: &RealFile, length: u64, writable: bool) -> Result<MmapMemory> {
+/// Maps `length` bytes of `file`, of which the first `allocated` have disk blocks.
+pub(super) fn map(
+    path: &Path,
+    file: &RealFile,
+    length: u64,
+    writable: bool,
+    allocated: &AtomicUsize,
+) -> Result<MmapMemory> {
     let len = usize::try_from(length)
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
-    MmapMemory::map(file.as_fd(), len, writable).map_err(|e| Error::io(path, "mmap", e))
+    let backed = allocated.load(Ordering::Acquire);
+    MmapMemory::map(file.as_fd(), len, writable, backed).map_err(|e| Error::io(path, "mmap", e))
 }

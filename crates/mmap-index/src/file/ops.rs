@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 use std::path::Path;
+use std::sync::atomic::Ordering;
 
 use super::IndexFile;
 use super::fs::{delete_if_exists, open_rw, rename};
@@ -63,13 +64,17 @@ impl<E: Entry> IndexFile<E> {
         }
         let file = open_rw(&self.path)?;
         if rounded > self.length {
+            // The grown part is a hole: the new mapping views only the bytes allocated so far.
             file.set_len(rounded)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;
             self.length = rounded;
-            let mem = map(&self.path, &file, rounded, true)?;
+            let mem = map(&self.path, &file, rounded, true, &self.allocated)?;
             self.core.remap(mem, false);
         } else {
-            let mem = map(&self.path, &file, rounded, true)?;
+            // The cut frees the blocks past `rounded`: a later growth finds a hole there again.
+            let cut = usize::try_from(rounded).unwrap_or(usize::MAX);
+            self.allocated.fetch_min(cut, Ordering::AcqRel);
+            let mem = map(&self.path, &file, rounded, true, &self.allocated)?;
             self.core.remap(mem, true);
             file.set_len(rounded)
                 .map_err(|e| Error::io(&self.path, "set_len", e))?;

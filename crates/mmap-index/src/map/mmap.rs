@@ -33,6 +33,12 @@ pub(crate) struct MmapMemory {
     map: Option<memmap2::MmapRaw>,
     /// `map.len() / 4`.
     words: usize,
+    /// The bytes from 0 known to have disk blocks (or data): the only ones ever viewed through
+    /// [`Memory::cells`]. Past them an index file is a hole, where a first touch of a page
+    /// through the mapping can be a `SIGBUS` on a full disk (docs/unsafe.md, contract 5); loads
+    /// there read as zeros without touching memory. Raised (`Release`) by the writer after it
+    /// allocated the blocks and before it stores into them; read `Acquire`.
+    backed: std::sync::atomic::AtomicUsize,
     /// False for a `PROT_READ` mapping, which must never be stored to.
     writable: bool,
     /// The live-mapping counter this mapping is counted in.
@@ -41,9 +47,31 @@ pub(crate) struct MmapMemory {
 
 impl MmapMemory {
     /// Maps the first `len` bytes of `file` shared, read-write or (for a file opened read-only)
-    /// read-only.
-    pub(crate) fn map(file: BorrowedFd<'_>, len: usize, writable: bool) -> io::Result<Self> {
-        Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)
+    /// read-only, of which only the first `backed` bytes (those with disk blocks) are viewed.
+    pub(crate) fn map(
+        file: BorrowedFd<'_>,
+        len: usize,
+        writable: bool,
+        backed: usize,
+    ) -> io::Result<Self> {
+        let map = Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)?;
+        map.backed
+            .store(backed.min(len), std::sync::atomic::Ordering::Release);
+        Ok(map)
+    }
+
+    /// The bytes from 0 that may be viewed (see the field).
+    #[inline]
+    pub(crate) fn backed_bytes(&self) -> usize {
+        self.backed.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Records that the first `bytes` bytes (at most the mapping) now have disk blocks.
+    pub(crate) fn set_backed(&self, bytes: usize) {
+        self.backed.fetch_max(
+            bytes.min(self.words * 4),
+            std::sync::atomic::Ordering::Release,
+        );
     }
 
     /// Maps the first `len` bytes of `file` shared and read-only (`PROT_READ`), counted as a
@@ -61,6 +89,7 @@ impl MmapMemory {
             return Ok(Self {
                 map: None,
                 words: 0,
+                backed: std::sync::atomic::AtomicUsize::new(0),
                 writable,
                 counter: &LIVE_MAPPINGS,
             });
@@ -82,6 +111,8 @@ impl MmapMemory {
         Ok(Self {
             map: Some(map),
             words: bytes.len() / 4,
+            // Anonymous memory has no holes.
+            backed: std::sync::atomic::AtomicUsize::new(bytes.len()),
             writable,
             counter: &LIVE_MAPPINGS,
         })
@@ -110,6 +141,7 @@ impl MmapMemory {
             return Ok(Self {
                 map: None,
                 words: 0,
+                backed: std::sync::atomic::AtomicUsize::new(0),
                 writable,
                 counter,
             });
@@ -142,15 +174,18 @@ impl MmapMemory {
         Ok(Self {
             map: Some(map),
             words: len / 4,
+            // A data file's mapping is viewed only below a published length (`cells_up_to`);
+            // an index's is narrowed by `map`.
+            backed: std::sync::atomic::AtomicUsize::new(len),
             writable,
             counter,
         })
     }
 
-    /// The mapped words as atomics.
+    /// The mapped words that may be viewed (below `backed`) as atomics.
     #[inline]
     fn atomics(&self) -> &[std::sync::atomic::AtomicU32] {
-        self.atomics_prefix(self.words)
+        self.atomics_prefix(self.backed_bytes().div_ceil(4))
     }
 
     /// The first `words` mapped words (at most all of them) as atomics.
@@ -169,9 +204,8 @@ impl MmapMemory {
         // - The pointer is non-null and aligned for `AtomicU32`: a live mapping's start is
         //   page-aligned (and `map` checked it).
         // - Valid for `words * 4 <= map.len()` bytes while `&self` lives (unmapped only on drop),
-        //   all in pages the file backs: an index maps only its file (or anonymous memory of
-        //   exactly its length, for a stored backing); a data-file mapping is viewed only below
-        //   a published length (docs/unsafe.md); `words * 4` fits `isize`.
+        //   in pages the file backs with blocks: an index is viewed below `backed` (contract 5);
+        //   a `.log` below a published length (docs/unsafe.md); `words * 4` fits `isize`.
         // - The bytes are initialized and any bit pattern is a valid `AtomicU32`.
         // - We access them only through these atomics; docs/unsafe.md rules out other writers
         //   except the kernel's `pwrite` (a race on values) and shrinking under a mapping.
@@ -204,6 +238,7 @@ impl Memory for MmapMemory {
         self.atomics()
     }
 
+    /// All the mapped words, viewed or not: an index's capacity.
     #[inline]
     fn words(&self) -> usize {
         self.words

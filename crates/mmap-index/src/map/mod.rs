@@ -90,7 +90,8 @@ pub(crate) trait Memory: Send + Sync + 'static {
     type Word: Word;
     /// The memory as words.
     fn cells(&self) -> &[Self::Word];
-    /// The number of whole 32-bit words.
+    /// The number of whole 32-bit words: the capacity. [`cells`](Self::cells) may view fewer
+    /// (an index file's words past its allocated blocks); loads past them read as zero.
     #[inline]
     fn words(&self) -> usize {
         self.cells().len()

@@ -20,6 +20,7 @@ mod offset_index_truncate;
 mod offset_index_unmap;
 mod read_only_open;
 mod sanity_check;
+mod sparse_allocation;
 mod stress_concurrent_lookups;
 mod time_index_append;
 mod time_index_lookup;

@@ -35,12 +35,27 @@ impl<F: FileSystem> LogSegment<F> {
                 size: new_size,
             });
         }
+        // The index entries this append adds get their disk blocks first: on a full disk the
+        // append fails here, before a byte is written, rather than halfway through indexing.
+        let entries = index_entries(
+            w.bytes_since_last_index_entry,
+            self.config.index_interval_bytes,
+            &batches,
+        );
+        if entries > 0 {
+            w.offset_index.get_mut()?.reserve(entries)?;
+            w.time_index.get_mut()?.reserve(entries)?;
+        }
+        if let Err(e) = self.log.write_all_at(records, physical_position) {
+            // A short write (a full disk) leaves a torn batch past the size: cut it, so the file
+            // holds only what was acknowledged. Best effort: the size is unchanged either way,
+            // the next append overwrites those bytes, and recovery would cut them.
+            let _ = self.log.set_len(physical_position);
+            return Err(Error::io(&*self.path(), "write", e));
+        }
         if physical_position == 0 {
             w.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
         }
-        self.log
-            .write_all_at(records, physical_position)
-            .map_err(|e| Error::io(&*self.path(), "write", e))?;
         Self::load_max_timestamp(&mut w)?;
         let mut position = physical_position;
         for batch in &batches {
@@ -54,6 +69,20 @@ impl<F: FileSystem> LogSegment<F> {
         }
         Ok(())
     }
+}
+
+/// How many index entries `index_batch` adds for `batches`, starting `since` bytes after the
+/// last entry (the same rule, without its effects).
+fn index_entries(mut since: u64, interval: u32, batches: &[BatchFacts]) -> usize {
+    let mut entries = 0;
+    for batch in batches {
+        if since > u64::from(interval) {
+            entries += 1;
+            since = 0;
+        }
+        since += batch.size;
+    }
+    entries
 }
 
 /// Frames `records` completely, or refuses them: `append` takes whole batches only.
