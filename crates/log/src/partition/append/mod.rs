@@ -257,7 +257,10 @@ impl<F: FileSystem> Inner<F> {
         if new_offset == active.base_offset() {
             if active.size() == 0 {
                 // KAFKA-6388: an empty active segment at the same offset is recreated, not rolled.
-                active.delete()?;
+                // As Kafka's `createAndDeleteSegment`: renamed `.deleted` first (its names are the
+                // new one's), replaced in the list, deleted once due, so that a reader that took
+                // it from the list never finds it closed while it is still listed.
+                self.schedule_delete(Arc::clone(&active))?;
                 let fresh = Arc::new(self.open_new_segment(new_offset)?);
                 self.swap_segments(|s| {
                     s.insert(new_offset, Arc::clone(&fresh));
