@@ -243,6 +243,7 @@ fn build(root: &Path, expected: &Path) -> Result<()> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut out = std::io::BufWriter::new(

@@ -50,6 +50,7 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (dir, _) = LogDir::open(RealFs, &parent, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let log = match dir.log(&tp) {

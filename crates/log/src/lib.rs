@@ -24,6 +24,7 @@
 //!     time: Arc::new(SystemClock),
 //!     progress: None,
 //!     recover_all: false,
+//!     discard: false,
 //! };
 //! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
 //! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;
@@ -61,6 +62,7 @@ mod loom;
 mod offset_map;
 mod partition;
 pub mod record;
+mod log_dir_plan;
 mod snapshot;
 mod time;
 mod topic_partition;
@@ -79,9 +81,11 @@ pub use log_dir::{
     ProgressFn, SchedulerConfig,
 };
 pub use partition::{
-    AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
-    LoadReport, PartitionLog, RetentionReport, StopAfter,
+    AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment, FetchDataInfo,
+    Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog, QUARANTINE_DIR, RESTORE_HINT,
+    RecoveryPlan, Removal, RetentionReport, StopAfter, plan_partition,
 };
+pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;
 pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};

@@ -391,6 +391,7 @@ fn a_locked_log_directory_is_refused_clearly() {
         time: Arc::new(seglog_log::SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (held, _) = seglog_log::LogDir::open(seglog_log::RealFs, &logs, options).unwrap();
     let out = seglog(

@@ -31,6 +31,7 @@ impl<F: FileSystem> LogDir<F> {
     /// #     time: Arc::new(SystemClock),
     /// #     progress: None,
     /// #     recover_all: false,
+    /// #     discard: false,
     /// # };
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);
@@ -105,6 +106,7 @@ impl<F: FileSystem> LogDir<F> {
     /// #     time: Arc::new(SystemClock),
     /// #     progress: None,
     /// #     recover_all: false,
+    /// #     discard: false,
     /// # };
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);
