@@ -58,11 +58,11 @@ mod error;
 pub mod inspect;
 mod listing;
 mod log_dir;
+mod log_dir_plan;
 mod loom;
 mod offset_map;
 mod partition;
 pub mod record;
-mod log_dir_plan;
 mod snapshot;
 mod time;
 mod topic_partition;
@@ -80,12 +80,12 @@ pub use log_dir::{
     CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
     ProgressFn, SchedulerConfig,
 };
+pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{
     AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment, FetchDataInfo,
     Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog, QUARANTINE_DIR, RESTORE_HINT,
     RecoveryPlan, Removal, RetentionReport, StopAfter, plan_partition,
 };
-pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;
 pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};

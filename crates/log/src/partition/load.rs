@@ -451,6 +451,11 @@ impl<F: FileSystem> Inner<F> {
                             ),
                         });
                     }
+                    if cut.is_some() {
+                        // The cut durable before the quarantine is marked done: a power loss
+                        // must not bring back a tail whose copy a finished directory holds.
+                        segment.flush()?;
+                    }
                     report.recovered.push((*base, recovered));
                 }
                 Err(seglog_segment::Error::Index(_)) => {
@@ -458,6 +463,7 @@ impl<F: FileSystem> Inner<F> {
                     let copy = quarantine.map(|q| q.copy_tail(&log, 0)).transpose()?;
                     report.moved.push((log, copy));
                     segment.truncate_to(*base, self.time.now_ms())?;
+                    segment.flush()?;
                     emptied = Some(*base);
                     break;
                 }

@@ -17,6 +17,7 @@ mod disk_full;
 mod log_dir;
 mod open_damaged_active_segment;
 mod partition_log;
+mod recover_crash_idempotent;
 mod recover_overlapping_segment;
 mod recreated_segment_name_durable;
 mod roll_flushes_indexes;
