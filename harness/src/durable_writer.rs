@@ -77,6 +77,7 @@ fn main() -> Result<()> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     // Opening recovers whatever the previous (killed) writer left.
     let (dir, _) = LogDir::open(RealFs, &args.root, options).context("opening the log dir")?;

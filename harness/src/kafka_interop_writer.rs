@@ -243,6 +243,7 @@ fn build(root: &Path, expected: &Path) -> Result<()> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut out = std::io::BufWriter::new(
@@ -411,6 +412,7 @@ fn append(partition_dir: &Path, count: usize, expected: &Path, configs: &[&str])
         recovery_point: recovery.get(&tp).copied().unwrap_or(0),
         log_start_offset: starts.get(&tp).copied().unwrap_or(0),
         had_clean_shutdown: true,
+        discard: false,
     };
     let (log, _) = PartitionLog::open(RealFs, &partition_dir, config, load, Arc::new(SystemClock))
         .map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -35,15 +35,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run unclean-shutdown recovery now: cut torn tails, rebuild indexes, finish interrupted swaps.
+    /// Recover now, as a broker's start-up would: plan, then cut damaged tails, set aside what
+    /// follows them, rebuild indexes, finish interrupted swaps.
     #[command(after_help = RECOVER_EXAMPLES)]
-    Recover {
-        /// A partition directory (topic-N) or a log directory.
-        dir: PathBuf,
-        /// Print one JSON object per partition.
-        #[arg(long)]
-        json: bool,
-    },
+    Recover(RecoverArgs),
     /// Append records read from stdin, one per line.
     #[command(after_help = PRODUCE_EXAMPLES)]
     Produce(ProduceArgs),
@@ -81,6 +76,33 @@ enum Command {
         #[arg(default_value = "seglog-demo")]
         dir: PathBuf,
     },
+}
+
+#[derive(Debug, clap::Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line flag"
+)]
+struct RecoverArgs {
+    /// A partition directory (topic-N) or a log directory.
+    dir: PathBuf,
+    /// Print one JSON object per partition.
+    #[arg(long)]
+    json: bool,
+    /// Print the plan (per partition: bytes cut, segments and records dropped, files removed,
+    /// indexes rebuilt) and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Delete what recovery drops instead of moving it to the partition's seglog-quarantine/.
+    #[arg(long)]
+    discard: bool,
+    /// Scan every segment, whatever the clean-shutdown marker and the recovery points say.
+    #[arg(long)]
+    full: bool,
+    /// A topic config for partitions without a seglog.properties, as key=value (repeatable),
+    /// e.g. --config index.interval.bytes=4096 for a broker's directory.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    configs: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,10 +198,22 @@ Exit status: 0 when clean, 1 when problems were found (each is listed), 2 on fai
 
 const RECOVER_EXAMPLES: &str = "\
 Examples:
+  seglog recover --dry-run /var/lib/kafka/orders-0
   seglog recover /var/lib/kafka/orders-0
-  seglog recover /var/lib/kafka   # every partition
+  seglog recover /var/lib/kafka --config index.interval.bytes=4096   # every partition
+  seglog recover --full --discard logs/events-0
 
-Afterwards `seglog check` passes.";
+What is kept is Kafka's rule: the valid prefix of the first damaged segment from the recovery
+point on; the segments after it are dropped. What is dropped (a cut tail, later segments, a
+damaged .swap) is moved to <partition>/seglog-quarantine/<n>/ (a Kafka broker ignores it), with
+a plan.txt saying what it is and how to put it back; --discard deletes it instead. After a clean
+shutdown nothing is rescanned but a damaged active segment; after an unclean one, the segments
+from the recovery point on; a valid index is left alone. A killed recover, run again, ends as one
+uninterrupted run would. Afterwards `seglog check` passes.
+
+Exit status: 0 when the directory is healthy afterwards (nothing was needed, or it was
+repaired; the summary lists every change); with --dry-run, 0 when nothing needs doing and 1 when
+recovery would change something (listed); 2 on bad usage or a failure.";
 
 const PRODUCE_EXAMPLES: &str = "\
 Examples:
@@ -260,7 +294,16 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
     let result = match cli.command {
         Command::Dump(options) => dump::run(&options, out, err),
         Command::Check { dir, json } => crate::check::check(&dir, json, out),
-        Command::Recover { dir, json } => crate::check::recover(&dir, json, out),
+        Command::Recover(args) => {
+            let options = crate::recover::RecoverOptions {
+                json: args.json,
+                dry_run: args.dry_run,
+                discard: args.discard,
+                full: args.full,
+                configs: args.configs,
+            };
+            crate::recover::recover(&args.dir, &options, out)
+        }
         Command::Produce(args) => produce(&args, out),
         Command::Consume(args) => {
             let start = match (args.from_offset, args.from_timestamp) {

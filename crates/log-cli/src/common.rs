@@ -50,6 +50,7 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (dir, tp, _) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
     let log = match dir.log(&tp) {

@@ -43,6 +43,7 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     if replace {

@@ -10,6 +10,7 @@ mod consume;
 mod demo;
 mod dump;
 mod produce;
+mod recover;
 mod stats;
 
 pub use cli::{run, run_with};

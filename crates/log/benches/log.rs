@@ -461,6 +461,7 @@ fn open_many_segments(c: &mut Criterion) {
         recovery_point: segments,
         log_start_offset: 0,
         had_clean_shutdown: true,
+        discard: false,
     };
     let mut group = c.benchmark_group("log_open");
     group.sample_size(10);

@@ -22,6 +22,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     // Open the log directory: it recovers whatever a previous run left, and holds a lock.
     let (dir, report) = LogDir::open(RealFs, &root, options)

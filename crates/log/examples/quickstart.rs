@@ -36,6 +36,7 @@ fn run(root: &Path) -> Result<(), Box<dyn Error>> {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     // Takes the directory's `.lock`, reads its checkpoints and loads its partitions.
     let (dir, _report) = LogDir::open(RealFs, root, options)?;

@@ -66,6 +66,14 @@ pub enum Error {
         /// What is wrong, in Kafka's words where Kafka has them.
         problem: String,
     },
+    /// A file changed between recovery's plan and its action: another process wrote to it.
+    #[error("{}: {reason}", path.display())]
+    Changed {
+        /// The file.
+        path: PathBuf,
+        /// What differed.
+        reason: String,
+    },
     /// A segment operation failed.
     #[error(transparent)]
     Segment(#[from] seglog_segment::Error),

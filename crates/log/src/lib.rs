@@ -24,6 +24,7 @@
 //!     time: Arc::new(SystemClock),
 //!     progress: None,
 //!     recover_all: false,
+//!     discard: false,
 //! };
 //! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
 //! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;
@@ -57,6 +58,7 @@ mod error;
 pub mod inspect;
 mod listing;
 mod log_dir;
+mod log_dir_plan;
 mod loom;
 mod offset_map;
 mod partition;
@@ -78,9 +80,11 @@ pub use log_dir::{
     CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
     PartitionFailure, ProgressFn, SchedulerConfig, Scope,
 };
+pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{
-    AppendInfo, CleanOptions, CleanReport, FetchDataInfo, Isolation, ListOffset, LoadOptions,
-    LoadReport, PartitionLog, RetentionReport, StopAfter,
+    AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment, FetchDataInfo,
+    Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog, QUARANTINE_DIR, RESTORE_HINT,
+    RecoveryPlan, Removal, RetentionReport, StopAfter, plan_partition,
 };
 pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;

@@ -28,6 +28,7 @@ fn clean_open_maps_nothing_until_used() {
         recovery_point: end,
         log_start_offset: 0,
         had_clean_shutdown: true,
+        discard: false,
     };
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.segments_scanned, 0);

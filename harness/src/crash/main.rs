@@ -87,6 +87,7 @@ fn options(clock: &MockClock, segment_bytes: u64) -> LogDirOptions {
         time: Arc::new(clock.clone()),
         progress: None,
         recover_all: false,
+        discard: false,
     }
 }
 

@@ -199,7 +199,7 @@ fn recover_repairs_a_torn_tail_and_check_reports_it_first() {
     let out = seglog(&["recover", "logs/t-0"], root.path(), None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("truncated 19 bytes"),
+        text(&out.stdout).contains("(19 bytes, offsets from 50 on)"),
         "{}",
         text(&out.stdout)
     );
@@ -284,7 +284,8 @@ fn check_accepts_the_preallocated_indexes_of_an_active_segment() {
         text(&out.stdout),
         text(&out.stderr)
     );
-    // The same on an inactive segment is a problem, and recover trims it.
+    // The same on an inactive segment is a problem, and recover trims it: after a clean
+    // shutdown only with --full, since neither Kafka nor recover rescans a cleanly closed log.
     preallocate(&logs[0]);
     let out = seglog(&["check", "logs/t-0", "--json"], root.path(), None);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
@@ -293,7 +294,7 @@ fn check_accepts_the_preallocated_indexes_of_an_active_segment() {
         "{}",
         text(&out.stdout)
     );
-    let out = seglog(&["recover", "logs/t-0"], root.path(), None);
+    let out = seglog(&["recover", "--full", "logs/t-0"], root.path(), None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let out = seglog(&["check", "logs/t-0"], root.path(), None);
     assert!(out.status.success(), "{}", text(&out.stdout));
@@ -391,6 +392,7 @@ fn a_locked_log_directory_is_refused_clearly() {
         time: Arc::new(seglog_log::SystemClock),
         progress: None,
         recover_all: false,
+        discard: false,
     };
     let (held, _) = seglog_log::LogDir::open(seglog_log::RealFs, &logs, options).unwrap();
     let out = seglog(

@@ -7,3 +7,4 @@ mod dump_matches_kafka;
 mod flags;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
+mod recover_plan;

@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 use crate::partition::{LoadOptions, LoadReport, PartitionLog};
 use crate::topic_partition::TopicPartition;
 
-pub(super) fn read_partition_config<F: FileSystem>(
+/// A partition's `seglog.properties`, or `default` when it has none.
+pub(crate) fn read_partition_config<F: FileSystem>(
     fs: &F,
     dir: &Path,
     default: &LogConfig,
@@ -93,6 +94,7 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                         recovery_point: recovery_points.get(tp).copied().unwrap_or(0),
                         log_start_offset: log_starts.get(tp).copied().unwrap_or(0),
                         had_clean_shutdown,
+                        discard: options.discard,
                     };
                     let result = load_one(fs, dir, &options.default_config, load, &options.time);
                     if let Some(slot) = results.lock().get_mut(i) {

@@ -29,6 +29,7 @@ use crate::topic_partition::{DirKind, TopicPartition};
 
 use checkpoints::{Kept, read_checkpoint};
 use load::load_in_parallel;
+pub(crate) use load::read_partition_config;
 pub use options::{
     CleanerSettings, LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
     PartitionFailure, ProgressFn, SchedulerConfig,
@@ -94,6 +95,7 @@ impl<F: FileSystem> LogDir<F> {
     ///     time: Arc::new(SystemClock),
     ///     progress: None,
     ///     recover_all: false,
+    ///     discard: false,
     /// };
     /// let (dir, report) = LogDir::open(RealFs, root.path(), options())?;
     /// assert!(!report.had_clean_shutdown && report.logs.is_empty()); // a new directory

@@ -66,6 +66,9 @@ pub struct LogDirOptions {
     /// Recover every segment of every log, as after an unclean shutdown with no recovery point
     /// (what `seglog recover` does), whatever the marker and checkpoints say.
     pub recover_all: bool,
+    /// Delete what recovery drops (a cut tail, the segments after it, a damaged `.swap`) instead
+    /// of moving it to the partition's quarantine ([`QUARANTINE_DIR`](crate::QUARANTINE_DIR)).
+    pub discard: bool,
 }
 
 impl std::fmt::Debug for LogDirOptions {

@@ -37,6 +37,7 @@ impl<F: FileSystem> LogDir<F> {
     /// #     time: Arc::new(SystemClock),
     /// #     progress: None,
     /// #     recover_all: false,
+    /// #     discard: false,
     /// # };
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);
@@ -142,6 +143,8 @@ impl<F: FileSystem> LogDir<F> {
                 },
                 log_start_offset: kept.log_starts.get(tp).copied().unwrap_or(0),
                 had_clean_shutdown: self.had_clean_shutdown && !self.recover_all,
+                // What its recovery drops is kept aside, whatever the directory was opened with.
+                discard: false,
             }
         };
         let (log, _, lock) = load_one(&self.fs, dir, &self.default_config, load, &self.time)?;
@@ -166,6 +169,7 @@ impl<F: FileSystem> LogDir<F> {
     /// #     time: Arc::new(SystemClock),
     /// #     progress: None,
     /// #     recover_all: false,
+    /// #     discard: false,
     /// # };
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);

@@ -56,6 +56,7 @@ impl<F: FileSystem> LogDir<F> {
     ///     time: Arc::new(SystemClock),
     ///     progress: None,
     ///     recover_all: false,
+    ///     discard: false,
     /// };
     /// let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// dir.create_log(&TopicPartition::new("a", 0), None)?;

@@ -9,6 +9,9 @@ use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
+use super::planner::plan_partition;
+use super::quarantine::Quarantine;
+use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
@@ -26,6 +29,8 @@ pub struct LoadOptions {
     pub log_start_offset: i64,
     /// Whether the log directory had a clean-shutdown marker.
     pub had_clean_shutdown: bool,
+    /// Delete what recovery drops instead of moving it to the partition's quarantine.
+    pub discard: bool,
 }
 
 /// What [`PartitionLog::open`] did, step by step.
@@ -46,9 +51,18 @@ pub struct LoadReport {
     pub rebuilt_missing_index: Vec<i64>,
     /// Segments recovered after an unclean shutdown, with what recovery did (step 6).
     pub recovered: Vec<(i64, RecoveryReport)>,
-    /// Segments deleted because an earlier segment was truncated, or because their base offset
-    /// lies below the end of the segment before them (step 6).
+    /// Segments dropped because an earlier segment was truncated, or because their base offset
+    /// lies below the end of the segment before them (step 6): moved to the quarantine, or with
+    /// [`LoadOptions::discard`] deleted.
     pub deleted_after_corruption: Vec<i64>,
+    /// The plan the load carried out: everything it changed, decided before the first change.
+    pub plan: RecoveryPlan,
+    /// The quarantine directory that holds what this load dropped (`None`: nothing was dropped,
+    /// or it was discarded).
+    pub quarantine: Option<PathBuf>,
+    /// What each dropped file became: its path in the quarantine (`None` when discarded). Cut
+    /// tails are listed under their `.log`.
+    pub moved: Vec<(PathBuf, Option<PathBuf>)>,
     /// How many segments were opened.
     pub segments_loaded: usize,
     /// How many segments had their `.log` scanned (recovered). After a clean shutdown: zero.
@@ -59,10 +73,6 @@ pub struct LoadReport {
     pub recovery_point: i64,
     /// The log start offset after loading.
     pub log_start_offset: i64,
-}
-
-fn is_index_name(name: &str) -> bool {
-    FileKind::of(name).is_index()
 }
 
 impl<F: FileSystem> PartitionLog<F> {
@@ -195,22 +205,29 @@ impl<F: FileSystem> Inner<F> {
     }
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
-        let listed = self.list()?;
-        let swaps = self.remove_temp_files_and_collect_swaps(&listed, report)?;
-        // Step 5 works from a listing of the directory as steps 1 to 4 leave it: the same one
-        // when they removed and renamed nothing (the common case), else a new one.
-        let changed = !(swaps.is_empty()
-            && report.deleted_files.is_empty()
-            && report.aborted_files.is_empty());
-        self.complete_swaps(&swaps, report)?;
-        let files = if changed { self.list()? } else { listed };
-        let mut segments = self.load_segment_files(&files, options, report)?;
-        let mut recovery_point = options.recovery_point;
-        if options.had_clean_shutdown {
-            Self::recover_damaged_active_segment(&segments, report)?;
+        let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
+        let plan = plan_partition(&self.fs, &self.dir, interval, options)?;
+        let quarantine = if !plan.drops_data() {
+            Quarantine::finish_unfinished(&self.fs, &self.dir)?;
+            None
+        } else if options.discard {
+            None
         } else {
-            self.recover_log(&mut segments, recovery_point, report)?;
+            let q = Quarantine::begin(&self.fs, &self.dir, &plan)?;
+            report.quarantine = Some(q.dir().to_path_buf());
+            Some(q)
+        };
+        self.remove_temp_files(&plan, quarantine.as_ref(), report)?;
+        self.complete_swaps(&plan, report)?;
+        self.drop_segments(&plan, quarantine.as_ref(), report)?;
+        let files = self.list()?;
+        let mut segments = self.load_segment_files(&files, report)?;
+        self.recover_segments(&mut segments, &plan, quarantine.as_ref(), report)?;
+        if let Some(q) = &quarantine {
+            q.finish()?;
         }
+        report.segments_scanned = plan.scanned.len();
+        report.plan = plan;
         // Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd.
         if let Some(last) = segments.values().next_back()
             && last.read_next_offset()? < options.log_start_offset
@@ -233,10 +250,10 @@ impl<F: FileSystem> Inner<F> {
             Some(active) => active.read_next_offset()?,
             None => 0,
         };
-        recovery_point = if options.had_clean_shutdown {
+        let recovery_point = if options.had_clean_shutdown {
             log_end_offset
         } else {
-            recovery_point.min(log_end_offset)
+            options.recovery_point.min(log_end_offset)
         };
         let first_base = segments.keys().next().copied().unwrap_or(0);
         let log_start_offset = options.log_start_offset.max(first_base);
@@ -258,130 +275,120 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 
-    /// After a clean shutdown Kafka rescans nothing, and its `readNextOffset` falls back to the
-    /// base offset when the active segment's tail is torn: the segment's records stop being served
-    /// and appends reuse their offsets, after the damaged bytes (where a later recovery cuts them
-    /// off). A clean shutdown never leaves such a tail, so one found here is damage done since:
-    /// the active segment is recovered (a walk from its last index entry finds out, so an
-    /// undamaged open still reads no more than Kafka's).
-    fn recover_damaged_active_segment(
-        segments: &SegmentMap<F>,
+    /// Drops `path`: into the quarantine, or deleted with `discard`.
+    fn drop_file(
+        &self,
+        path: &Path,
+        quarantine: Option<&Quarantine<F>>,
         report: &mut LoadReport,
     ) -> Result<()> {
-        if let Some((base, active)) = segments.iter().next_back()
-            && !report.recovered.iter().any(|(b, _)| b == base)
-            && !active.ends_at_batch_boundary()
-        {
-            report.segments_scanned += 1;
-            let recovered = active.recover()?;
-            report.recovered.push((*base, recovered));
-        }
+        let moved = if let Some(q) = quarantine {
+            Some(q.move_in(path)?)
+        } else {
+            self.remove(path)?;
+            None
+        };
+        report.moved.push((path.to_path_buf(), moved));
         Ok(())
+    }
+
+    /// Makes the drops durable.
+    fn sync_drops(&self, quarantine: Option<&Quarantine<F>>) -> Result<()> {
+        match quarantine {
+            Some(q) => q.sync(),
+            None => self.sync_dir(),
+        }
     }
 
     /// Step 1: delete `.deleted`; abort `.cleaned` (and `.swap` files at or above the smallest
-    /// cleaned offset, an interrupted split); return the remaining `.swap` files.
-    fn remove_temp_files_and_collect_swaps(
+    /// cleaned offset, an interrupted split). A damaged `.log.swap` is set aside with its index
+    /// swaps (where Kafka's loader would fail on it), so that the partition still opens with the
+    /// segments it would have replaced.
+    fn remove_temp_files(
         &self,
-        listed: &[PathBuf],
+        plan: &RecoveryPlan,
+        quarantine: Option<&Quarantine<F>>,
         report: &mut LoadReport,
-    ) -> Result<Vec<PathBuf>> {
-        let mut cleaned = Vec::new();
-        let mut swaps = Vec::new();
-        for path in listed {
-            let name = file_name(path);
-            if name.ends_with(naming::DELETED_FILE_SUFFIX) && !name.ends_with(".checkpoint.deleted")
-            {
-                self.remove(path)?;
-                report.deleted_files.push(path.clone());
-            } else if name.ends_with(naming::CLEANED_FILE_SUFFIX) {
-                cleaned.push(path.clone());
-            } else if name.ends_with(naming::SWAP_FILE_SUFFIX) {
-                swaps.push(path.clone());
+    ) -> Result<()> {
+        for (path, why) in &plan.removed {
+            match why {
+                Removal::Deleted => report.deleted_files.push(path.clone()),
+                Removal::Aborted => report.aborted_files.push(path.clone()),
+                _ => continue,
+            }
+            self.remove(path)?;
+        }
+        for swap in &plan.bad_swaps {
+            for path in &swap.files {
+                self.drop_file(path, quarantine, report)?;
             }
         }
-        let min_cleaned = cleaned
-            .iter()
-            .filter_map(|p| naming::offset_from_file_name(file_name(p)))
-            .min();
-        if let Some(min_cleaned) = min_cleaned {
-            let (abort, keep): (Vec<_>, Vec<_>) = swaps.into_iter().partition(|p| {
-                naming::offset_from_file_name(file_name(p)).is_some_and(|o| o >= min_cleaned)
-            });
-            for path in abort {
-                self.remove(&path)?;
-                report.aborted_files.push(path);
-            }
-            swaps = keep;
+        if !plan.bad_swaps.is_empty() {
+            self.sync_drops(quarantine)?;
         }
-        for path in cleaned {
-            self.remove(&path)?;
-            report.aborted_files.push(path);
-        }
-        Ok(swaps)
-    }
-
-    /// Steps 2 to 4: delete what the swap segments replace, then rename them into place.
-    fn complete_swaps(&self, swaps: &[PathBuf], report: &mut LoadReport) -> Result<()> {
-        let swap_logs: Vec<i64> = swaps
-            .iter()
-            .filter(|p| {
-                file_name(p).ends_with(&format!(
-                    "{}{}",
-                    naming::LOG_FILE_SUFFIX,
-                    naming::SWAP_FILE_SUFFIX
-                ))
-            })
-            .filter_map(|p| naming::offset_from_file_name(file_name(p)))
-            .collect();
-        if swap_logs.is_empty() {
-            // Index files left as .swap without their log: drop the suffix-less leftovers' twins.
-            for path in swaps {
-                self.remove(path)?;
-                report.aborted_files.push(path.clone());
-            }
-            return Ok(());
-        }
-        let mut min_swap = i64::MAX;
-        let mut max_swap = i64::MIN;
-        for base in &swap_logs {
-            let segment = self.open_segment(*base, naming::SWAP_FILE_SUFFIX, true)?;
-            min_swap = min_swap.min(*base);
-            max_swap = max_swap.max(segment.read_next_offset()?);
-        }
-        for path in self.list()? {
-            let name = file_name(&path);
-            if name.ends_with(naming::SWAP_FILE_SUFFIX) {
-                continue;
-            }
-            if let Some(offset) = naming::offset_from_file_name(name)
-                && (min_swap..max_swap).contains(&offset)
-                && (name.ends_with(naming::LOG_FILE_SUFFIX) || is_index_name(name))
-            {
-                self.remove(&path)?;
-                report.replaced_files.push(path);
-            }
-        }
-        for path in swaps {
-            let name = file_name(path);
-            let target = self
-                .dir
-                .join(name.strip_suffix(naming::SWAP_FILE_SUFFIX).unwrap_or(name));
-            self.fs
-                .rename(path, &target)
-                .map_err(|e| Error::io(path, e))?;
-        }
-        self.sync_dir()?;
-        report.completed_swaps = swap_logs;
         Ok(())
     }
 
-    /// Step 5: open every `.log` (sorted by name), delete orphan index files, and recover
-    /// segments whose `.index` is missing.
+    /// Steps 2 to 5: delete what the swap segments replace, rename them into place, delete
+    /// orphan index files.
+    fn complete_swaps(&self, plan: &RecoveryPlan, report: &mut LoadReport) -> Result<()> {
+        for (path, why) in &plan.removed {
+            if *why == Removal::Replaced {
+                self.remove(path)?;
+                report.replaced_files.push(path.clone());
+            }
+        }
+        if !plan.completed_swaps.is_empty() {
+            for path in self.list()? {
+                let name = file_name(&path);
+                if let Some(target) = name.strip_suffix(naming::SWAP_FILE_SUFFIX) {
+                    let target = self.dir.join(target);
+                    self.fs
+                        .rename(&path, &target)
+                        .map_err(|e| Error::io(&path, e))?;
+                }
+            }
+            self.sync_dir()?;
+            report.completed_swaps.clone_from(&plan.completed_swaps);
+        }
+        for (path, why) in &plan.removed {
+            if *why == Removal::Orphan {
+                self.remove(path)?;
+                report.orphan_indexes.push(path.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 6's drops, before any cut: the segments after the cut and the overlapping ones leave
+    /// the directory highest base offset first, and durably before the cut. So a recovery killed
+    /// at any moment leaves the segment to be cut still damaged and the segments after it a
+    /// contiguous run (never a later segment without the data before it), and the next recovery
+    /// finds the same cut and carries on.
+    fn drop_segments(
+        &self,
+        plan: &RecoveryPlan,
+        quarantine: Option<&Quarantine<F>>,
+        report: &mut LoadReport,
+    ) -> Result<()> {
+        for dropped in &plan.dropped {
+            for path in &dropped.files {
+                self.drop_file(path, quarantine, report)?;
+            }
+            report.deleted_after_corruption.push(dropped.base_offset);
+        }
+        if !plan.dropped.is_empty() {
+            self.sync_drops(quarantine)?;
+        }
+        report.deleted_after_corruption.sort_unstable();
+        Ok(())
+    }
+
+    /// Step 5: open every `.log` (sorted by name); a missing `.timeindex` beside an `.index` is
+    /// created empty, as Kafka's sanity check does.
     fn load_segment_files(
         &self,
         files: &[PathBuf],
-        options: LoadOptions,
         report: &mut LoadReport,
     ) -> Result<SegmentMap<F>> {
         let logs: BTreeMap<i64, PathBuf> = files
@@ -389,18 +396,7 @@ impl<F: FileSystem> Inner<F> {
             .filter(|p| FileKind::of(file_name(p)) == FileKind::Log)
             .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
             .collect();
-        for path in files {
-            let name = file_name(path);
-            if is_index_name(name)
-                && naming::offset_from_file_name(name).is_none_or(|o| !logs.contains_key(&o))
-            {
-                self.remove(path)?;
-                report.orphan_indexes.push(path.clone());
-            }
-        }
-        // Whether a segment's index files exist, from the listing rather than a `stat` each:
-        // nothing between the listing and these checks adds or removes a listed segment's
-        // indexes (the orphans deleted above belong to no listed `.log`).
+        // Whether a segment's index files exist, from the listing rather than a `stat` each.
         let listed: HashSet<&str> = files.iter().map(|p| file_name(p)).collect();
         let exists = |path: PathBuf| listed.contains(file_name(&path));
         let mut segments = SegmentMap::new();
@@ -411,92 +407,94 @@ impl<F: FileSystem> Inner<F> {
                 segment.resize_time_index(0)?;
             }
             if !has_index {
-                let recovered = segment.recover()?;
                 report.rebuilt_missing_index.push(*base);
-                report.segments_scanned += 1;
-                let _ = options;
-                report.recovered.push((*base, recovered));
             }
             segments.insert(*base, Arc::new(segment));
         }
         Ok(segments)
     }
 
-    /// Step 6 after an unclean shutdown: recover every segment from the one holding the recovery
-    /// point; on the first truncation, delete every later segment and stop. A segment whose base
-    /// offset is below the end of the one before it (a copied or misnamed file) is deleted on its
-    /// own: its offsets are out of order from its first byte, and the segments after it are
-    /// judged against the one before it. Kafka does not look for this; without the rule, recovery
-    /// cut such a segment to empty and kept it, and the log end offset fell inside the previous
-    /// segment (records there unreadable, their offsets handed out again).
-    fn recover_log(
+    /// Steps 5 and 6's cuts and index rebuilds, as planned: each cut tail is copied to the
+    /// quarantine (durably) before the segment is cut; then the segment is recovered, which cuts
+    /// at the planned byte and rebuilds its indexes. A segment whose index cannot take its
+    /// entries is emptied, as Kafka does ("Found invalid offset during recovery"), after the
+    /// same copy, and the segments after it are dropped.
+    fn recover_segments(
         &self,
         segments: &mut SegmentMap<F>,
-        recovery_point: i64,
+        plan: &RecoveryPlan,
+        quarantine: Option<&Quarantine<F>>,
         report: &mut LoadReport,
     ) -> Result<()> {
-        let start = segments
-            .range(..=recovery_point)
-            .next_back()
-            .map_or(i64::MIN, |(b, _)| *b);
-        let bases: Vec<i64> = segments.range(start..).map(|(b, _)| *b).collect();
-        let mut truncated_at = None;
-        let mut overlapping = Vec::new();
-        // The segment below the recovery range is not rescanned; an unreadable end there is
-        // not this rule's business.
-        let mut previous_end = segments
-            .range(..start)
-            .next_back()
-            .and_then(|(_, segment)| segment.read_next_offset().ok());
-        for base in &bases {
+        let mut emptied = None;
+        for base in &plan.rebuilt_indexes {
             let Some(segment) = segments.get(base) else {
                 continue;
             };
-            if previous_end.is_some_and(|end| *base < end) {
-                overlapping.push(*base);
-                continue;
+            let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
+            if let (Some(cut), Some(q)) = (cut, quarantine) {
+                let copy = q.copy_tail(&cut.log, cut.position)?;
+                report.moved.push((cut.log.clone(), Some(copy)));
+            } else if let Some(cut) = cut {
+                report.moved.push((cut.log.clone(), None));
             }
-            if report.recovered.iter().any(|(b, _)| b == base) {
-                // Already rebuilt for a missing index.
-                previous_end = Some(segment.read_next_offset()?);
-                continue;
-            }
-            report.segments_scanned += 1;
             match segment.recover() {
                 Ok(recovered) => {
-                    let truncated = recovered.bytes_truncated > 0;
-                    report.recovered.push((*base, recovered));
-                    if truncated {
-                        truncated_at = Some(*base);
-                        break;
+                    let planned = cut.map_or(segment.size(), |c| c.position);
+                    if recovered.valid_bytes != planned {
+                        return Err(Error::Changed {
+                            path: naming::log_file(&self.dir, *base, ""),
+                            reason: format!(
+                                "recovery kept {} bytes where its plan said {planned}: the file \
+                                 changed while recovery ran",
+                                recovered.valid_bytes
+                            ),
+                        });
                     }
-                    previous_end = Some(segment.read_next_offset()?);
+                    if cut.is_some() {
+                        // The cut durable before the quarantine is marked done: a power loss
+                        // must not bring back a tail whose copy a finished directory holds.
+                        segment.flush()?;
+                    }
+                    report.recovered.push((*base, recovered));
                 }
-                Err(seglog_segment::Error::Index(e)) => {
-                    // Kafka: "Found invalid offset during recovery. Deleting the corrupt segment and
-                    // creating an empty one with starting offset B".
-                    let _ = e;
+                Err(seglog_segment::Error::Index(_)) => {
+                    let log = naming::log_file(&self.dir, *base, "");
+                    let copy = quarantine.map(|q| q.copy_tail(&log, 0)).transpose()?;
+                    report.moved.push((log, copy));
                     segment.truncate_to(*base, self.time.now_ms())?;
-                    truncated_at = Some(*base);
+                    segment.flush()?;
+                    emptied = Some(*base);
                     break;
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        let later = truncated_at.map_or_else(Vec::new, |at| {
-            segments.range(at + 1..).map(|(b, _)| *b).collect()
-        });
-        let doomed: std::collections::BTreeSet<i64> =
-            overlapping.into_iter().chain(later).collect();
-        for base in &doomed {
-            if let Some(segment) = segments.remove(base) {
-                segment.delete()?;
-                report.deleted_after_corruption.push(*base);
+        if let Some(at) = emptied {
+            let later: Vec<i64> = segments.range(at + 1..).map(|(b, _)| *b).rev().collect();
+            for base in later {
+                if let Some(segment) = segments.remove(&base) {
+                    segment.close()?;
+                    for path in segment_files(&self.dir, base) {
+                        if self.fs.exists(&path) {
+                            self.drop_file(&path, quarantine, report)?;
+                        }
+                    }
+                    report.deleted_after_corruption.push(base);
+                }
             }
-        }
-        if !doomed.is_empty() {
-            self.sync_dir()?;
+            self.sync_drops(quarantine)?;
+            report.deleted_after_corruption.sort_unstable();
         }
         Ok(())
     }
+}
+
+fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
+    [
+        naming::log_file(dir, base, ""),
+        naming::offset_index_file(dir, base, ""),
+        naming::time_index_file(dir, base, ""),
+        naming::txn_index_file(dir, base, ""),
+    ]
 }

@@ -11,7 +11,10 @@
 mod append;
 mod clean;
 mod load;
+mod planner;
+mod quarantine;
 mod read;
+mod recovery_plan;
 mod retention;
 
 use crate::loom::sync::Arc;
@@ -33,7 +36,12 @@ use crate::topic_partition::TopicPartition;
 pub use append::AppendInfo;
 pub use clean::{CleanOptions, CleanReport, StopAfter};
 pub use load::{LoadOptions, LoadReport};
+pub use planner::plan_partition;
+pub use quarantine::RESTORE_HINT;
 pub use read::{FetchDataInfo, Isolation, ListOffset};
+pub use recovery_plan::{
+    BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal,
+};
 pub use retention::RetentionReport;
 
 /// The segments of a log, by base offset. Readers hold an `Arc` of one version; writers swap in

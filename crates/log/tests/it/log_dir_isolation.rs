@@ -20,6 +20,7 @@ fn options(clock: &MockClock) -> LogDirOptions {
         time: Arc::new(clock.clone()),
         progress: None,
         recover_all: true,
+        discard: false,
     }
 }
 
@@ -155,6 +156,7 @@ fn a_refused_partition_open_leaves_the_clean_shutdown_marker_as_it_was() {
     let clock = MockClock::new(0);
     let options = || LogDirOptions {
         recover_all: false,
+        discard: false,
         ..options(&clock)
     };
     {

@@ -18,6 +18,7 @@ fn options(clock: &MockClock) -> LogDirOptions {
         time: Arc::new(clock.clone()),
         progress: None,
         recover_all: false,
+        discard: false,
     }
 }
 

@@ -20,6 +20,7 @@ mod log_dir_scope;
 mod open_damaged_active_segment;
 mod partition_lock;
 mod partition_log;
+mod recover_crash_idempotent;
 mod recover_overlapping_segment;
 mod recreated_segment_name_durable;
 mod roll_flushes_indexes;

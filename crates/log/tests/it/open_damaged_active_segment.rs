@@ -18,6 +18,7 @@ fn options(recover_all: bool) -> LogDirOptions {
         time: Arc::new(SystemClock),
         progress: None,
         recover_all,
+        discard: false,
     }
 }
 

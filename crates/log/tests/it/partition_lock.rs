@@ -16,6 +16,7 @@ fn options() -> LogDirOptions {
         time: Arc::new(MockClock::new(0)),
         progress: None,
         recover_all: false,
+        discard: false,
     }
 }
 

@@ -293,6 +293,7 @@ fn clean_reopen_scans_nothing_and_unclean_reopen_scans_from_the_recovery_point()
         recovery_point: end,
         log_start_offset: 0,
         had_clean_shutdown: true,
+        discard: false,
     };
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.segments_scanned, 0);
@@ -316,6 +317,7 @@ fn clean_reopen_scans_nothing_and_unclean_reopen_scans_from_the_recovery_point()
         recovery_point: rp,
         log_start_offset: 0,
         had_clean_shutdown: false,
+        discard: false,
     };
     let (log, report) = open(&dir, small_config(600), unclean, &clock);
     assert_eq!(report.segments_scanned, 3, "{report:?}");
@@ -383,6 +385,7 @@ fn loader_cleans_leftover_files_and_rebuilds_missing_indexes() {
         recovery_point: end,
         log_start_offset: 0,
         had_clean_shutdown: true,
+        discard: false,
     };
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.deleted_files.len(), 1);

@@ -32,12 +32,14 @@ mod lifecycle;
 mod mapping;
 mod read;
 mod recover;
+mod recovery_scan;
 mod size;
 mod time_lookup;
 
 pub use lifecycle::RollParams;
 pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};
 pub use recover::{RecoveryReport, RecoveryStop, StopReason};
+pub use recovery_scan::{SegmentScan, TailWalk, scan_segment, walk_tail};
 use size::PublishedSize;
 pub use time_lookup::TimestampAndOffset;
 

@@ -11,7 +11,61 @@ use crate::error::{Error, Result};
 use crate::scan::{Scan, ScanEnd, scan_batches};
 
 /// Recovery reads the `.log` in chunks of this size.
-const RECOVERY_CHUNK: usize = 4 * 1024 * 1024;
+pub(super) const RECOVERY_CHUNK: usize = 4 * 1024 * 1024;
+
+/// A batch that recovery keeps, as it judged it.
+pub(super) struct Judged {
+    pub(super) first_offset: i64,
+    pub(super) last_offset: i64,
+    pub(super) max_timestamp: i64,
+    pub(super) size: u64,
+    pub(super) records: u64,
+}
+
+/// Recovery's rules for one framed batch at `position`, after a batch whose last offset was
+/// `previous_last_offset` (the base offset minus one for the first): it decodes and validates
+/// (size, CRC), and its offsets must follow the previous batch's and stay in the range a
+/// segment based at `base_offset` can index. `Err` is where and why the valid prefix ends.
+pub(super) fn judge_batch(
+    base_offset: i64,
+    previous_last_offset: i64,
+    position: u64,
+    batch: &rf::FramedBatch<'_>,
+) -> Result<Judged, RecoveryStop> {
+    let decoded = batch
+        .decode()
+        .and_then(|d| d.validate().map(|()| d))
+        .map_err(|e| RecoveryStop {
+            position,
+            reason: StopReason::Invalid(e.offset_by(position - batch.position() as u64)),
+        })?;
+    let last_offset = decoded.last_offset();
+    let (first_offset, records) = match decoded {
+        rf::Batch::V2(b) => (
+            b.base_offset(),
+            u64::try_from(b.records_count()).unwrap_or(0),
+        ),
+        rf::Batch::Legacy(_) => (last_offset, 1),
+    };
+    let in_range = last_offset
+        .checked_sub(base_offset)
+        .is_some_and(|rel| (0..=i64::from(i32::MAX)).contains(&rel));
+    if first_offset <= previous_last_offset || last_offset < first_offset || !in_range {
+        let reason = StopReason::OffsetsOutOfOrder {
+            first_offset,
+            last_offset,
+            previous_last_offset,
+        };
+        return Err(RecoveryStop { position, reason });
+    }
+    Ok(Judged {
+        first_offset,
+        last_offset,
+        max_timestamp: decoded.max_timestamp(),
+        size: batch.size_in_bytes() as u64,
+        records,
+    })
+}
 
 /// What [`LogSegment::recover`] did.
 #[derive(Debug)]
@@ -35,6 +89,30 @@ pub struct RecoveryStop {
     pub position: u64,
     /// Why.
     pub reason: StopReason,
+}
+
+impl std::fmt::Display for RecoveryStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "at byte {}: {}", self.position, self.reason)
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Invalid(e) => write!(f, "invalid batch: {e}"),
+            Self::OffsetsOutOfOrder {
+                first_offset,
+                last_offset,
+                previous_last_offset,
+            } => write!(
+                f,
+                "batch offsets {first_offset}..={last_offset} cannot follow offset \
+                 {previous_last_offset} in this segment"
+            ),
+            Self::TornTail => f.write_str("the file ends inside a batch (a torn write)"),
+        }
+    }
 }
 
 /// Why recovery stopped before the end of the file.
@@ -91,38 +169,16 @@ impl<F: FileSystem> LogSegment<F> {
             size,
             RECOVERY_CHUNK,
             |position, batch| {
-                let decoded = match batch.decode().and_then(|d| d.validate().map(|()| d)) {
-                    Ok(d) => d,
-                    Err(e) => {
-                        return Ok(ControlFlow::Break(RecoveryStop {
-                            position,
-                            reason: StopReason::Invalid(
-                                e.offset_by(position - batch.position() as u64),
-                            ),
-                        }));
-                    }
-                };
-                let last_offset = decoded.last_offset();
-                let first_offset = match decoded {
-                    rf::Batch::V2(b) => b.base_offset(),
-                    rf::Batch::Legacy(_) => last_offset,
-                };
-                if first_offset <= previous_last_offset
-                    || last_offset < first_offset
-                    || !self.can_convert_to_relative_offset(last_offset)
-                {
-                    let reason = StopReason::OffsetsOutOfOrder {
-                        first_offset,
-                        last_offset,
-                        previous_last_offset,
+                let judged =
+                    match judge_batch(self.base_offset, previous_last_offset, position, &batch) {
+                        Ok(judged) => judged,
+                        Err(stop) => return Ok(ControlFlow::Break(stop)),
                     };
-                    return Ok(ControlFlow::Break(RecoveryStop { position, reason }));
-                }
-                previous_last_offset = last_offset;
+                previous_last_offset = judged.last_offset;
                 let facts = BatchFacts {
-                    last_offset,
-                    max_timestamp: decoded.max_timestamp(),
-                    size: batch.size_in_bytes() as u64,
+                    last_offset: judged.last_offset,
+                    max_timestamp: judged.max_timestamp,
+                    size: judged.size,
                 };
                 index_batch(&mut w, interval, &facts, position)?;
                 valid_bytes = position + facts.size;

@@ -1,0 +1,373 @@
+//! `seglog recover`: plan, then act. The plan (per partition: bytes cut, segments dropped, files
+//! removed, indexes rebuilt) comes first; `--dry-run` prints it and changes nothing. What recovery
+//! drops goes to the partition's quarantine unless `--discard`; the summary says what went there
+//! and how to put it back.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use seglog_log::inspect;
+use seglog_log::{
+    DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
+    RealFs, RecoveryPlan, SystemClock, TopicPartition, plan_recovery,
+};
+
+use crate::common::{Outcome, json_line, lib, progress};
+
+/// The flags of `seglog recover`.
+#[derive(Debug, Clone, Default)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line flag"
+)]
+pub(crate) struct RecoverOptions {
+    /// Print JSON Lines.
+    pub(crate) json: bool,
+    /// Print the plan and change nothing.
+    pub(crate) dry_run: bool,
+    /// Delete what recovery drops instead of moving it to the quarantine.
+    pub(crate) discard: bool,
+    /// Scan every segment, whatever the clean-shutdown marker and the recovery points say.
+    pub(crate) full: bool,
+    /// Topic configs (`key=value`) for partitions without a `seglog.properties`.
+    pub(crate) configs: Vec<String>,
+}
+
+fn options(o: &RecoverOptions, bar: Option<Arc<indicatif::ProgressBar>>) -> Result<LogDirOptions> {
+    let pairs: Vec<(&str, &str)> = o
+        .configs
+        .iter()
+        .map(|c| {
+            c.split_once('=')
+                .with_context(|| format!("--config {c}: expected key=value"))
+        })
+        .collect::<Result<_>>()?;
+    let default_config = if pairs.is_empty() {
+        LogConfig::default()
+    } else {
+        LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("--config: {e}"))?
+    };
+    Ok(LogDirOptions {
+        default_config,
+        recovery_threads: 2,
+        time: Arc::new(SystemClock),
+        progress: bar.map(|bar| {
+            let progress: Arc<seglog_log::ProgressFn> = Arc::new(move |_| bar.inc(1));
+            progress
+        }),
+        recover_all: o.full,
+        discard: o.discard,
+    })
+}
+
+/// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when
+/// the directory is healthy afterwards (nothing was needed, or it was repaired), with `--dry-run`
+/// 0 when nothing needs doing and 1 when recovery would change something; 2 on failure.
+pub(crate) fn recover(path: &Path, o: &RecoverOptions, out: &mut impl Write) -> Result<Outcome> {
+    let (log_dir, only) = match crate::common::partition_of(path) {
+        Ok((parent, tp)) if RealFs.is_dir(path) => (parent, Some(tp)),
+        _ => (path.to_path_buf(), None),
+    };
+    let selected = |tp: &TopicPartition| only.as_ref().is_none_or(|o| o == tp);
+    if o.dry_run {
+        let plan = plan_recovery(&RealFs, &log_dir, &options(o, None)?).map_err(lib)?;
+        let mut changes = false;
+        if only.is_none() {
+            for dir in &plan.deleted_dirs {
+                changes = true;
+                print_deleted_dir(out, dir, o.json, true)?;
+            }
+        }
+        for (tp, p) in plan.partitions.iter().filter(|(tp, _)| selected(tp)) {
+            changes |= !p.is_empty();
+            print_partition(out, tp, p, None, o, true)?;
+        }
+        if changes && !o.json {
+            writeln!(out, "dry run: nothing was changed")?;
+        }
+        return Ok(if changes {
+            Outcome::Problems
+        } else {
+            Outcome::Clean
+        });
+    }
+    let dirs = inspect::partition_dirs(&RealFs, path).map_err(lib)?;
+    let bar = Arc::new(progress(dirs.len() as u64, "recovering"));
+    let options = options(o, Some(Arc::clone(&bar)))?;
+    // One partition given: it alone is opened, nothing else in its log directory is touched.
+    let (dir, report) = if only.is_some() {
+        let (dir, _, report) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
+        (dir, report)
+    } else {
+        LogDir::open(RealFs, &log_dir, options).map_err(lib)?
+    };
+    bar.finish_and_clear();
+    for removed in &report.deleted_dirs {
+        print_deleted_dir(out, removed, o.json, false)?;
+    }
+    let mut quarantined = false;
+    for (tp, load) in report.logs.iter().filter(|(tp, _)| selected(tp)) {
+        quarantined |= load.quarantine.is_some();
+        print_partition(out, tp, &load.plan, Some(load), o, false)?;
+    }
+    if quarantined && !o.json {
+        writeln!(out, "{RESTORE_HINT}")?;
+    }
+    print_directory_outcome(&report, o.json, out)?;
+    // A clean close: indexes trimmed, checkpoints and the clean-shutdown marker written.
+    dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !report.failed.is_empty() {
+        anyhow::bail!(
+            "{} partitions could not be recovered (listed above); the others were",
+            report.failed.len()
+        );
+    }
+    Ok(Outcome::Clean)
+}
+
+/// What a recover could not do beyond the partitions it recovered: partitions that failed to
+/// load, directories that are not partitions (left alone).
+fn print_directory_outcome(
+    report: &seglog_log::LogDirReport,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    for failure in &report.failed {
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({
+                    "type": "failed",
+                    "partition": failure.topic_partition.to_string(),
+                    "path": failure.path,
+                    "error": failure.error.to_string(),
+                }),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}: not recovered: {}",
+                failure.path.display(),
+                failure.error
+            )?;
+        }
+    }
+    for stray in &report.not_partitions {
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({"type": "not_a_partition", "path": stray}),
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{}: not a partition directory, left alone",
+                stray.display()
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn print_deleted_dir(out: &mut impl Write, dir: &Path, json: bool, dry_run: bool) -> Result<()> {
+    if json {
+        json_line(
+            out,
+            &serde_json::json!({"type": "deleted_dir", "dir": dir.display().to_string(), "dry_run": dry_run}),
+        )
+    } else {
+        let verb = if dry_run { "would remove" } else { "removed" };
+        writeln!(
+            out,
+            "{verb} {} (a partition pending deletion)",
+            dir.display()
+        )?;
+        Ok(())
+    }
+}
+
+fn offsets(first: Option<i64>, last: Option<i64>) -> serde_json::Value {
+    match (first, last) {
+        (Some(f), Some(l)) => serde_json::json!([f, l]),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn path_str(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
+    serde_json::json!({
+        "removed": plan.removed.iter().map(|(p, why)| serde_json::json!({"file": path_str(p), "why": why.to_string()})).collect::<Vec<_>>(),
+        "bad_swaps": plan.bad_swaps.iter().map(|s| serde_json::json!({
+            "base_offset": s.base_offset,
+            "files": s.files.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
+            "bytes": s.bytes,
+            "reason": s.reason,
+        })).collect::<Vec<_>>(),
+        "completed_swaps": plan.completed_swaps,
+        "dropped": plan.dropped.iter().map(|d| serde_json::json!({
+            "base_offset": d.base_offset,
+            "files": d.files.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
+            "offsets": offsets(d.first_offset, d.last_offset),
+            "records": d.records,
+            "bytes": d.bytes,
+            "reason": match d.reason {
+                DropReason::AfterCut { .. } => "after_cut",
+                DropReason::Overlapping { .. } => "overlapping",
+                _ => "other",
+            },
+        })).collect::<Vec<_>>(),
+        "cuts": plan.cuts.iter().map(|c| serde_json::json!({
+            "file": path_str(&c.log),
+            "position": c.position,
+            "bytes": c.bytes,
+            "next_offset": c.next_offset,
+            "reason": c.reason,
+        })).collect::<Vec<_>>(),
+        "rebuilt_indexes": plan.rebuilt_indexes,
+        "scanned": plan.scanned,
+    })
+}
+
+fn print_partition(
+    out: &mut impl Write,
+    tp: &TopicPartition,
+    plan: &RecoveryPlan,
+    load: Option<&LoadReport>,
+    o: &RecoverOptions,
+    dry_run: bool,
+) -> Result<()> {
+    let moved: Vec<(PathBuf, Option<PathBuf>)> = load.map(|l| l.moved.clone()).unwrap_or_default();
+    if o.json {
+        return print_json(out, tp, plan, load, &moved, o, dry_run);
+    }
+    print_text(out, tp, plan, load, &moved, o, dry_run)
+}
+
+fn print_json(
+    out: &mut impl Write,
+    tp: &TopicPartition,
+    plan: &RecoveryPlan,
+    load: Option<&LoadReport>,
+    moved: &[(PathBuf, Option<PathBuf>)],
+    o: &RecoverOptions,
+    dry_run: bool,
+) -> Result<()> {
+    {
+        let mut value = plan_json(plan);
+        let fields = [
+            (
+                "type",
+                serde_json::json!(if dry_run { "plan" } else { "recovered" }),
+            ),
+            ("partition", serde_json::json!(tp.to_string())),
+            ("dry_run", serde_json::json!(dry_run)),
+            ("discard", serde_json::json!(o.discard)),
+            ("records_dropped", serde_json::json!(plan.records_dropped())),
+            ("bytes_dropped", serde_json::json!(plan.bytes_dropped())),
+            (
+                "moved",
+                serde_json::json!(
+                    moved
+                        .iter()
+                        .map(|(from, to)| serde_json::json!({
+                            "from": path_str(from),
+                            "to": to.as_deref().map(path_str),
+                        }))
+                        .collect::<Vec<_>>()
+                ),
+            ),
+            (
+                "quarantine",
+                serde_json::json!(load.and_then(|l| l.quarantine.as_deref()).map(path_str)),
+            ),
+            // The summary fields of earlier versions.
+            ("segments_scanned", serde_json::json!(plan.scanned.len())),
+            (
+                "bytes_truncated",
+                serde_json::json!(plan.cuts.iter().map(|c| c.bytes).sum::<u64>()),
+            ),
+            (
+                "indexes_rebuilt",
+                serde_json::json!(plan.rebuilt_indexes.len()),
+            ),
+            (
+                "segments_deleted_after_corruption",
+                serde_json::json!(plan.dropped.len()),
+            ),
+            (
+                "leftover_files_cleaned",
+                serde_json::json!(plan.removed.len()),
+            ),
+            (
+                "log_end_offset",
+                serde_json::json!(load.map(|l| l.log_end_offset)),
+            ),
+        ];
+        if let serde_json::Value::Object(map) = &mut value {
+            for (k, v) in fields {
+                map.insert(k.to_owned(), v);
+            }
+        }
+        json_line(out, &value)
+    }
+}
+
+fn print_text(
+    out: &mut impl Write,
+    tp: &TopicPartition,
+    plan: &RecoveryPlan,
+    load: Option<&LoadReport>,
+    moved: &[(PathBuf, Option<PathBuf>)],
+    o: &RecoverOptions,
+    dry_run: bool,
+) -> Result<()> {
+    let head = match (plan.is_empty(), dry_run) {
+        (true, true) => "nothing to recover".to_owned(),
+        (false, true) => "recovery would:".to_owned(),
+        (true, false) => "nothing needed recovery".to_owned(),
+        (false, false) => "recovered:".to_owned(),
+    };
+    let end = load.map_or_else(String::new, |l| {
+        format!(" (log end offset {})", l.log_end_offset)
+    });
+    writeln!(out, "{tp}: {head}{end}")?;
+    for line in plan.to_string().lines() {
+        writeln!(out, "  {line}")?;
+    }
+    for (from, to) in moved {
+        match to {
+            Some(to) => writeln!(out, "  moved {} -> {}", from.display(), to.display())?,
+            None => writeln!(out, "  deleted {} (--discard)", from.display())?,
+        }
+    }
+    if plan.drops_data() {
+        let whither = match (
+            load.and_then(|l| l.quarantine.as_deref()),
+            dry_run,
+            o.discard,
+        ) {
+            (Some(q), _, _) => format!("set aside in {}", q.display()),
+            (None, _, true) => "deleted (--discard)".to_owned(),
+            (None, true, false) => format!(
+                "to be set aside in {}",
+                plan.dir.join(seglog_log::QUARANTINE_DIR).display()
+            ),
+            (None, false, false) => "set aside".to_owned(),
+        };
+        writeln!(
+            out,
+            "  dropped: {} segments ({} records), {} cut tails, {} swaps; {} bytes {whither}",
+            plan.dropped.len(),
+            plan.records_dropped(),
+            plan.cuts.len(),
+            plan.bad_swaps.len(),
+            plan.bytes_dropped()
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,356 @@
+//! Making a [`RecoveryPlan`] for one partition directory, read-only: Kafka's `LogLoader` steps in
+//! order, played on the directory's listing instead of on the files (a swap is "renamed" in the
+//! listing only), with every `.log` judged by `scan_segment`. Nothing is opened for writing, no
+//! lock is taken, nothing is created: `seglog recover --dry-run` runs exactly this, and
+//! [`PartitionLog::open`](super::PartitionLog::open) runs it before it changes anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use seglog_fs::FileSystem;
+use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
+
+use super::LoadOptions;
+use super::recovery_plan::{BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal};
+use crate::error::{Error, Result};
+use crate::listing::{self, FileKind, PartitionFile};
+
+/// A segment as the plan sees it after the swaps: the suffix its files still have on disk.
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    suffix: &'static str,
+}
+
+struct Planner<'a, F> {
+    fs: &'a F,
+    dir: &'a Path,
+    interval: u32,
+    plan: RecoveryPlan,
+}
+
+/// Plans the loading of the partition in `dir` with `options`, indexes at
+/// `index_interval_bytes`. A directory that does not exist plans nothing.
+pub fn plan_partition<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    index_interval_bytes: u32,
+    options: LoadOptions,
+) -> Result<RecoveryPlan> {
+    let mut planner = Planner {
+        fs,
+        dir,
+        interval: index_interval_bytes,
+        plan: RecoveryPlan {
+            dir: dir.to_path_buf(),
+            ..RecoveryPlan::default()
+        },
+    };
+    if !fs.is_dir(dir) {
+        return Ok(planner.plan);
+    }
+    let files: Vec<PartitionFile> = listing::list(fs, dir)
+        .map_err(|e| Error::io(dir, e))?
+        .into_iter()
+        .filter(PartitionFile::may_be_segment_file)
+        .collect();
+    let (live, swaps) = planner.temp_files(files);
+    let (live, segments) = planner.swaps(live, &swaps)?;
+    planner.recover(&live, &segments, options)?;
+    Ok(planner.plan)
+}
+
+fn name(path: &Path) -> &str {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+}
+
+impl<F: FileSystem> Planner<'_, F> {
+    fn scan(&self, base: i64, segment: Segment) -> Result<SegmentScan> {
+        Ok(scan_segment(
+            self.fs,
+            self.dir,
+            base,
+            segment.suffix,
+            self.interval,
+        )?)
+    }
+
+    /// Step 1: `.deleted` removed; `.cleaned`, and `.swap` at or above the smallest cleaned
+    /// offset, aborted. Returns the other files and the remaining swaps.
+    fn temp_files(
+        &mut self,
+        files: Vec<PartitionFile>,
+    ) -> (Vec<PartitionFile>, Vec<PartitionFile>) {
+        let (mut live, mut cleaned, mut swaps) = (Vec::new(), Vec::new(), Vec::new());
+        for file in files {
+            match file.kind() {
+                FileKind::Deleted if !file.name().ends_with(".checkpoint.deleted") => {
+                    self.plan.removed.push((file.into_path(), Removal::Deleted));
+                }
+                FileKind::Cleaned => cleaned.push(file),
+                FileKind::Swap => swaps.push(file),
+                _ => live.push(file),
+            }
+        }
+        if let Some(min_cleaned) = cleaned.iter().filter_map(PartitionFile::base_offset).min() {
+            let (abort, keep): (Vec<_>, Vec<_>) = swaps
+                .into_iter()
+                .partition(|s| s.base_offset().is_some_and(|o| o >= min_cleaned));
+            cleaned.extend(abort);
+            swaps = keep;
+        }
+        for file in cleaned {
+            self.plan.removed.push((file.into_path(), Removal::Aborted));
+        }
+        (live, swaps)
+    }
+
+    /// Steps 2 to 4: a `.log.swap` whose batches are damaged is set aside with its index swaps;
+    /// the others replace the files in their offset range and are renamed into place. Returns
+    /// the files after the swaps and the segments (base offset to the suffix on disk).
+    fn swaps(
+        &mut self,
+        mut live: Vec<PartitionFile>,
+        swaps: &[PartitionFile],
+    ) -> Result<(Vec<PartitionFile>, BTreeMap<i64, Segment>)> {
+        let is_log_swap = |f: &PartitionFile| {
+            f.name().ends_with(&format!(
+                "{}{}",
+                naming::LOG_FILE_SUFFIX,
+                naming::SWAP_FILE_SUFFIX
+            ))
+        };
+        let mut bad = BTreeSet::new();
+        let mut range: Option<(i64, i64)> = None;
+        let mut good = Vec::new();
+        for swap in swaps.iter().filter(|f| is_log_swap(f)) {
+            let Some(base) = swap.base_offset() else {
+                continue;
+            };
+            let scan = self.scan(
+                base,
+                Segment {
+                    suffix: naming::SWAP_FILE_SUFFIX,
+                },
+            )?;
+            if let Some(stop) = &scan.stop {
+                bad.insert(base);
+                self.plan.bad_swaps.push(BadSwap {
+                    base_offset: base,
+                    files: swaps
+                        .iter()
+                        .filter(|f| f.base_offset() == Some(base))
+                        .map(|f| f.path().to_path_buf())
+                        .collect(),
+                    bytes: scan.size,
+                    reason: format!("{}: {stop}", scan.log.display()),
+                });
+                continue;
+            }
+            let next = scan.last_offset.map_or(base, |o| o + 1);
+            range = Some(range.map_or((base, next), |(lo, hi)| (lo.min(base), hi.max(next))));
+            good.push(base);
+        }
+        let rest = swaps
+            .iter()
+            .filter(|f| f.base_offset().is_none_or(|o| !bad.contains(&o)));
+        let mut segments = BTreeMap::new();
+        let Some((min_swap, max_swap)) = range else {
+            // Index swaps without a good `.log.swap`: leftovers.
+            for file in rest {
+                self.plan
+                    .removed
+                    .push((file.path().to_path_buf(), Removal::Orphan));
+            }
+            for file in &live {
+                if let Some(base) = file.log_base_offset() {
+                    segments.insert(base, Segment { suffix: "" });
+                }
+            }
+            return Ok((live, segments));
+        };
+        live.retain(|file| {
+            let replaced = file
+                .base_offset()
+                .is_some_and(|o| (min_swap..max_swap).contains(&o))
+                && (file.kind() == FileKind::Log || file.kind().is_index());
+            if replaced {
+                self.plan
+                    .removed
+                    .push((file.path().to_path_buf(), Removal::Replaced));
+            }
+            !replaced
+        });
+        for file in &live {
+            if let Some(base) = file.log_base_offset() {
+                segments.insert(base, Segment { suffix: "" });
+            }
+        }
+        for file in rest {
+            let renamed = self.dir.join(
+                file.name()
+                    .strip_suffix(naming::SWAP_FILE_SUFFIX)
+                    .unwrap_or(file.name()),
+            );
+            let renamed = PartitionFile::new(renamed);
+            if let Some(base) = renamed.log_base_offset() {
+                segments.insert(
+                    base,
+                    Segment {
+                        suffix: naming::SWAP_FILE_SUFFIX,
+                    },
+                );
+            }
+            live.retain(|f| f.name() != renamed.name());
+            live.push(renamed);
+        }
+        self.plan.completed_swaps = good;
+        Ok((live, segments))
+    }
+
+    /// Steps 5 and 6: orphan indexes removed; a segment without its `.index` rebuilt (and cut
+    /// where its batches stop being valid, keeping the later segments, as Kafka does); then,
+    /// after an unclean shutdown, every segment from the one holding the recovery point judged
+    /// in order: the first damaged one is cut and every later one dropped; one whose base offset
+    /// lies below the end of the one before it is dropped alone; one whose indexes are not what
+    /// recovery would write gets them rebuilt. After a clean shutdown only an active segment
+    /// whose `.log` does not end at a batch boundary is recovered.
+    fn recover(
+        &mut self,
+        live: &[PartitionFile],
+        segments: &BTreeMap<i64, Segment>,
+        options: LoadOptions,
+    ) -> Result<()> {
+        let names: BTreeSet<&str> = live.iter().map(PartitionFile::name).collect();
+        for file in live {
+            if file.kind().is_index()
+                && file
+                    .base_offset()
+                    .is_none_or(|o| !segments.contains_key(&o))
+            {
+                self.plan
+                    .removed
+                    .push((file.path().to_path_buf(), Removal::Orphan));
+            }
+        }
+        // The end offset of each segment already judged (rebuilt for a missing index).
+        let mut judged: BTreeMap<i64, i64> = BTreeMap::new();
+        for (base, segment) in segments {
+            let index = naming::offset_index_file(self.dir, *base, "");
+            if names.contains(name(&index)) {
+                continue;
+            }
+            let scan = self.scan(*base, *segment)?;
+            self.plan.scanned.push(*base);
+            self.plan.rebuilt_indexes.push(*base);
+            self.add_cut(*base, &scan, false);
+            judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+        }
+        if options.had_clean_shutdown {
+            if let Some((base, segment)) = segments.iter().next_back()
+                && !judged.contains_key(base)
+                && !walk_tail(self.fs, self.dir, *base, segment.suffix)?.ends_at_batch_boundary
+            {
+                let scan = self.scan(*base, *segment)?;
+                self.plan.scanned.push(*base);
+                self.plan.rebuilt_indexes.push(*base);
+                self.add_cut(*base, &scan, true);
+            }
+            return Ok(());
+        }
+        let start = segments
+            .range(..=options.recovery_point)
+            .next_back()
+            .map_or(i64::MIN, |(b, _)| *b);
+        let mut previous_end = match segments.range(..start).next_back() {
+            Some((base, segment)) => match judged.get(base) {
+                Some(end) => Some(*end),
+                None => walk_tail(self.fs, self.dir, *base, segment.suffix)
+                    .ok()
+                    .map(|w| w.next_offset),
+            },
+            None => None,
+        };
+        let mut cut_at = None;
+        for (base, segment) in segments.range(start..) {
+            if let Some(cut_segment) = cut_at {
+                let scan = self.scan(*base, *segment)?;
+                self.add_drop(*base, &scan, DropReason::AfterCut { cut_segment }, live);
+                continue;
+            }
+            if let Some(end) = previous_end.filter(|end| base < end) {
+                let scan = self.scan(*base, *segment)?;
+                self.add_drop(
+                    *base,
+                    &scan,
+                    DropReason::Overlapping { previous_end: end },
+                    live,
+                );
+                continue;
+            }
+            if let Some(end) = judged.get(base) {
+                previous_end = Some(*end);
+                continue;
+            }
+            let scan = self.scan(*base, *segment)?;
+            self.plan.scanned.push(*base);
+            if scan.stop.is_some() {
+                self.plan.rebuilt_indexes.push(*base);
+                self.add_cut(*base, &scan, true);
+                cut_at = Some(*base);
+                continue;
+            }
+            if !scan.indexes_match {
+                self.plan.rebuilt_indexes.push(*base);
+            }
+            previous_end = Some(scan.last_offset.map_or(*base, |o| o + 1));
+        }
+        // Dropped highest base offset first: the order they are moved out in.
+        self.plan
+            .dropped
+            .sort_by_key(|d| std::cmp::Reverse(d.base_offset));
+        Ok(())
+    }
+
+    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) {
+        if let Some(stop) = &scan.stop {
+            self.plan.cuts.push(Cut {
+                base_offset: base,
+                log: naming::log_file(self.dir, base, ""),
+                position: scan.valid_bytes,
+                bytes: scan.bytes_after_valid_prefix(),
+                next_offset: scan.last_offset.map_or(base, |o| o + 1),
+                reason: stop.reason.to_string(),
+                drops_later_segments,
+            });
+        }
+    }
+
+    /// A dropped segment's files, by the names they have once the swaps are done (the loader
+    /// drops segments after completing swaps).
+    fn add_drop(
+        &mut self,
+        base: i64,
+        scan: &SegmentScan,
+        reason: DropReason,
+        live: &[PartitionFile],
+    ) {
+        let files: Vec<PathBuf> = live
+            .iter()
+            .filter(|f| {
+                f.base_offset() == Some(base) && (f.kind() == FileKind::Log || f.kind().is_index())
+            })
+            .map(|f| f.path().to_path_buf())
+            .collect();
+        self.plan.dropped.push(DroppedSegment {
+            base_offset: base,
+            files,
+            first_offset: scan.first_offset,
+            last_offset: scan.last_offset,
+            records: scan.records,
+            bytes: scan.size,
+            reason,
+        });
+    }
+}

@@ -1,0 +1,219 @@
+//! [`RecoveryPlan`]: what loading a partition changes, decided before anything changes, so that
+//! a dry run can print it and the loader can carry it out in a crash-safe order. What the plan
+//! drops (a cut tail, the segments after a cut, a damaged `.swap`) goes to the partition's
+//! quarantine (see [`QUARANTINE_DIR`]) unless the caller asked to discard it.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The quarantine: a directory inside the partition directory. Kafka's loader reads only regular
+/// files of a partition directory (`LogLoader` filters on `isFile`), so a broker starts with it
+/// present; a directory of its own in the log directory would not parse as `topic-partition`
+/// and would take the whole log directory offline.
+pub const QUARANTINE_DIR: &str = "seglog-quarantine";
+
+/// Why a file is removed: leftovers that Kafka's loader deletes too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Removal {
+    /// A `*.deleted` file: a deletion that was already decided.
+    Deleted,
+    /// A `*.cleaned` file, or a `*.swap` at or above the smallest cleaned offset: an interrupted
+    /// cleaning or split, aborted.
+    Aborted,
+    /// A file that a completed swap replaces.
+    Replaced,
+    /// An index file without its `.log`, or an index `.swap` without a `.log.swap`.
+    Orphan,
+}
+
+impl fmt::Display for Removal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Deleted => "pending deletion",
+            Self::Aborted => "an interrupted cleaning, aborted",
+            Self::Replaced => "replaced by a completed swap",
+            Self::Orphan => "an index without its .log",
+        })
+    }
+}
+
+/// A `.log.swap` whose batches are damaged: set aside with its index swaps, so that the
+/// segments it would replace stay and the partition opens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSwap {
+    /// Its base offset.
+    pub base_offset: i64,
+    /// The `.swap` files of that base offset.
+    pub files: Vec<PathBuf>,
+    /// The bytes of the `.log.swap`.
+    pub bytes: u64,
+    /// Where and why its batches stop being valid, in words.
+    pub reason: String,
+}
+
+/// Bytes cut off the end of a segment's `.log`: everything from the first invalid byte on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// The segment's base offset.
+    pub base_offset: i64,
+    /// The `.log` cut.
+    pub log: PathBuf,
+    /// The first byte not kept (the new size).
+    pub position: u64,
+    /// How many bytes are cut.
+    pub bytes: u64,
+    /// The first offset not kept: the records cut would have had this offset and later ones.
+    pub next_offset: i64,
+    /// Why the valid prefix ends there, in words.
+    pub reason: String,
+    /// Whether the segments after this one are dropped (Kafka's rule for the recovery range).
+    pub drops_later_segments: bool,
+}
+
+/// Why a whole segment is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DropReason {
+    /// It comes after a segment that recovery cut (Kafka's rule).
+    AfterCut {
+        /// The base offset of the segment cut.
+        cut_segment: i64,
+    },
+    /// Its base offset lies below the end of the segment before it.
+    Overlapping {
+        /// The offset the segment before it ends at (exclusive).
+        previous_end: i64,
+    },
+}
+
+/// A segment dropped whole, with its index files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedSegment {
+    /// Its base offset.
+    pub base_offset: i64,
+    /// Its files (`.log` and the index files that exist).
+    pub files: Vec<PathBuf>,
+    /// The first offset of its first valid batch.
+    pub first_offset: Option<i64>,
+    /// The last offset of its last valid batch.
+    pub last_offset: Option<i64>,
+    /// The records of its valid batches.
+    pub records: u64,
+    /// The size of its `.log`.
+    pub bytes: u64,
+    /// Why.
+    pub reason: DropReason,
+}
+
+/// What loading one partition changes, in the order the loader does it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryPlan {
+    /// The partition directory.
+    pub dir: PathBuf,
+    /// Files removed, as Kafka's loader removes them.
+    pub removed: Vec<(PathBuf, Removal)>,
+    /// Swaps set aside.
+    pub bad_swaps: Vec<BadSwap>,
+    /// Base offsets of the `.swap` segments renamed into place.
+    pub completed_swaps: Vec<i64>,
+    /// Segments dropped whole.
+    pub dropped: Vec<DroppedSegment>,
+    /// Tails cut.
+    pub cuts: Vec<Cut>,
+    /// Segments whose indexes are rebuilt (missing, or not what recovery would write).
+    pub rebuilt_indexes: Vec<i64>,
+    /// Segments whose `.log` is scanned.
+    pub scanned: Vec<i64>,
+}
+
+impl RecoveryPlan {
+    /// Whether the plan changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.removed.is_empty()
+            && self.bad_swaps.is_empty()
+            && self.completed_swaps.is_empty()
+            && self.dropped.is_empty()
+            && self.cuts.is_empty()
+            && self.rebuilt_indexes.is_empty()
+    }
+
+    /// Whether the plan drops data (a cut tail, a dropped segment, a bad swap): what goes to the
+    /// quarantine.
+    pub fn drops_data(&self) -> bool {
+        !(self.bad_swaps.is_empty() && self.dropped.is_empty() && self.cuts.is_empty())
+    }
+
+    /// The records of the segments dropped whole.
+    pub fn records_dropped(&self) -> u64 {
+        self.dropped.iter().map(|d| d.records).sum()
+    }
+
+    /// The bytes dropped: cut tails, dropped segments' `.log` files, bad swaps' `.log.swap`.
+    pub fn bytes_dropped(&self) -> u64 {
+        self.cuts.iter().map(|c| c.bytes).sum::<u64>()
+            + self.dropped.iter().map(|d| d.bytes).sum::<u64>()
+            + self.bad_swaps.iter().map(|s| s.bytes).sum::<u64>()
+    }
+}
+
+fn offsets(first: Option<i64>, last: Option<i64>) -> String {
+    match (first, last) {
+        (Some(first), Some(last)) => format!("offsets {first}..={last}"),
+        _ => "no valid batch".to_owned(),
+    }
+}
+
+/// One line per change, each naming its file; no line when the plan is empty.
+impl fmt::Display for RecoveryPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (path, why) in &self.removed {
+            writeln!(f, "remove {} ({why})", path.display())?;
+        }
+        for swap in &self.bad_swaps {
+            writeln!(
+                f,
+                "set aside the swap at base offset {} ({} bytes): {}",
+                swap.base_offset, swap.bytes, swap.reason
+            )?;
+        }
+        for base in &self.completed_swaps {
+            writeln!(f, "complete the swap at base offset {base}")?;
+        }
+        for d in &self.dropped {
+            let why = match d.reason {
+                DropReason::AfterCut { cut_segment } => {
+                    format!("after the cut in segment {cut_segment}")
+                }
+                DropReason::Overlapping { previous_end } => {
+                    format!(
+                        "its base offset is below {previous_end}, where the segment before it ends"
+                    )
+                }
+            };
+            writeln!(
+                f,
+                "drop segment {} ({}, {} records, {} bytes): {why}",
+                d.base_offset,
+                offsets(d.first_offset, d.last_offset),
+                d.records,
+                d.bytes
+            )?;
+        }
+        for cut in &self.cuts {
+            writeln!(
+                f,
+                "cut {} at byte {} ({} bytes, offsets from {} on): {}",
+                cut.log.display(),
+                cut.position,
+                cut.bytes,
+                cut.next_offset,
+                cut.reason
+            )?;
+        }
+        for base in &self.rebuilt_indexes {
+            writeln!(f, "rebuild the indexes of segment {base}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! Regression: a recovery killed while it deleted the segments after a cut, run again, left a
+//! hole (the cut segment already truncated, a later segment still there) that `check` accepted.
+//! Now a recovery crashed at any event (every write, length change, sync, creation, rename and
+//! removal; power loss, unsynced state dropped) and run again leaves exactly the files, bytes and
+//! quarantine that one uninterrupted recovery leaves.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use crate::common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use seglog_fs::sim::{CrashPoint, SimFs, Tear};
+use seglog_fs::{File as _, FileSystem as _, OpenMode};
+use seglog_log::{LoadOptions, LoadReport, MockClock, PartitionLog, QUARANTINE_DIR};
+
+const DIR: &str = "/sim/logs/orders-0";
+
+fn load(fs: &SimFs, discard: bool) -> LoadReport {
+    let options = LoadOptions {
+        discard,
+        ..LoadOptions::default()
+    };
+    let (log, report) = PartitionLog::open(
+        fs.clone(),
+        Path::new(DIR),
+        common::small_config(600),
+        options,
+        Arc::new(MockClock::new(5_000)),
+    )
+    .unwrap();
+    log.close().unwrap();
+    report
+}
+
+/// Every file under `dir`, with its live bytes.
+fn tree(fs: &SimFs, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+    for entry in fs.read_dir(dir).unwrap() {
+        if fs.is_dir(&entry) {
+            tree(fs, &entry, out);
+        } else {
+            out.insert(entry.clone(), fs.live_bytes(&entry).unwrap());
+        }
+    }
+}
+
+fn snapshot(fs: &SimFs) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    tree(fs, Path::new(DIR), &mut out);
+    out
+}
+
+/// A partition of several segments whose second segment has a damaged batch in its middle,
+/// everything durable.
+fn damaged() -> SimFs {
+    let fs = SimFs::new();
+    let (log, _) = PartitionLog::open(
+        fs.clone(),
+        Path::new(DIR),
+        common::small_config(600),
+        LoadOptions::default(),
+        Arc::new(MockClock::new(1_000)),
+    )
+    .unwrap();
+    for i in 0..24 {
+        log.append_as_leader(&mut common::producer_batch(&format!("b{i}"), 3, 1_000 + i))
+            .unwrap();
+    }
+    log.close().unwrap();
+    drop(log);
+    let mut logs: Vec<PathBuf> = fs
+        .read_dir(Path::new(DIR))
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 4, "{logs:?}");
+    let victim = fs.open(&logs[1], OpenMode::Existing).unwrap();
+    let len = victim.len().unwrap();
+    victim.write_all_at(b"\xde\xad\xbe\xef", len / 2).unwrap();
+    victim.sync_data().unwrap();
+    fs.crash(Tear::DropAll)
+}
+
+fn crash_everywhere(discard: bool) {
+    let start = damaged();
+    let reference = start.crash(Tear::DropAll);
+    let report = load(&reference, discard);
+    assert_eq!(report.plan.cuts.len(), 1, "{report:?}");
+    assert!(report.plan.dropped.len() >= 2, "{report:?}");
+    let expected = snapshot(&reference);
+    let quarantined = expected
+        .keys()
+        .filter(|p| p.to_string_lossy().contains(QUARANTINE_DIR))
+        .count();
+    assert_eq!(quarantined > 0, !discard, "{expected:?}");
+
+    let run = start.crash(Tear::DropAll);
+    run.set_capture(Some(Box::new(|_, _| {
+        Some(CrashPoint {
+            tear: Tear::DropAll,
+            written_back: None,
+            pages: None,
+        })
+    })));
+    load(&run, discard);
+    run.set_capture(None);
+    let images = run.take_captured();
+    assert!(images.len() > 20, "{} events", images.len());
+    for (event, kind, image) in images {
+        load(&image, discard);
+        let got = snapshot(&image);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "crash at event {event} ({kind:?})"
+        );
+        assert!(
+            got == expected,
+            "crash at event {event} ({kind:?}): bytes differ"
+        );
+    }
+}
+
+#[test]
+fn a_recovery_crashed_at_any_event_and_run_again_ends_as_one_uninterrupted_run() {
+    crash_everywhere(false);
+}
+
+#[test]
+fn the_same_holds_with_discard() {
+    crash_everywhere(true);
+}

@@ -1,0 +1,244 @@
+//! Recovery's judgement of a segment without changing a byte: where the valid prefix of its
+//! `.log` ends and why, what the batches in it hold (offsets, records), and whether its `.index`
+//! and `.timeindex` are byte for byte what [`LogSegment::recover`](super::LogSegment::recover)
+//! would write. A recovery plan (and `seglog recover --dry-run`) is made from it, and the loader
+//! uses it to leave a valid index alone.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use seglog_fs::{File, FileSystem, OpenMode};
+
+use super::recover::{RECOVERY_CHUNK, RecoveryStop, StopReason, judge_batch};
+use crate::error::{Error, Result};
+use crate::naming;
+use crate::scan::{Scan, ScanEnd, scan_batches};
+
+/// What [`scan_segment`] found.
+#[derive(Debug)]
+pub struct SegmentScan {
+    /// The `.log` file scanned.
+    pub log: PathBuf,
+    /// Its size in bytes.
+    pub size: u64,
+    /// The bytes of the valid prefix (what recovery keeps).
+    pub valid_bytes: u64,
+    /// The valid batches.
+    pub batches: u64,
+    /// The records of the valid batches (a legacy entry counts as one).
+    pub records: u64,
+    /// The first offset of the first valid batch.
+    pub first_offset: Option<i64>,
+    /// The last offset of the last valid batch.
+    pub last_offset: Option<i64>,
+    /// Where and why the valid prefix ends before the end of the file.
+    pub stop: Option<RecoveryStop>,
+    /// Whether both index files exist and hold exactly what recovery would write.
+    pub indexes_match: bool,
+}
+
+impl SegmentScan {
+    /// The bytes recovery would cut off the end of the `.log`.
+    pub fn bytes_after_valid_prefix(&self) -> u64 {
+        self.size - self.valid_bytes
+    }
+}
+
+/// The index bytes recovery would write, built with the rule of `index_batch` (the segment's
+/// shared index rule): it must stay its mirror, which the tests hold by comparing with the files
+/// a recovery wrote.
+struct ExpectedIndexes {
+    base_offset: i64,
+    interval: u64,
+    bytes_since_last_entry: u64,
+    max: (i64, i64),
+    last_time_entry_timestamp: i64,
+    offset_index: Vec<u8>,
+    time_index: Vec<u8>,
+}
+
+impl ExpectedIndexes {
+    fn new(base_offset: i64, interval: u32) -> Self {
+        Self {
+            base_offset,
+            interval: u64::from(interval),
+            bytes_since_last_entry: 0,
+            max: (-1, base_offset),
+            last_time_entry_timestamp: -1,
+            offset_index: Vec::new(),
+            time_index: Vec::new(),
+        }
+    }
+
+    fn relative(&self, offset: i64) -> u32 {
+        u32::try_from(offset - self.base_offset).unwrap_or(u32::MAX)
+    }
+
+    fn time_entry(&mut self) {
+        let (timestamp, offset) = self.max;
+        if timestamp > self.last_time_entry_timestamp {
+            self.time_index.extend_from_slice(&timestamp.to_be_bytes());
+            let relative = self.relative(offset);
+            self.time_index.extend_from_slice(&relative.to_be_bytes());
+            self.last_time_entry_timestamp = timestamp;
+        }
+    }
+
+    fn batch(&mut self, last_offset: i64, max_timestamp: i64, size: u64, position: u64) {
+        if max_timestamp > self.max.0 {
+            self.max = (max_timestamp, last_offset);
+        }
+        if self.bytes_since_last_entry > self.interval {
+            let relative = self.relative(last_offset);
+            self.offset_index.extend_from_slice(&relative.to_be_bytes());
+            let position = u32::try_from(position).unwrap_or(u32::MAX);
+            self.offset_index.extend_from_slice(&position.to_be_bytes());
+            self.time_entry();
+            self.bytes_since_last_entry = 0;
+        }
+        self.bytes_since_last_entry += size;
+    }
+}
+
+fn file_equals<F: FileSystem>(fs: &F, path: &Path, expected: &[u8]) -> Result<bool> {
+    let file = match fs.open(path, OpenMode::ReadOnly) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) => return Err(Error::io(path, "open", e)),
+    };
+    let len = file.len().map_err(|e| Error::io(path, "stat", e))?;
+    if len != expected.len() as u64 {
+        return Ok(false);
+    }
+    let mut buf = vec![0; expected.len()];
+    file.read_exact_at(&mut buf, 0)
+        .map_err(|e| Error::io(path, "read", e))?;
+    Ok(buf == expected)
+}
+
+/// Scans the segment at `base_offset` in `dir` (its files named with `suffix`, "" or `.swap`) with
+/// recovery's rules, opening every file read-only, and compares its index files with what
+/// recovery would write at `index_interval_bytes`.
+pub fn scan_segment<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    base_offset: i64,
+    suffix: &str,
+    index_interval_bytes: u32,
+) -> Result<SegmentScan> {
+    let path = naming::log_file(dir, base_offset, suffix);
+    let file = fs
+        .open(&path, OpenMode::ReadOnly)
+        .map_err(|e| Error::io(&path, "open", e))?;
+    let size = file.len().map_err(|e| Error::io(&path, "stat", e))?;
+    let mut expected = ExpectedIndexes::new(base_offset, index_interval_bytes);
+    let mut previous_last_offset = base_offset.saturating_sub(1);
+    let (mut valid_bytes, mut batches, mut records) = (0_u64, 0_u64, 0_u64);
+    let mut first_offset = None;
+    let scan = scan_batches(&file, &path, 0, size, RECOVERY_CHUNK, |position, batch| {
+        let judged = match judge_batch(base_offset, previous_last_offset, position, &batch) {
+            Ok(judged) => judged,
+            Err(stop) => return Ok(ControlFlow::Break(stop)),
+        };
+        previous_last_offset = judged.last_offset;
+        first_offset.get_or_insert(judged.first_offset);
+        expected.batch(
+            judged.last_offset,
+            judged.max_timestamp,
+            judged.size,
+            position,
+        );
+        valid_bytes = position + judged.size;
+        batches += 1;
+        records += judged.records;
+        Ok(ControlFlow::Continue(()))
+    })?;
+    let stop = match scan {
+        Scan::Stopped(stop) => Some(stop),
+        Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
+            position,
+            reason: StopReason::Invalid(error),
+        }),
+        Scan::Ended(ScanEnd::Clean { position }) if position < size => Some(RecoveryStop {
+            position,
+            reason: StopReason::TornTail,
+        }),
+        Scan::Ended(ScanEnd::Clean { .. }) => None,
+    };
+    // Recovery's last step: the final time index entry, whatever the interval.
+    expected.time_entry();
+    let indexes_match = file_equals(
+        fs,
+        &naming::offset_index_file(dir, base_offset, suffix),
+        &expected.offset_index,
+    )? && file_equals(
+        fs,
+        &naming::time_index_file(dir, base_offset, suffix),
+        &expected.time_index,
+    )?;
+    Ok(SegmentScan {
+        log: path,
+        size,
+        valid_bytes,
+        batches,
+        records,
+        first_offset,
+        last_offset: (batches > 0).then_some(previous_last_offset),
+        stop,
+        indexes_match,
+    })
+}
+
+/// What [`walk_tail`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TailWalk {
+    /// Whether the `.log` ends where a whole batch ends.
+    pub ends_at_batch_boundary: bool,
+    /// The offset after the last batch walked (Kafka's `readNextOffset`), the base offset when
+    /// there is none.
+    pub next_offset: i64,
+}
+
+/// Walks the batch headers of the segment at `base_offset` (files named with `suffix`) from the
+/// offset index's last entry, read-only, as an open segment's `ends_at_batch_boundary` and
+/// `read_next_offset` do (from 0 when the index is missing, short, or ends in a zero tail). After
+/// a clean shutdown only a segment whose walk does not end at a batch boundary needs recovery.
+pub fn walk_tail<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    base_offset: i64,
+    suffix: &str,
+) -> Result<TailWalk> {
+    const ENTRY: u64 = 8;
+    let path = naming::log_file(dir, base_offset, suffix);
+    let file = fs
+        .open(&path, OpenMode::ReadOnly)
+        .map_err(|e| Error::io(&path, "open", e))?;
+    let size = file.len().map_err(|e| Error::io(&path, "stat", e))?;
+    let mut start = 0;
+    if let Ok(index) = fs.open(
+        &naming::offset_index_file(dir, base_offset, suffix),
+        OpenMode::ReadOnly,
+    ) && let Ok(len @ ENTRY..) = index.len()
+    {
+        let mut entry = [0_u8; 8];
+        let at = (len / ENTRY - 1) * ENTRY;
+        if index.read_exact_at(&mut entry, at).is_ok() {
+            let [o0, o1, o2, o3, p0, p1, p2, p3] = entry;
+            let relative = u32::from_be_bytes([o0, o1, o2, o3]);
+            let position = u64::from(u32::from_be_bytes([p0, p1, p2, p3]));
+            if !(relative == 0 && at > 0) && position < size {
+                start = position;
+            }
+        }
+    }
+    let mut next_offset = base_offset;
+    let scan = crate::scan::scan_headers(&file, &path, start, size, super::HEADER_WINDOW, |h| {
+        next_offset = h.last_offset.saturating_add(1);
+        Ok(ControlFlow::<()>::Continue(()))
+    })?;
+    Ok(TailWalk {
+        ends_at_batch_boundary: matches!(scan, Scan::Ended(ScanEnd::Clean { position }) if position == size),
+        next_offset,
+    })
+}
