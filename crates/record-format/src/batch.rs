@@ -298,12 +298,14 @@ impl<'a> RecordBatch<'a> {
     /// Decodes every record as a consumer would (decompressing into `scratch`, at most `limit`
     /// bytes) and discards them: the header rules of [`RecordBatch::check_header`], every record
     /// well formed, exactly `recordsCount` of them, offset deltas increasing within
-    /// `0..=lastOffsetDelta`, and no bytes left over. The CRC is a separate check.
-    pub fn verify_records(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<()> {
+    /// `0..=lastOffsetDelta`, and no bytes left over. The CRC is a separate check. Returns the
+    /// last record's offset (`None` for an empty batch): the offsets the records prove.
+    pub fn verify_records(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<Option<i64>> {
+        let mut last = None;
         for record in self.records_with_limit(scratch, limit)? {
-            record?;
+            last = Some(record?.offset());
         }
-        Ok(())
+        Ok(last)
     }
 
     fn context(&self, origin: Origin) -> Result<RecordContext> {

@@ -411,7 +411,8 @@ impl<F: FileSystem> Inner<F> {
                 segment.resize_time_index(0)?;
             }
             if !has_index {
-                let recovered = segment.recover()?;
+                let next_base = logs.range(base + 1..).next().map(|(b, _)| *b);
+                let recovered = segment.recover_before(next_base)?;
                 report.rebuilt_missing_index.push(*base);
                 report.segments_scanned += 1;
                 let _ = options;
@@ -462,7 +463,8 @@ impl<F: FileSystem> Inner<F> {
                 continue;
             }
             report.segments_scanned += 1;
-            match segment.recover() {
+            let next_base = segments.range(base + 1..).next().map(|(b, _)| *b);
+            match segment.recover_before(next_base) {
                 Ok(recovered) => {
                     let truncated = recovered.bytes_truncated > 0;
                     report.recovered.push((*base, recovered));
