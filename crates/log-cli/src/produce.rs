@@ -42,13 +42,28 @@ pub(crate) fn produce(
                 .zip(0_i32..)
                 .map(|((k, v), i)| NewRecord::new(i, now, k.as_deref(), Some(&v[..])));
             batch.clear();
-            builder.build(&BatchOptions::new(0, o.compression), records, &mut batch)?;
+            // Refused here, before anything of this batch is appended or acknowledged: a batch
+            // no reader could read back (see `DEFAULT_MAX_DECOMPRESSED_BYTES`).
+            builder
+                .build(&BatchOptions::new(0, o.compression), records, &mut batch)
+                .with_context(|| {
+                    format!(
+                        "refused to append {} records to {}; nothing of them was appended or acknowledged",
+                        pending.len(),
+                        dir.display()
+                    )
+                })?;
             let info = if o.sync {
                 log.append_durable(&mut batch)
             } else {
                 log.append_as_leader(&mut batch)
             }
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{e}; nothing of these {} records was acknowledged",
+                    pending.len()
+                )
+            })?;
             appended += pending.len() as u64;
             pending.clear();
             if o.print_acks {

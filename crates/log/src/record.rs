@@ -6,7 +6,7 @@ use seglog_record_format::Batches;
 
 pub use seglog_record_format::{
     Batch, BatchBuilder, BatchOptions, Compression, ControlRecord, ControlRecordType, ControlValue,
-    EndTransactionMarker, Error, FramedBatch, Header, LegacyBatch, NewRecord, OwnedHeader, Record,
+    DEFAULT_MAX_DECOMPRESSED_BYTES, EndTransactionMarker, Error, FramedBatch, Header, LegacyBatch, NewRecord, OwnedHeader, Record,
     RecordBatch, TimestampType, batches,
 };
 

@@ -224,6 +224,8 @@ pub enum Field {
     RecordCount,
     /// The v2 `lastOffsetDelta`.
     LastOffsetDelta,
+    /// The base offset (v2) or the entry's offset (legacy), at byte 0.
+    BaseOffset,
     /// The records section (leftover or missing bytes).
     Records,
     /// A record's length varint.
@@ -274,6 +276,7 @@ impl fmt::Display for Field {
             Field::Header => "batch header",
             Field::RecordCount => "record count",
             Field::LastOffsetDelta => "last offset delta",
+            Field::BaseOffset => "base offset",
             Field::Records => "records section",
             Field::RecordLength => "record length",
             Field::RecordAttributes => "record attributes",
@@ -374,6 +377,34 @@ pub enum CorruptKind {
         /// The previous record's offset delta.
         previous: i64,
     },
+    /// A batch whose offsets do not follow the batch before it in its file.
+    OffsetsBackwards {
+        /// The batch's first offset.
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The previous batch's last offset (the segment's base offset minus one for the first).
+        previous_last_offset: i64,
+    },
+    /// A batch whose last offset reaches the next segment's base offset.
+    OffsetsPastNextSegment {
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The next segment's base offset.
+        next_base_offset: i64,
+    },
+    /// A batch that follows a gap and overlaps the batch after it, which follows the one
+    /// before: its base offset (outside the CRC) is damaged.
+    OffsetsContradictedByNext {
+        /// The batch's first offset.
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The last offset before it.
+        previous_last_offset: i64,
+        /// The next batch's first offset.
+        next_first_offset: i64,
+    },
     /// Any other structural rule, named.
     Invalid {
         /// The rule that was broken.
@@ -424,6 +455,30 @@ impl fmt::Display for CorruptKind {
             CorruptKind::OffsetDeltaNotIncreasing { delta, previous } => write!(
                 f,
                 "offset delta {delta} does not follow the previous record's {previous}"
+            ),
+            CorruptKind::OffsetsBackwards {
+                first_offset,
+                last_offset,
+                previous_last_offset,
+            } => write!(
+                f,
+                "the batch's offsets {first_offset}..={last_offset} do not follow offset {previous_last_offset}"
+            ),
+            CorruptKind::OffsetsPastNextSegment {
+                last_offset,
+                next_base_offset,
+            } => write!(
+                f,
+                "the batch's last offset {last_offset} reaches the next segment's base offset {next_base_offset}"
+            ),
+            CorruptKind::OffsetsContradictedByNext {
+                first_offset,
+                last_offset,
+                previous_last_offset,
+                next_first_offset,
+            } => write!(
+                f,
+                "the batch's offsets {first_offset}..={last_offset} follow a gap after offset {previous_last_offset} and overlap the next batch at {next_first_offset}: its base offset is damaged"
             ),
             CorruptKind::Invalid { reason } => f.write_str(reason),
         }

@@ -6,3 +6,4 @@ mod corruption_matrix;
 mod dump_matches_kafka;
 mod flags;
 mod produce_acks_interactive_lines;
+mod reasoned_recovery;
