@@ -10,7 +10,9 @@
 //!    `0..=lastOffsetDelta`, nothing left over), compressed batches decompressed for it.
 //! 2. Its offsets must lie in the segment: first offset above the previous batch's last (or at
 //!    least the base offset), last offset within `i32::MAX` of the base (Kafka's
-//!    `ensureOffsetInRange`), and below the next segment's base offset.
+//!    `ensureOffsetInRange`), and below the next segment's base offset, unless the batch starts
+//!    right after its predecessor and its records reach that far (then the next segment's name
+//!    is what is wrong, and the loader's overlap rule drops that segment).
 //! 3. The base offset is the one field the CRC does not cover. When a batch `B` starts at or
 //!    below the last offset of the batch `A` before it, while `B` still follows the batch before
 //!    `A`, one of the two is damaged. `A` is, and the walk ends at `A` so that its false offsets
@@ -183,7 +185,8 @@ impl OffsetJudge {
         self.pending.map_or(self.last_kept, |p| p.batch.last_offset)
     }
 
-    fn fits_segment(&self, b: &VerifiedBatch) -> Option<StopReason> {
+    /// Rule 2 for a batch that follows what was kept (`pinned`: right after it).
+    fn fits_segment(&self, b: &VerifiedBatch, pinned: bool) -> Option<StopReason> {
         let relative = b.last_offset.checked_sub(self.bounds.base_offset);
         if b.last_offset < b.first_offset
             || relative.is_none_or(|r| r < 0 || r > i64::from(i32::MAX))
@@ -194,14 +197,19 @@ impl OffsetJudge {
                 previous_last_offset: self.last_seen(),
             });
         }
-        match self.bounds.next_base_offset {
-            Some(next) if b.last_offset >= next => Some(StopReason::PastNextSegment {
+        let next = self.bounds.next_base_offset?;
+        // A batch pinned to its predecessor whose records reach the next segment's base offset
+        // proves that the next segment's name is the wrong one (a copied or misnamed file: the
+        // loader's overlap rule drops that segment); one unpinned, or whose header claims
+        // offsets past its records, is itself the damage.
+        let records_reach = b.last_record_offset.is_none_or(|r| r >= next);
+        (b.last_offset >= next && !(pinned && records_reach)).then_some(
+            StopReason::PastNextSegment {
                 first_offset: b.first_offset,
                 last_offset: b.last_offset,
                 next_base_offset: next,
-            }),
-            _ => None,
-        }
+            },
+        )
     }
 
     /// Takes the next batch (it passed its own checks). Returns the batch now known to be good
@@ -242,7 +250,8 @@ impl OffsetJudge {
                 },
             });
         }
-        if let Some(reason) = self.fits_segment(&batch) {
+        let pinned = legacy || batch.first_offset == self.last_seen().saturating_add(1);
+        if let Some(reason) = self.fits_segment(&batch, pinned) {
             return Err(RecoveryStop {
                 position: batch.position,
                 reason,
@@ -255,7 +264,7 @@ impl OffsetJudge {
         self.pending = Some(Pending {
             batch,
             previous_last: self.last_kept,
-            pinned: legacy || batch.first_offset == self.last_kept.saturating_add(1),
+            pinned,
         });
         Ok(kept)
     }

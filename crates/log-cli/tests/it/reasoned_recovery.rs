@@ -96,10 +96,7 @@ fn latest(dir: &Path) -> String {
 }
 
 fn consumed(dir: &Path) -> (Option<i32>, Vec<String>, String) {
-    let out = seglog(
-        &["consume", dir.to_str().unwrap(), "--from-beginning"],
-        b"",
-    );
+    let out = seglog(&["consume", dir.to_str().unwrap(), "--from-beginning"], b"");
     let lines = text(&out.stdout).lines().map(str::to_owned).collect();
     (out.status.code(), lines, text(&out.stderr))
 }
@@ -116,7 +113,11 @@ fn judge(dir: &Path, log: &Path, at: usize, kind: &str, base: i64) {
     let named = format!("{}: at byte {at}: {kind}", log.display());
     assert!(report.contains(&named), "{named} not in:\n{report}");
     assert!(report.contains(&format!("base offset {base})")), "{report}");
-    assert_eq!(report.lines().count(), 2, "one problem and the summary: {report}");
+    assert_eq!(
+        report.lines().count(),
+        2,
+        "one problem and the summary: {report}"
+    );
 
     let (code, lines, stderr) = consumed(dir);
     assert_eq!(code, Some(2), "consume reports the damage: {lines:?}");
@@ -125,11 +126,18 @@ fn judge(dir: &Path, log: &Path, at: usize, kind: &str, base: i64) {
         "{stderr}"
     );
     // Nothing at an offset the batch cannot hold: at most the records before it.
-    assert!(lines.len() <= 15 && lines == expected(lines.len()), "{lines:?}");
+    assert!(
+        lines.len() <= 15 && lines == expected(lines.len()),
+        "{lines:?}"
+    );
 
     let out = seglog(&["recover", dir.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    assert_eq!(latest(dir), "15", "the log end offset is what the batches prove");
+    assert_eq!(
+        latest(dir),
+        "15",
+        "the log end offset is what the batches prove"
+    );
     let (code, lines, stderr) = consumed(dir);
     assert_eq!((code, lines), (Some(0), expected(15)), "{stderr}");
     let out = seglog(&["check", dir.to_str().unwrap()], b"");

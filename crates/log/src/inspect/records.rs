@@ -5,8 +5,8 @@ use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
 use seglog_record_format::{Batch, CorruptKind, Field, Position, Record};
-use seglog_segment::verify::{OffsetBounds, OffsetJudge, StopReason, VerifiedBatch};
 use seglog_segment::scan::{Scan, ScanEnd};
+use seglog_segment::verify::{OffsetBounds, OffsetJudge, StopReason, VerifiedBatch};
 
 use super::partition::{PartitionView, SegmentEntry};
 use crate::error::{Error, Result};
@@ -170,7 +170,9 @@ impl<F: FileSystem> PartitionView<F> {
                     first_offset,
                     last_offset: decoded.last_offset(),
                     max_timestamp: decoded.max_timestamp(),
-                    last_record_offset: (!legacy).then(|| records.last().map(|r| r.offset)).flatten(),
+                    last_record_offset: (!legacy)
+                        .then(|| records.last().map(|r| r.offset))
+                        .flatten(),
                 };
                 // Offsets this batch (or the one held before it) cannot hold are damage, never
                 // records: recovery's rules, applied before recovery has run.

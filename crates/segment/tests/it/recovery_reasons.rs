@@ -261,9 +261,23 @@ fn the_judge_names_the_unpinned_batch_of_an_overlap() {
 #[test]
 fn the_judge_refuses_offsets_outside_the_segment() {
     assert_eq!(judge(None, &[b(0, 99, 101)]), (vec![], Some(0)));
+    // Unpinned (after a gap) and reaching the next segment: the batch is the damage.
+    assert_eq!(
+        judge(Some(200), &[b(0, 100, 150), b(1, 160, 200)]),
+        (vec![100], Some(1))
+    );
+    // Pinned, its header past its records: the batch is the damage.
+    let mut inflated = b(1, 151, 200);
+    inflated.last_record_offset = Some(153);
+    assert_eq!(
+        judge(Some(200), &[b(0, 100, 150), inflated]),
+        (vec![100], Some(1))
+    );
+    // Pinned and its records reach the next base: the next segment's name is wrong (a copied
+    // file), which the loader's overlap rule handles; the batch is kept.
     assert_eq!(
         judge(Some(200), &[b(0, 100, 150), b(1, 151, 200)]),
-        (vec![100], Some(1))
+        (vec![100, 151], None)
     );
     let far = 100 + i64::from(i32::MAX) + 1;
     assert_eq!(

@@ -54,8 +54,10 @@ pub(super) fn check_records<F: FileSystem>(
         });
     }
     let mut head = [0_u8; 8];
-    let base_offset = seglog_fs::File::read_exact_at(&file, &mut head, stop.position)
-        .map_or_else(|_| "?".to_owned(), |()| i64::from_be_bytes(head).to_string());
+    let base_offset = seglog_fs::File::read_exact_at(&file, &mut head, stop.position).map_or_else(
+        |_| "?".to_owned(),
+        |()| i64::from_be_bytes(head).to_string(),
+    );
     findings.push(Finding::new(
         log,
         Some(stop.position),
