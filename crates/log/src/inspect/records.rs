@@ -80,6 +80,30 @@ fn offsets_error(reason: &StopReason) -> seglog_record_format::Error {
     }
 }
 
+/// A batch validated and decoded: its facts for the judge, whether it is a legacy entry, and its
+/// records.
+fn read_batch(
+    framed: &seglog_record_format::FramedBatch<'_>,
+    position: u64,
+) -> Result<(VerifiedBatch, bool, Vec<Record>), seglog_record_format::Error> {
+    let decoded = framed.decode()?;
+    decoded.validate()?;
+    let records = decoded.to_records()?;
+    let (first_offset, legacy) = match decoded {
+        Batch::V2(b) => (b.base_offset(), false),
+        Batch::Legacy(_) => (decoded.last_offset(), true),
+    };
+    let facts = VerifiedBatch {
+        position,
+        size: framed.size_in_bytes() as u64,
+        first_offset,
+        last_offset: decoded.last_offset(),
+        max_timestamp: decoded.max_timestamp(),
+        last_record_offset: records.last().filter(|_| !legacy).map(|r| r.offset),
+    };
+    Ok((facts, legacy, records))
+}
+
 /// A batch read and decoded, held back until the batch after it confirms its offsets.
 struct Held {
     bytes: Vec<u8>,
@@ -146,33 +170,12 @@ impl<F: FileSystem> PartitionView<F> {
                 false
             };
             let scan = file.batches(start, len, 4 << 20, |position, framed| {
-                let decoded = match framed.decode().and_then(|d| d.validate().map(|()| d)) {
-                    Ok(d) => d,
+                let (facts, legacy, records) = match read_batch(&framed, position) {
+                    Ok(read) => read,
                     Err(e) => {
                         failed = Some(corrupt(segment, position, e));
                         return ControlFlow::Break(());
                     }
-                };
-                let records = match decoded.to_records() {
-                    Ok(r) => r,
-                    Err(e) => {
-                        failed = Some(corrupt(segment, position, e));
-                        return ControlFlow::Break(());
-                    }
-                };
-                let (first_offset, legacy) = match decoded {
-                    Batch::V2(b) => (b.base_offset(), false),
-                    Batch::Legacy(_) => (decoded.last_offset(), true),
-                };
-                let facts = VerifiedBatch {
-                    position,
-                    size: framed.size_in_bytes() as u64,
-                    first_offset,
-                    last_offset: decoded.last_offset(),
-                    max_timestamp: decoded.max_timestamp(),
-                    last_record_offset: (!legacy)
-                        .then(|| records.last().map(|r| r.offset))
-                        .flatten(),
                 };
                 // Offsets this batch (or the one held before it) cannot hold are damage, never
                 // records: recovery's rules, applied before recovery has run.
@@ -194,7 +197,7 @@ impl<F: FileSystem> PartitionView<F> {
                 held = Some(Held {
                     bytes: framed.bytes().to_vec(),
                     records,
-                    last_offset: decoded.last_offset(),
+                    last_offset: facts.last_offset,
                 });
                 ControlFlow::Continue(())
             })?;
