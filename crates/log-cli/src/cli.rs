@@ -112,7 +112,10 @@ struct ProduceArgs {
     /// Split each line at the first occurrence of this string into key and value.
     #[arg(long)]
     key_separator: Option<String>,
-    /// The codec of the batches written.
+    /// The codec of the batches written. A compressed batch whose records take more than
+    /// 67108864 bytes (64 MiB) before compression is refused, as is any batch over the topic's
+    /// max.message.bytes: no reader could read it back. Nothing of a refused batch is
+    /// acknowledged.
     #[arg(long, default_value = "none", value_parser = ["none", "gzip", "snappy", "lz4", "zstd"])]
     compression: String,
     /// Records per batch.

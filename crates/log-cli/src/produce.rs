@@ -31,32 +31,48 @@ pub(crate) fn produce(
     let mut pending: Vec<(Option<Vec<u8>>, Vec<u8>)> = Vec::new();
     let mut batch = Vec::new();
     let mut appended = 0_u64;
-    let mut flush =
-        |pending: &mut Vec<(Option<Vec<u8>>, Vec<u8>)>, out: &mut dyn Write| -> Result<()> {
-            if pending.is_empty() {
-                return Ok(());
-            }
-            let now = seglog_log::Time::now_ms(&seglog_log::SystemClock);
-            let records = pending
-                .iter()
-                .zip(0_i32..)
-                .map(|((k, v), i)| NewRecord::new(i, now, k.as_deref(), Some(&v[..])));
-            batch.clear();
-            builder.build(&BatchOptions::new(0, o.compression), records, &mut batch)?;
-            let info = if o.sync {
-                log.append_durable(&mut batch)
-            } else {
-                log.append_as_leader(&mut batch)
-            }
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-            appended += pending.len() as u64;
-            pending.clear();
-            if o.print_acks {
-                writeln!(out, "acked {}", info.last_offset)?;
-                out.flush()?;
-            }
-            Ok(())
-        };
+    let mut flush = |pending: &mut Vec<(Option<Vec<u8>>, Vec<u8>)>,
+                     out: &mut dyn Write|
+     -> Result<()> {
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let now = seglog_log::Time::now_ms(&seglog_log::SystemClock);
+        let records = pending
+            .iter()
+            .zip(0_i32..)
+            .map(|((k, v), i)| NewRecord::new(i, now, k.as_deref(), Some(&v[..])));
+        batch.clear();
+        // Refused here, before anything of this batch is appended or acknowledged: a batch
+        // no reader could read back (see `DEFAULT_MAX_DECOMPRESSED_BYTES`).
+        builder
+                .build(&BatchOptions::new(0, o.compression), records, &mut batch)
+                .with_context(|| {
+                    format!(
+                        "refused to append {} records to {}; nothing of them was appended or acknowledged",
+                        pending.len(),
+                        dir.display()
+                    )
+                })?;
+        let info = if o.sync {
+            log.append_durable(&mut batch)
+        } else {
+            log.append_as_leader(&mut batch)
+        }
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "{e}; nothing of these {} records was acknowledged",
+                pending.len()
+            )
+        })?;
+        appended += pending.len() as u64;
+        pending.clear();
+        if o.print_acks {
+            writeln!(out, "acked {}", info.last_offset)?;
+            out.flush()?;
+        }
+        Ok(())
+    };
     // Lines are read on their own thread, in runs of the lines already buffered, so that a
     // partial batch goes as soon as no more input is waiting. Asking the pipe itself
     // (`fill_buf`) blocks until the next line arrives, which would acknowledge an interactive

@@ -6,8 +6,8 @@ use seglog_record_format::Batches;
 
 pub use seglog_record_format::{
     Batch, BatchBuilder, BatchOptions, Compression, ControlRecord, ControlRecordType, ControlValue,
-    EndTransactionMarker, Error, FramedBatch, Header, LegacyBatch, NewRecord, OwnedHeader, Record,
-    RecordBatch, TimestampType, batches,
+    DEFAULT_MAX_DECOMPRESSED_BYTES, EndTransactionMarker, Error, FramedBatch, Header, LegacyBatch,
+    NewRecord, OwnedHeader, Record, RecordBatch, TimestampType, batches,
 };
 
 /// The records in `bytes` (whole batches, as [`FetchDataInfo::read_into`] copies them; a

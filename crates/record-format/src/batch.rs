@@ -254,15 +254,63 @@ impl<'a> RecordBatch<'a> {
         })
     }
 
-    fn context(&self, origin: Origin) -> Result<RecordContext> {
+    /// The header rules a batch's records depend on, checked without reading a record: a record
+    /// count that is not negative and not above the offsets the batch spans
+    /// (`lastOffsetDelta + 1`; compaction leaves fewer, never more), a `lastOffsetDelta` that is
+    /// not negative, and no records section in a batch of count 0 (Kafka writes empty batches as
+    /// the bare 61-byte header, and its reader skips whatever follows one). Kafka's broker checks
+    /// the first two on a client's append (`LogValidator.validateBatch`); on disk it checks none,
+    /// and its consumers then stop at such a batch or skip its records.
+    pub fn check_header(&self) -> Result<()> {
         let count = self.records_count();
+        let at = |off: usize| Position::Buffer(self.position.saturating_add(to_u64(off)));
         if count < 0 {
-            let pos = Position::Buffer(self.position.saturating_add(57));
             let kind = CorruptKind::Negative {
                 value: i64::from(count),
             };
-            return Err(Error::corrupt(pos, Field::RecordCount, kind));
+            return Err(Error::corrupt(at(57), Field::RecordCount, kind));
         }
+        let delta = self.last_offset_delta();
+        if delta < 0 {
+            let kind = CorruptKind::Negative {
+                value: i64::from(delta),
+            };
+            return Err(Error::corrupt(at(23), Field::LastOffsetDelta, kind));
+        }
+        let offsets = i64::from(delta) + 1;
+        if i64::from(count) > offsets {
+            let kind = CorruptKind::CountExceedsOffsets {
+                count: i64::from(count),
+                offsets,
+            };
+            return Err(Error::corrupt(at(57), Field::RecordCount, kind));
+        }
+        let section = self.records_bytes().len();
+        if count == 0 && section > 0 {
+            let kind = CorruptKind::RecordsRemaining {
+                remaining: to_u64(section),
+            };
+            return Err(Error::corrupt(at(61), Field::Records, kind));
+        }
+        Ok(())
+    }
+
+    /// Decodes every record as a consumer would (decompressing into `scratch`, at most `limit`
+    /// bytes) and discards them: the header rules of [`RecordBatch::check_header`], every record
+    /// well formed, exactly `recordsCount` of them, offset deltas increasing within
+    /// `0..=lastOffsetDelta`, and no bytes left over. The CRC is a separate check. Returns the
+    /// last record's offset (`None` for an empty batch): the offsets the records prove.
+    pub fn verify_records(&self, scratch: &mut Vec<u8>, limit: usize) -> Result<Option<i64>> {
+        let mut last = None;
+        for record in self.records_with_limit(scratch, limit)? {
+            last = Some(record?.offset());
+        }
+        Ok(last)
+    }
+
+    fn context(&self, origin: Origin) -> Result<RecordContext> {
+        self.check_header()?;
+        let count = self.records_count();
         let log_append_time = match self.timestamp_type() {
             TimestampType::LogAppendTime => Some(self.max_timestamp()),
             TimestampType::CreateTime => None,
@@ -273,6 +321,7 @@ impl<'a> RecordBatch<'a> {
             log_append_time,
             base_sequence: self.base_sequence(),
             count,
+            last_offset_delta: self.last_offset_delta(),
             origin,
         })
     }

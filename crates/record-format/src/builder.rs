@@ -9,7 +9,7 @@
 
 use zerocopy::FromBytes;
 
-use crate::codec::Compressor;
+use crate::codec::{Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES};
 use crate::error::{Error, Result};
 use crate::header::{
     ATTRIBUTES_OFFSET, Attributes, CRC_OFFSET, Compression, NO_PARTITION_LEADER_EPOCH,
@@ -234,7 +234,10 @@ impl BatchBuilder {
     }
 
     /// Appends one batch holding `records` to `out`. At least one record is required (see
-    /// [`write_empty_batch`] for the empty batches compaction leaves). On error `out` is restored.
+    /// [`write_empty_batch`] for the empty batches compaction leaves). A compressed batch whose
+    /// records take more than [`DEFAULT_MAX_DECOMPRESSED_BYTES`] before compression is refused
+    /// ([`Error::RecordsTooLarge`]), since no reader would decompress it. On error `out` is
+    /// restored.
     pub fn build<'r, I>(
         &mut self,
         opts: &BatchOptions,
@@ -301,6 +304,13 @@ impl BatchBuilder {
                 reason: "a batch needs at least one record",
             });
         };
+        // Never write what no reader can read back: readers decompress at most this much.
+        if compressed && raw_size > DEFAULT_MAX_DECOMPRESSED_BYTES {
+            return Err(Error::RecordsTooLarge {
+                size: raw_size,
+                limit: DEFAULT_MAX_DECOMPRESSED_BYTES,
+            });
+        }
         if compressed {
             self.compressor
                 .compress(opts.compression, &self.scratch, out)?;

@@ -58,6 +58,17 @@ pub enum Error {
         /// The limit in force, in bytes.
         limit: usize,
     },
+    /// A compressed batch to be built whose records, uncompressed, pass the limit every reader
+    /// decompresses ([`crate::DEFAULT_MAX_DECOMPRESSED_BYTES`]): it could never be read back.
+    #[error(
+        "the batch's records take {size} bytes uncompressed, more than the {limit} bytes a reader decompresses"
+    )]
+    RecordsTooLarge {
+        /// The records' size before compression.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// Borrowed records were asked of a compressed batch; use a scratch buffer instead.
     #[error("the batch at {position} is compressed with {codec}; decode it with a scratch buffer")]
     Compressed {
@@ -84,7 +95,7 @@ impl Error {
             | Error::Decompress { position, .. }
             | Error::DecompressLimit { position, .. }
             | Error::Compressed { position, .. } => Some(position.buffer_position()),
-            Error::InvalidInput { .. } => None,
+            Error::InvalidInput { .. } | Error::RecordsTooLarge { .. } => None,
         }
     }
 
@@ -97,7 +108,7 @@ impl Error {
             | Error::Decompress { position, .. }
             | Error::DecompressLimit { position, .. }
             | Error::Compressed { position, .. } => *position = position.offset_by(base),
-            Error::InvalidInput { .. } => {}
+            Error::InvalidInput { .. } | Error::RecordsTooLarge { .. } => {}
         }
         self
     }
@@ -211,6 +222,10 @@ pub enum Field {
     Header,
     /// The v2 record count.
     RecordCount,
+    /// The v2 `lastOffsetDelta`.
+    LastOffsetDelta,
+    /// The base offset (v2) or the entry's offset (legacy), at byte 0.
+    BaseOffset,
     /// The records section (leftover or missing bytes).
     Records,
     /// A record's length varint.
@@ -260,6 +275,8 @@ impl fmt::Display for Field {
             Field::Attributes => "attributes",
             Field::Header => "batch header",
             Field::RecordCount => "record count",
+            Field::LastOffsetDelta => "last offset delta",
+            Field::BaseOffset => "base offset",
             Field::Records => "records section",
             Field::RecordLength => "record length",
             Field::RecordAttributes => "record attributes",
@@ -338,6 +355,56 @@ pub enum CorruptKind {
         /// The magic found.
         magic: i8,
     },
+    /// A batch declaring more records than its offset range holds (`recordsCount` above
+    /// `lastOffsetDelta + 1`).
+    CountExceedsOffsets {
+        /// The declared record count.
+        count: i64,
+        /// The offsets the batch spans (`lastOffsetDelta + 1`).
+        offsets: i64,
+    },
+    /// A record whose offset delta lies outside its batch (`0..=lastOffsetDelta`).
+    OffsetDeltaOutOfRange {
+        /// The record's offset delta.
+        delta: i64,
+        /// The batch's `lastOffsetDelta`.
+        last_offset_delta: i64,
+    },
+    /// A record whose offset delta is not above the one before it (offsets going backwards).
+    OffsetDeltaNotIncreasing {
+        /// The record's offset delta.
+        delta: i64,
+        /// The previous record's offset delta.
+        previous: i64,
+    },
+    /// A batch whose offsets do not follow the batch before it in its file.
+    OffsetsBackwards {
+        /// The batch's first offset.
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The previous batch's last offset (the segment's base offset minus one for the first).
+        previous_last_offset: i64,
+    },
+    /// A batch whose last offset reaches the next segment's base offset.
+    OffsetsPastNextSegment {
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The next segment's base offset.
+        next_base_offset: i64,
+    },
+    /// A batch that follows a gap and overlaps the batch after it, which follows the one
+    /// before: its base offset (outside the CRC) is damaged.
+    OffsetsContradictedByNext {
+        /// The batch's first offset.
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The last offset before it.
+        previous_last_offset: i64,
+        /// The next batch's first offset.
+        next_first_offset: i64,
+    },
     /// Any other structural rule, named.
     Invalid {
         /// The rule that was broken.
@@ -374,6 +441,45 @@ impl fmt::Display for CorruptKind {
             }
             CorruptKind::UnknownCodec { id } => write!(f, "unknown compression type id {id}"),
             CorruptKind::UnsupportedMagic { magic } => write!(f, "unsupported magic {magic}"),
+            CorruptKind::CountExceedsOffsets { count, offsets } => write!(
+                f,
+                "{count} records declared but the batch spans only {offsets} offsets"
+            ),
+            CorruptKind::OffsetDeltaOutOfRange {
+                delta,
+                last_offset_delta,
+            } => write!(
+                f,
+                "offset delta {delta} is outside the batch's range 0..={last_offset_delta}"
+            ),
+            CorruptKind::OffsetDeltaNotIncreasing { delta, previous } => write!(
+                f,
+                "offset delta {delta} does not follow the previous record's {previous}"
+            ),
+            CorruptKind::OffsetsBackwards {
+                first_offset,
+                last_offset,
+                previous_last_offset,
+            } => write!(
+                f,
+                "the batch's offsets {first_offset}..={last_offset} do not follow offset {previous_last_offset}"
+            ),
+            CorruptKind::OffsetsPastNextSegment {
+                last_offset,
+                next_base_offset,
+            } => write!(
+                f,
+                "the batch's last offset {last_offset} reaches the next segment's base offset {next_base_offset}"
+            ),
+            CorruptKind::OffsetsContradictedByNext {
+                first_offset,
+                last_offset,
+                previous_last_offset,
+                next_first_offset,
+            } => write!(
+                f,
+                "the batch's offsets {first_offset}..={last_offset} follow a gap after offset {previous_last_offset} and overlap the next batch at {next_first_offset}: its base offset is damaged"
+            ),
             CorruptKind::Invalid { reason } => f.write_str(reason),
         }
     }

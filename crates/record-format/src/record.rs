@@ -255,6 +255,8 @@ pub(crate) struct RecordContext {
     pub(crate) log_append_time: Option<i64>,
     pub(crate) base_sequence: i32,
     pub(crate) count: i32,
+    /// The batch's `lastOffsetDelta`: no record's offset delta may pass it.
+    pub(crate) last_offset_delta: i32,
     /// Where the records section starts, for error positions.
     pub(crate) origin: Origin,
 }
@@ -284,12 +286,16 @@ impl Origin {
 ///
 /// It yields at most the declared count. After the last one it checks that no bytes remain
 /// (Kafka's `ensureNoneRemaining`) and reports leftovers as the error in place of that record.
-/// After the first error it returns `None`.
+/// A record whose offset its batch cannot hold (an offset delta outside `0..=lastOffsetDelta`,
+/// or not above the previous record's) is an error too: Kafka's reader returns such a record,
+/// at an offset that belongs to another batch. After the first error it returns `None`.
 #[derive(Debug, Clone)]
 pub struct Records<'a> {
     buf: &'a [u8],
     pos: usize,
     read: i32,
+    /// The previous record's offset delta, -1 before the first.
+    previous_delta: i64,
     ctx: RecordContext,
     failed: bool,
 }
@@ -300,6 +306,7 @@ impl<'a> Records<'a> {
             buf,
             pos: 0,
             read: 0,
+            previous_delta: -1,
             ctx,
             failed: false,
         }
@@ -311,6 +318,7 @@ impl<'a> Records<'a> {
             buf: &[],
             pos: 0,
             read: ctx.count,
+            previous_delta: -1,
             ctx,
             failed: false,
         }
@@ -382,6 +390,7 @@ impl<'a> Records<'a> {
         let key = self.nullable(body, &mut p, Field::KeyLength, Field::Key)?;
         let value = self.nullable(body, &mut p, Field::ValueLength, Field::Value)?;
         let (header_count_u, headers_start) = self.headers(body, &mut p)?;
+        self.check_delta(off_pos, off_delta)?;
         if p != body_end {
             let kind = CorruptKind::LengthMismatch {
                 declared: u64::from(body_len.unsigned_abs()),
@@ -411,6 +420,29 @@ impl<'a> Records<'a> {
             headers: buf.get(headers_start..p).unwrap_or_default(),
             position: self.ctx.origin.at(start),
         })
+    }
+
+    /// The record's offset delta must lie in its batch and above the previous record's.
+    #[inline]
+    fn check_delta(&mut self, at: usize, delta: i32) -> Result<()> {
+        let delta = i64::from(delta);
+        let last_offset_delta = i64::from(self.ctx.last_offset_delta);
+        if delta < 0 || delta > last_offset_delta {
+            let kind = CorruptKind::OffsetDeltaOutOfRange {
+                delta,
+                last_offset_delta,
+            };
+            return Err(self.err(at, Field::OffsetDelta, kind));
+        }
+        if delta <= self.previous_delta {
+            let kind = CorruptKind::OffsetDeltaNotIncreasing {
+                delta,
+                previous: self.previous_delta,
+            };
+            return Err(self.err(at, Field::OffsetDelta, kind));
+        }
+        self.previous_delta = delta;
+        Ok(())
     }
 
     /// Reads the header count and walks the headers, validating them; returns the count and

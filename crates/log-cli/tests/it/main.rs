@@ -7,4 +7,5 @@ mod dump_matches_kafka;
 mod flags;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
+mod reasoned_recovery;
 mod recover_plan;

@@ -4,8 +4,9 @@
 use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
-use seglog_record_format::{Batch, Record};
+use seglog_record_format::{Batch, CorruptKind, Field, Position, Record};
 use seglog_segment::scan::{Scan, ScanEnd};
+use seglog_segment::verify::{OffsetBounds, OffsetJudge, StopReason, VerifiedBatch};
 
 use super::partition::{PartitionView, SegmentEntry};
 use crate::error::{Error, Result};
@@ -37,6 +38,80 @@ fn corrupt(segment: &SegmentEntry, position: u64, source: seglog_record_format::
     .into()
 }
 
+/// The damage recovery's judge found, as a decoding error at the batch's byte.
+fn offsets_error(reason: &StopReason) -> seglog_record_format::Error {
+    let kind = match *reason {
+        StopReason::OffsetsOutOfOrder {
+            first_offset,
+            last_offset,
+            previous_last_offset,
+        } => CorruptKind::OffsetsBackwards {
+            first_offset,
+            last_offset,
+            previous_last_offset,
+        },
+        StopReason::PastNextSegment {
+            last_offset,
+            next_base_offset,
+            ..
+        } => CorruptKind::OffsetsPastNextSegment {
+            last_offset,
+            next_base_offset,
+        },
+        StopReason::ContradictedByNext {
+            first_offset,
+            last_offset,
+            previous_last_offset,
+            next_first_offset,
+        } => CorruptKind::OffsetsContradictedByNext {
+            first_offset,
+            last_offset,
+            previous_last_offset,
+            next_first_offset,
+        },
+        _ => CorruptKind::Invalid {
+            reason: "impossible batch offsets",
+        },
+    };
+    seglog_record_format::Error::Corrupt {
+        position: Position::Buffer(0),
+        field: Field::BaseOffset,
+        kind,
+    }
+}
+
+/// A batch validated and decoded: its facts for the judge, whether it is a legacy entry, and its
+/// records.
+fn read_batch(
+    framed: &seglog_record_format::FramedBatch<'_>,
+    position: u64,
+) -> Result<(VerifiedBatch, bool, Vec<Record>), seglog_record_format::Error> {
+    let decoded = framed.decode()?;
+    decoded.validate()?;
+    let records = decoded.to_records()?;
+    let (first_offset, legacy) = match decoded {
+        Batch::V2(b) => (b.base_offset(), false),
+        Batch::Legacy(_) => (decoded.last_offset(), true),
+    };
+    let facts = VerifiedBatch {
+        position,
+        size: framed.size_in_bytes() as u64,
+        first_offset,
+        last_offset: decoded.last_offset(),
+        max_timestamp: decoded.max_timestamp(),
+        records: records.len() as u64,
+        last_record_offset: records.last().filter(|_| !legacy).map(|r| r.offset),
+    };
+    Ok((facts, legacy, records))
+}
+
+/// A batch read and decoded, held back until the batch after it confirms its offsets.
+struct Held {
+    bytes: Vec<u8>,
+    records: Vec<Record>,
+    last_offset: i64,
+}
+
 impl<F: FileSystem> PartitionView<F> {
     /// Where to start reading `target` in `segment`: the offset index's floor entry when the
     /// index is there and sane, else the start of the file.
@@ -62,7 +137,13 @@ impl<F: FileSystem> PartitionView<F> {
             .rposition(|s| s.base_offset <= from)
             .unwrap_or(0);
         let mut next = from;
-        for segment in segments.iter().skip(first) {
+        for (i, segment) in segments.iter().enumerate().skip(first) {
+            let bounds = OffsetBounds {
+                base_offset: segment.base_offset,
+                next_base_offset: segments.get(i + 1).map(|s| s.base_offset),
+            };
+            let mut judge = OffsetJudge::new(bounds);
+            let mut held: Option<Held> = None;
             let file = self.open_log(segment)?;
             let len = file.len().map_err(|e| Error::io(&segment.log, e))?;
             let start = if segment.base_offset <= from {
@@ -72,41 +153,70 @@ impl<F: FileSystem> PartitionView<F> {
             };
             let mut failed: Option<Error> = None;
             let mut stopped = None;
+            // Hands a confirmed batch's records to `f`; true when `f` stopped the walk.
+            let mut emit = |h: Held, stopped: &mut Option<T>, next: &mut i64| -> bool {
+                let Some(Ok(framed)) = seglog_record_format::batches(&h.bytes).next() else {
+                    return false;
+                };
+                let Ok(batch) = framed.decode() else {
+                    return false;
+                };
+                for record in h.records.iter().filter(|r| r.offset >= from) {
+                    if let ControlFlow::Break(value) = f(record, &batch) {
+                        *stopped = Some(value);
+                        return true;
+                    }
+                }
+                *next = (*next).max(h.last_offset + 1);
+                false
+            };
             let scan = file.batches(start, len, 4 << 20, |position, framed| {
-                let decoded = match framed.decode().and_then(|d| d.validate().map(|()| d)) {
-                    Ok(d) => d,
+                let (facts, legacy, records) = match read_batch(&framed, position) {
+                    Ok(read) => read,
                     Err(e) => {
                         failed = Some(corrupt(segment, position, e));
                         return ControlFlow::Break(());
                     }
                 };
-                if decoded.last_offset() < from {
-                    return ControlFlow::Continue(());
-                }
-                let records = match decoded.to_records() {
-                    Ok(r) => r,
-                    Err(e) => {
-                        failed = Some(corrupt(segment, position, e));
+                // Offsets this batch (or the one held before it) cannot hold are damage, never
+                // records: recovery's rules, applied before recovery has run.
+                match judge.push(facts, legacy) {
+                    Ok(confirmed) => {
+                        if confirmed.is_some()
+                            && let Some(h) = held.take()
+                            && emit(h, &mut stopped, &mut next)
+                        {
+                            return ControlFlow::Break(());
+                        }
+                    }
+                    Err(stop) => {
+                        let e = offsets_error(&stop.reason).offset_by(stop.position);
+                        failed = Some(corrupt(segment, stop.position, e));
                         return ControlFlow::Break(());
                     }
-                };
-                for record in records.iter().filter(|r| r.offset >= from) {
-                    if let ControlFlow::Break(value) = f(record, &decoded) {
-                        stopped = Some(value);
-                        return ControlFlow::Break(());
-                    }
                 }
-                next = next.max(decoded.last_offset() + 1);
+                held = Some(Held {
+                    bytes: framed.bytes().to_vec(),
+                    records,
+                    last_offset: facts.last_offset,
+                });
                 ControlFlow::Continue(())
             })?;
-            if let Some(e) = failed {
-                return Err(e);
+            // What the judge still holds at the end (or before damage after it) is good.
+            if stopped.is_none()
+                && judge.finish().is_some()
+                && let Some(h) = held.take()
+            {
+                emit(h, &mut stopped, &mut next);
             }
             if stopped.is_some() {
                 return Ok(RecordsRead {
                     next_offset: next,
                     stopped,
                 });
+            }
+            if let Some(e) = failed {
+                return Err(e);
             }
             if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
                 return Err(corrupt(segment, position, error));

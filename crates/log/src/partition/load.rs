@@ -438,7 +438,8 @@ impl<F: FileSystem> Inner<F> {
             } else if let Some(cut) = cut {
                 report.moved.push((cut.log.clone(), None));
             }
-            match segment.recover() {
+            let next_base = plan.next_base_offsets.get(base).copied().flatten();
+            match segment.recover_before(next_base) {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
                     if recovered.valid_bytes != planned {

@@ -66,13 +66,28 @@ fn name(path: &Path) -> &str {
 }
 
 impl<F: FileSystem> Planner<'_, F> {
-    fn scan(&self, base: i64, segment: Segment) -> Result<SegmentScan> {
+    /// Scans one segment with recovery's rules, bounded by the next segment of `segments` (a
+    /// `.swap` by nothing: it replaces a range of its own).
+    fn scan(
+        &mut self,
+        base: i64,
+        segment: Segment,
+        segments: &BTreeMap<i64, Segment>,
+    ) -> Result<SegmentScan> {
+        let next = if segment.suffix.is_empty() {
+            let next = segments.range(base + 1..).next().map(|(b, _)| *b);
+            self.plan.next_base_offsets.insert(base, next);
+            next
+        } else {
+            None
+        };
         Ok(scan_segment(
             self.fs,
             self.dir,
             base,
             segment.suffix,
             self.interval,
+            next,
         )?)
     }
 
@@ -133,6 +148,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 Segment {
                     suffix: naming::SWAP_FILE_SUFFIX,
                 },
+                &BTreeMap::new(),
             )?;
             if let Some(stop) = &scan.stop {
                 bad.insert(base);
@@ -241,7 +257,7 @@ impl<F: FileSystem> Planner<'_, F> {
             if names.contains(name(&index)) {
                 continue;
             }
-            let scan = self.scan(*base, *segment)?;
+            let scan = self.scan(*base, *segment, segments)?;
             self.plan.scanned.push(*base);
             self.plan.rebuilt_indexes.push(*base);
             self.add_cut(*base, &scan, false);
@@ -252,7 +268,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 && !judged.contains_key(base)
                 && !walk_tail(self.fs, self.dir, *base, segment.suffix)?.ends_at_batch_boundary
             {
-                let scan = self.scan(*base, *segment)?;
+                let scan = self.scan(*base, *segment, segments)?;
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
                 self.add_cut(*base, &scan, true);
@@ -275,12 +291,12 @@ impl<F: FileSystem> Planner<'_, F> {
         let mut cut_at = None;
         for (base, segment) in segments.range(start..) {
             if let Some(cut_segment) = cut_at {
-                let scan = self.scan(*base, *segment)?;
+                let scan = self.scan(*base, *segment, segments)?;
                 self.add_drop(*base, &scan, DropReason::AfterCut { cut_segment }, live);
                 continue;
             }
             if let Some(end) = previous_end.filter(|end| base < end) {
-                let scan = self.scan(*base, *segment)?;
+                let scan = self.scan(*base, *segment, segments)?;
                 self.add_drop(
                     *base,
                     &scan,
@@ -293,7 +309,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 previous_end = Some(*end);
                 continue;
             }
-            let scan = self.scan(*base, *segment)?;
+            let scan = self.scan(*base, *segment, segments)?;
             self.plan.scanned.push(*base);
             if scan.stop.is_some() {
                 self.plan.rebuilt_indexes.push(*base);

@@ -4,6 +4,7 @@
 //! quarantine (see [`QUARANTINE_DIR`]) unless the caller asked to discard it.
 
 use std::fmt;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The quarantine: a directory inside the partition directory. Kafka's loader reads only regular
@@ -125,6 +126,9 @@ pub struct RecoveryPlan {
     pub rebuilt_indexes: Vec<i64>,
     /// Segments whose `.log` is scanned.
     pub scanned: Vec<i64>,
+    /// The next segment's base offset each segment was judged against (`None` for the last):
+    /// recovery bounds the segment's offsets by it, and carrying out the plan must judge alike.
+    pub next_base_offsets: BTreeMap<i64, Option<i64>>,
 }
 
 impl RecoveryPlan {

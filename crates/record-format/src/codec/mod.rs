@@ -14,7 +14,10 @@ pub mod zstd;
 use crate::Compression;
 use crate::error::{Error, Position, Result};
 
-/// The default cap on one batch's decompressed records section: 64 MiB.
+/// The cap on one batch's decompressed records section: 64 MiB. One number for writer and
+/// reader: every reader decompresses at most this much, and [`crate::BatchBuilder`] (so
+/// `seglog produce`) and a leader's append refuse a compressed batch whose records pass it,
+/// since it could never be read back.
 ///
 /// Kafka's default `max.message.bytes` is about 1 MiB of *compressed* batch; 64 MiB leaves room
 /// for a 64:1 ratio on the largest default batch while keeping a hostile batch's cost bounded.

@@ -1,5 +1,6 @@
 //! record-format's integration tests, one binary: one module per concern.
 
+mod batch_offset_rules;
 mod control_and_empty_batches;
 mod fixtures_kafka_python;
 mod golden_bytes;

@@ -23,6 +23,8 @@ fn raw_batch(records: &[u8], count: i32) -> Vec<u8> {
     let len = i32::try_from(b.len() - 12).unwrap();
     b[8..12].copy_from_slice(&len.to_be_bytes());
     b[57..61].copy_from_slice(&count.to_be_bytes());
+    // lastOffsetDelta spans the declared records, as a producer writes it.
+    b[23..27].copy_from_slice(&(count - 1).max(0).to_be_bytes());
     let crc = seglog_record_format::crc32c(&b[21..]);
     b[17..21].copy_from_slice(&crc.to_be_bytes());
     b

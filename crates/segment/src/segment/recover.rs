@@ -1,71 +1,15 @@
 //! Recovery and truncation of a segment (Kafka's `LogSegment.recover` and `truncateTo`).
 
-use std::ops::ControlFlow;
-
 use seglog_fs::{File, FileSystem};
 use seglog_mmap_index::TimestampOffset;
-use seglog_record_format as rf;
 
 use super::{BatchFacts, LogSegment, UNKNOWN, index_batch};
 use crate::error::{Error, Result};
-use crate::scan::{Scan, ScanEnd, scan_batches};
+use crate::verify::{OffsetBounds, scan_verified};
+pub use crate::verify::{RecoveryStop, StopReason};
 
 /// Recovery reads the `.log` in chunks of this size.
 pub(super) const RECOVERY_CHUNK: usize = 4 * 1024 * 1024;
-
-/// A batch that recovery keeps, as it judged it.
-pub(super) struct Judged {
-    pub(super) first_offset: i64,
-    pub(super) last_offset: i64,
-    pub(super) max_timestamp: i64,
-    pub(super) size: u64,
-    pub(super) records: u64,
-}
-
-/// Recovery's rules for one framed batch at `position`, after a batch whose last offset was
-/// `previous_last_offset` (the base offset minus one for the first): it decodes and validates
-/// (size, CRC), and its offsets must follow the previous batch's and stay in the range a
-/// segment based at `base_offset` can index. `Err` is where and why the valid prefix ends.
-pub(super) fn judge_batch(
-    base_offset: i64,
-    previous_last_offset: i64,
-    position: u64,
-    batch: &rf::FramedBatch<'_>,
-) -> Result<Judged, RecoveryStop> {
-    let decoded = batch
-        .decode()
-        .and_then(|d| d.validate().map(|()| d))
-        .map_err(|e| RecoveryStop {
-            position,
-            reason: StopReason::Invalid(e.offset_by(position - batch.position() as u64)),
-        })?;
-    let last_offset = decoded.last_offset();
-    let (first_offset, records) = match decoded {
-        rf::Batch::V2(b) => (
-            b.base_offset(),
-            u64::try_from(b.records_count()).unwrap_or(0),
-        ),
-        rf::Batch::Legacy(_) => (last_offset, 1),
-    };
-    let in_range = last_offset
-        .checked_sub(base_offset)
-        .is_some_and(|rel| (0..=i64::from(i32::MAX)).contains(&rel));
-    if first_offset <= previous_last_offset || last_offset < first_offset || !in_range {
-        let reason = StopReason::OffsetsOutOfOrder {
-            first_offset,
-            last_offset,
-            previous_last_offset,
-        };
-        return Err(RecoveryStop { position, reason });
-    }
-    Ok(Judged {
-        first_offset,
-        last_offset,
-        max_timestamp: decoded.max_timestamp(),
-        size: batch.size_in_bytes() as u64,
-        records,
-    })
-}
 
 /// What [`LogSegment::recover`] did.
 #[derive(Debug)]
@@ -82,63 +26,6 @@ pub struct RecoveryReport {
     pub stop: Option<RecoveryStop>,
 }
 
-/// Where and why recovery stopped early.
-#[derive(Debug)]
-pub struct RecoveryStop {
-    /// The byte position of the first byte not kept.
-    pub position: u64,
-    /// Why.
-    pub reason: StopReason,
-}
-
-impl std::fmt::Display for RecoveryStop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "at byte {}: {}", self.position, self.reason)
-    }
-}
-
-impl std::fmt::Display for StopReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Invalid(e) => write!(f, "invalid batch: {e}"),
-            Self::OffsetsOutOfOrder {
-                first_offset,
-                last_offset,
-                previous_last_offset,
-            } => write!(
-                f,
-                "batch offsets {first_offset}..={last_offset} cannot follow offset \
-                 {previous_last_offset} in this segment"
-            ),
-            Self::TornTail => f.write_str("the file ends inside a batch (a torn write)"),
-        }
-    }
-}
-
-/// Why recovery stopped before the end of the file.
-#[derive(Debug)]
-pub enum StopReason {
-    /// A batch failed framing or validation: a size below 14, a v2 batch below 61 bytes, a CRC
-    /// mismatch (Kafka's `CorruptRecordException`).
-    Invalid(rf::Error),
-    /// A batch whose offsets cannot follow the previous batch: at or below its last offset, or
-    /// outside the range this segment can index (below the base offset, or more than
-    /// `i32::MAX` past it). The CRC does not cover the base offset, so this is how a damaged base
-    /// offset shows. Kafka would split the segment or truncate all of it; seglog keeps the valid
-    /// prefix.
-    OffsetsOutOfOrder {
-        /// The batch's first offset (its base offset; for legacy entries, its offset).
-        first_offset: i64,
-        /// The batch's last offset.
-        last_offset: i64,
-        /// The previous batch's last offset, or the segment's base offset minus one.
-        previous_last_offset: i64,
-    },
-    /// The file ends inside a batch, or with fewer than 18 bytes after the last batch: a torn
-    /// write. Kafka stops silently here; the bytes are cut all the same.
-    TornTail,
-}
-
 impl<F: FileSystem> LogSegment<F> {
     /// Kafka's `recover`: resets both indexes, walks the batches validating size and CRC, rebuilds
     /// the indexes with the same rule as `append`, truncates the `.log` at the first invalid byte,
@@ -148,8 +35,16 @@ impl<F: FileSystem> LogSegment<F> {
     ///
     /// A batch whose offsets go backwards or cannot be stored relative to the base ends the valid
     /// prefix like a CRC failure does ([`StopReason::OffsetsOutOfOrder`]), where Kafka would
-    /// split the segment or truncate all of it.
+    /// split the segment or truncate all of it; so do a CRC-valid batch whose header or records
+    /// cannot be right, and a batch whose offsets its neighbours disprove (`crate::verify`).
     pub fn recover(&self) -> Result<RecoveryReport> {
+        self.recover_before(None)
+    }
+
+    /// [`LogSegment::recover`] knowing the next segment's base offset (`None` for the last
+    /// segment): a batch reaching it is damage, as are the other offsets the batches disprove
+    /// (the rules of `crate::verify`).
+    pub fn recover_before(&self, next_base_offset: Option<i64>) -> Result<RecoveryReport> {
         let path = self.log_path();
         let mut w = self.writer.lock();
         w.offset_index.get_mut()?.reset()?;
@@ -158,46 +53,20 @@ impl<F: FileSystem> LogSegment<F> {
         w.set_max(reset);
         w.bytes_since_last_index_entry = 0;
         let interval = self.config.index_interval_bytes;
-        let mut valid_bytes = 0_u64;
-        let mut batches = 0_u64;
-        let mut previous_last_offset = self.base_offset.saturating_sub(1);
         let size = self.size();
-        let scan = scan_batches(
-            &self.log,
-            &path,
-            0,
-            size,
-            RECOVERY_CHUNK,
-            |position, batch| {
-                let judged =
-                    match judge_batch(self.base_offset, previous_last_offset, position, &batch) {
-                        Ok(judged) => judged,
-                        Err(stop) => return Ok(ControlFlow::Break(stop)),
-                    };
-                previous_last_offset = judged.last_offset;
-                let facts = BatchFacts {
-                    last_offset: judged.last_offset,
-                    max_timestamp: judged.max_timestamp,
-                    size: judged.size,
-                };
-                index_batch(&mut w, interval, &facts, position)?;
-                valid_bytes = position + facts.size;
-                batches += 1;
-                Ok(ControlFlow::Continue(()))
-            },
-        )?;
-        let stop = match scan {
-            Scan::Stopped(stop) => Some(stop),
-            Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
-                position,
-                reason: StopReason::Invalid(error),
-            }),
-            Scan::Ended(ScanEnd::Clean { position }) if position < size => Some(RecoveryStop {
-                position,
-                reason: StopReason::TornTail,
-            }),
-            Scan::Ended(ScanEnd::Clean { .. }) => None,
+        let bounds = OffsetBounds {
+            base_offset: self.base_offset,
+            next_base_offset,
         };
+        let scan = scan_verified(&self.log, &path, size, RECOVERY_CHUNK, bounds, |b| {
+            let facts = BatchFacts {
+                last_offset: b.last_offset,
+                max_timestamp: b.max_timestamp,
+                size: b.size,
+            };
+            index_batch(&mut w, interval, &facts, b.position)
+        })?;
+        let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
         let bytes_truncated = size - valid_bytes;
         if bytes_truncated > 0 {
             self.shrink_mapping(valid_bytes);

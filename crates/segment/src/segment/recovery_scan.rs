@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 
 use seglog_fs::{File, FileSystem, OpenMode};
 
-use super::recover::{RECOVERY_CHUNK, RecoveryStop, StopReason, judge_batch};
+use super::recover::{RECOVERY_CHUNK, RecoveryStop};
 use crate::error::{Error, Result};
 use crate::naming;
-use crate::scan::{Scan, ScanEnd, scan_batches};
+use crate::scan::{Scan, ScanEnd};
+use crate::verify::{OffsetBounds, scan_verified};
 
 /// What [`scan_segment`] found.
 #[derive(Debug)]
@@ -117,7 +118,8 @@ fn file_equals<F: FileSystem>(fs: &F, path: &Path, expected: &[u8]) -> Result<bo
 }
 
 /// Scans the segment at `base_offset` in `dir` (its files named with `suffix`, "" or `.swap`) with
-/// recovery's rules, opening every file read-only, and compares its index files with what
+/// recovery's rules ([`LogSegment::recover_before`](super::LogSegment::recover_before) with the
+/// same `next_base_offset`), opening every file read-only, and compares its index files with what
 /// recovery would write at `index_interval_bytes`.
 pub fn scan_segment<F: FileSystem>(
     fs: &F,
@@ -125,6 +127,7 @@ pub fn scan_segment<F: FileSystem>(
     base_offset: i64,
     suffix: &str,
     index_interval_bytes: u32,
+    next_base_offset: Option<i64>,
 ) -> Result<SegmentScan> {
     let path = naming::log_file(dir, base_offset, suffix);
     let file = fs
@@ -132,39 +135,21 @@ pub fn scan_segment<F: FileSystem>(
         .map_err(|e| Error::io(&path, "open", e))?;
     let size = file.len().map_err(|e| Error::io(&path, "stat", e))?;
     let mut expected = ExpectedIndexes::new(base_offset, index_interval_bytes);
-    let mut previous_last_offset = base_offset.saturating_sub(1);
-    let (mut valid_bytes, mut batches, mut records) = (0_u64, 0_u64, 0_u64);
+    let mut last_offset = None;
+    let mut records = 0_u64;
     let mut first_offset = None;
-    let scan = scan_batches(&file, &path, 0, size, RECOVERY_CHUNK, |position, batch| {
-        let judged = match judge_batch(base_offset, previous_last_offset, position, &batch) {
-            Ok(judged) => judged,
-            Err(stop) => return Ok(ControlFlow::Break(stop)),
-        };
-        previous_last_offset = judged.last_offset;
-        first_offset.get_or_insert(judged.first_offset);
-        expected.batch(
-            judged.last_offset,
-            judged.max_timestamp,
-            judged.size,
-            position,
-        );
-        valid_bytes = position + judged.size;
-        batches += 1;
-        records += judged.records;
-        Ok(ControlFlow::Continue(()))
-    })?;
-    let stop = match scan {
-        Scan::Stopped(stop) => Some(stop),
-        Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
-            position,
-            reason: StopReason::Invalid(error),
-        }),
-        Scan::Ended(ScanEnd::Clean { position }) if position < size => Some(RecoveryStop {
-            position,
-            reason: StopReason::TornTail,
-        }),
-        Scan::Ended(ScanEnd::Clean { .. }) => None,
+    let bounds = OffsetBounds {
+        base_offset,
+        next_base_offset,
     };
+    let scan = scan_verified(&file, &path, size, RECOVERY_CHUNK, bounds, |b| {
+        first_offset.get_or_insert(b.first_offset);
+        last_offset = Some(b.last_offset);
+        records += b.records;
+        expected.batch(b.last_offset, b.max_timestamp, b.size, b.position);
+        Ok(())
+    })?;
+    let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
     // Recovery's last step: the final time index entry, whatever the interval.
     expected.time_entry();
     let indexes_match = file_equals(
@@ -183,7 +168,7 @@ pub fn scan_segment<F: FileSystem>(
         batches,
         records,
         first_offset,
-        last_offset: (batches > 0).then_some(previous_last_offset),
+        last_offset,
         stop,
         indexes_match,
     })

@@ -15,4 +15,5 @@ mod log_segment_kafka;
 mod mapped_reads_stress;
 mod model;
 mod read_region_reuse;
+mod recovery_reasons;
 mod sim_indexes;

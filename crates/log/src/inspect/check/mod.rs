@@ -3,6 +3,7 @@
 
 mod index;
 mod log;
+mod records;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -188,6 +189,8 @@ fn check_partition<F: FileSystem>(
             ));
         }
         let batches = log::check_log(partition.fs(), *base, log, findings)?;
+        let next_base = logs.get(i + 1).map(|(b, _)| *b);
+        records::check_records(partition.fs(), *base, next_base, log, findings)?;
         if let Some((_, last_offset, _)) = batches.last() {
             previous_last = previous_last.max(*last_offset);
         }

@@ -26,6 +26,7 @@ impl<F: FileSystem> Inner<F> {
         now: i64,
     ) -> Result<Vec<InputBatch>> {
         let mut out = Vec::new();
+        let mut scratch = Vec::new();
         let mut framing = rf::batches(records);
         for framed in &mut framing {
             let framed = framed.map_err(|e| {
@@ -61,6 +62,21 @@ impl<F: FileSystem> Inner<F> {
                         self.tp
                     ),
                 ));
+            }
+            // Kafka's leader decodes every record of a client's batch (LogValidator); so does
+            // this one, within the decompression limit every reader applies: a batch no reader
+            // could read back is refused before anything is acknowledged.
+            if leader {
+                v2.verify_records(&mut scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)
+                    .map_err(|e| {
+                        self.invalid(
+                            start,
+                            format!(
+                                "the record batch ({size} bytes) in the append to {} cannot be read back: {e}",
+                                self.tp
+                            ),
+                        )
+                    })?;
             }
             if leader && v2.base_offset() != 0 {
                 return Err(self.invalid(
