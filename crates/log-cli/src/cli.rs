@@ -130,9 +130,13 @@ struct ConsumeArgs {
     /// Stop after this many records.
     #[arg(long)]
     max_records: Option<u64>,
-    /// Wait for new records instead of stopping at the end.
+    /// Wait for new records instead of stopping at the end (until Ctrl-C, or --timeout-ms).
     #[arg(long)]
     follow: bool,
+    /// With --follow: exit (status 0) once no new record has come for this many milliseconds,
+    /// as kafka-console-consumer's --timeout-ms does.
+    #[arg(long, requires = "follow", value_name = "MS")]
+    timeout_ms: Option<u64>,
     /// Print JSON Lines: {"offset","timestamp","timestamp_type","key","value","headers"}, bytes in base64.
     #[arg(long)]
     json: bool,
@@ -192,7 +196,8 @@ Examples:
   seglog consume logs/events-0 --from-beginning
   seglog consume logs/events-0 --from-offset 100 --max-records 10 --print-key
   seglog consume logs/events-0 --from-timestamp 1700000000000 --json
-  seglog consume logs/events-0 --follow";
+  seglog consume logs/events-0 --follow
+  seglog consume logs/events-0 --follow --timeout-ms 5000   # exit after 5 s without a record";
 
 const OFFSETS_EXAMPLES: &str = "\
 Examples:
@@ -231,11 +236,12 @@ or an I/O failure.";
 /// `main`. Bad usage prints clap's message and exits with status 2.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut err = stderr.lock();
-    ExitCode::from(execute(cli, &mut out, &mut err))
+    crate::term::enable();
+    let mut out = crate::term::stdout();
+    let mut err = crate::term::stderr();
+    let code = execute(cli, &mut out, &mut err);
+    let _ = err.flush();
+    ExitCode::from(code)
 }
 
 /// Runs the command line `args` (the first item is the program name, as in `std::env::args_os`)
@@ -272,6 +278,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
                 start,
                 max_records: args.max_records,
                 follow: args.follow,
+                idle_timeout: args.timeout_ms.map(std::time::Duration::from_millis),
                 json: args.json,
                 print_key: args.print_key,
             };
@@ -306,6 +313,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             if broken_pipe {
                 return 0;
             }
+            crate::term::clear();
             let _ = writeln!(err, "seglog: {e:#}");
             2
         }
@@ -371,7 +379,6 @@ fn compact(
             io_max_bytes_per_second: None,
         });
     let bar = crate::common::progress(0, "compacting");
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let tp = opened.log.topic_partition().clone();
     let report = opened
         .dir

@@ -1,7 +1,7 @@
 //! What the commands share: how a command ended, opening a partition directory through its log directory, JSON lines,
 //! and progress bars that appear only on a terminal.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -95,17 +95,10 @@ pub(crate) fn json_line(out: &mut impl Write, value: &serde_json::Value) -> Resu
     Ok(())
 }
 
-/// A progress bar on stderr when stderr is a terminal, hidden otherwise.
-pub(crate) fn progress(len: u64, what: &str) -> indicatif::ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    let style = indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar.set_message(what.to_owned());
-    bar
+/// A progress bar on stderr when the binary runs at a terminal, hidden otherwise
+/// ([`crate::term`]).
+pub(crate) fn progress(len: u64, what: &str) -> crate::term::Progress {
+    crate::term::Progress::new(len, what)
 }
 
 /// How a command ended when it did not fail outright.

@@ -11,5 +11,6 @@ mod demo;
 mod dump;
 mod produce;
 mod stats;
+mod term;
 
 pub use cli::{run, run_with};

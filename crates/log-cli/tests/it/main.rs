@@ -6,3 +6,5 @@ mod corruption_matrix;
 mod dump_matches_kafka;
 mod flags;
 mod produce_acks_interactive_lines;
+mod pty;
+mod terminal;
