@@ -64,6 +64,7 @@ pub(crate) fn check(path: &Path, json: bool, out: &mut impl Write) -> Result<Out
 }
 
 pub(crate) fn recover(path: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
+    crate::common::target(path, crate::common::Use::Recover)?;
     let (log_dir, only) = match crate::common::partition_of(path) {
         Ok((parent, tp)) if RealFs.is_dir(path) => (parent, Some(tp)),
         _ => (path.to_path_buf(), None),

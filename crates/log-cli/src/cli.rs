@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use std::path::PathBuf;
 
-use crate::common::Outcome;
+use crate::common::{Outcome, Use};
 use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
 use crate::produce::ProduceOptions;
@@ -73,6 +73,10 @@ enum Command {
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Compact even a topic whose cleanup.policy has no `compact` (compaction keeps only the
+        /// latest record of each key).
+        #[arg(long)]
+        force: bool,
     },
     /// Build a sample log of a million records and show lookups, stats and a dump excerpt.
     #[command(after_help = DEMO_EXAMPLES)]
@@ -209,12 +213,13 @@ Examples:
   seglog stats logs/events-0
   seglog stats logs/events-0 --json";
 
-const COMPACT_EXAMPLES: &str = "\\
+const COMPACT_EXAMPLES: &str = "\
 Examples:
   seglog compact logs/users-0
   seglog compact logs/users-0 --dedupe-buffer-bytes 1048576 --json
 
-The partition keeps its offsets; tombstones stay until delete.retention.ms after the first
+Only a topic whose cleanup.policy has compact (its seglog.properties, else Kafka's default,
+delete) is compacted, unless --force. The partition keeps its offsets; tombstones stay until delete.retention.ms after the first
 cleaning that saw them. The active segment is never cleaned.";
 
 const DEMO_EXAMPLES: &str = "\
@@ -299,7 +304,8 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             dir,
             dedupe_buffer_bytes,
             json,
-        } => compact(&dir, dedupe_buffer_bytes, json, out),
+            force,
+        } => compact(&dir, dedupe_buffer_bytes, json, force, out),
     };
     let flushed = out.flush();
     match (result, flushed) {
@@ -329,6 +335,12 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
 }
 
 fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
+    crate::common::target(
+        &args.dir,
+        Use::Produce {
+            create: args.create,
+        },
+    )?;
     use seglog_log::record::Compression;
     let compression = match args.compression.as_str() {
         "gzip" => Compression::Gzip,
@@ -369,8 +381,18 @@ fn compact(
     dir: &std::path::Path,
     dedupe_buffer_bytes: usize,
     json: bool,
+    force: bool,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<Outcome> {
+    crate::common::target(dir, Use::Compact)?;
+    // Read before the log directory is opened (which takes its lock), so a refusal writes nothing.
+    let (config, source) = crate::common::partition_config(dir)?;
+    if !config.cleanup_policy.compact && !force {
+        anyhow::bail!(
+            "{}: refusing to compact it: its cleanup.policy is delete ({source}), and compaction keeps only the latest record of each key; pass --force to compact it anyway",
+            dir.display()
+        );
+    }
     let opened = crate::common::open_partition(dir, None)?;
     opened
         .dir

@@ -7,4 +7,6 @@ mod dump_matches_kafka;
 mod flags;
 mod produce_acks_interactive_lines;
 mod pty;
+mod refusals;
+mod snapshot;
 mod terminal;
