@@ -335,13 +335,9 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
 }
 
 fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
-    crate::common::target(
-        &args.dir,
-        Use::Produce {
-            create: args.create,
-        },
-    )?;
     use seglog_log::record::Compression;
+    let create = args.create;
+    crate::common::target(&args.dir, Use::Produce { create })?;
     let compression = match args.compression.as_str() {
         "gzip" => Compression::Gzip,
         "snappy" => Compression::Snappy,

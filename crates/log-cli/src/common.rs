@@ -168,7 +168,7 @@ pub(crate) fn target(path: &Path, command: Use) -> Result<Target> {
                 Some("a future replica (-future), which Kafka moves into place once it caught up")
             }
             DirKind::Stray => Some("a stray partition (-stray) the cluster no longer assigns here"),
-            _ => None,
+            DirKind::Live => None,
         };
         if let Some(pending) = pending {
             return Err(refuse(format!(
