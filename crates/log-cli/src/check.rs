@@ -12,7 +12,7 @@ use seglog_log::{FileSystem as _, LogConfig, LogDir, LogDirOptions, RealFs, Syst
 use crate::common::{Outcome, json_line, lib, progress};
 
 pub(crate) fn check(path: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
-    let view = LogDirView::open(RealFs, path).map_err(lib)?;
+    let view = LogDirView::open(RealFs, &crate::common::named(path)?).map_err(lib)?;
     let bar = progress(view.partitions().len() as u64, "checking");
     let report = view.check(|| bar.inc(1)).map_err(lib)?;
     bar.finish_and_clear();

@@ -40,6 +40,17 @@ pub(crate) fn resolve(path: &Path) -> Result<PathBuf> {
     Ok(out)
 }
 
+/// `path` itself, or [resolved](resolve) where it has no name of its own (`.`, `..`, `/`), so
+/// that a directory given as `.` still has its `topic-N` name; messages keep naming paths as
+/// they were given wherever they can.
+pub(crate) fn named(path: &Path) -> Result<std::borrow::Cow<'_, Path>> {
+    if path.file_name().is_some() {
+        Ok(std::borrow::Cow::Borrowed(path))
+    } else {
+        resolve(path).map(std::borrow::Cow::Owned)
+    }
+}
+
 /// Splits a partition directory path into its log directory and topic-partition.
 pub(crate) fn partition_of(path: &Path) -> Result<(PathBuf, TopicPartition)> {
     let path = resolve(path)?;
@@ -297,6 +308,7 @@ pub(crate) fn lib(e: seglog_log::Error) -> anyhow::Error {
 /// A read-only view of the partition directory `dir` (no lock, nothing written), for
 /// `consume`, `offsets` and `stats`.
 pub(crate) fn partition_view(dir: &Path) -> Result<PartitionView<RealFs>> {
+    let dir = &*named(dir)?;
     if TopicPartition::parse_dir(dir).is_err() {
         bail!(
             "{}: not a partition directory (its name must be topic-N)",

@@ -7,6 +7,7 @@ mod dump_matches_kafka;
 mod flags;
 mod produce_acks_interactive_lines;
 mod pty;
+mod read_only;
 mod refusals;
 mod snapshot;
 mod terminal;
