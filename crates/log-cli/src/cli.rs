@@ -31,7 +31,8 @@ enum Command {
     Check {
         /// A partition directory (topic-N) or a log directory.
         dir: PathBuf,
-        /// Print JSON Lines: {"type":"problem","file","position","kind","detail"}, then a summary.
+        /// Print JSON Lines: {"type":"problem" or "note","severity","file","position","kind","count","detail"},
+        /// then a summary.
         #[arg(long)]
         json: bool,
     },
@@ -180,7 +181,12 @@ Examples:
   seglog check /var/lib/kafka/orders-0
   seglog check --json /var/lib/kafka
 
-Exit status: 0 when clean, 1 when problems were found (each is listed), 2 on failure.";
+Each problem is one line naming the file and byte. States Kafka itself accepts at start-up (the
+.deleted files of a broker stopped before file.delete.delay.ms, an orphan index, a -delete
+directory, ...) are listed as notes.
+
+Exit status: 0 when no problem was found (notes do not count), 1 when problems were found, 2 on
+bad usage or an I/O failure.";
 
 const RECOVER_EXAMPLES: &str = "\
 Examples:

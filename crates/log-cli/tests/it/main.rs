@@ -5,6 +5,7 @@ mod commands;
 mod corruption_matrix;
 mod dump_matches_kafka;
 mod flags;
+mod kafka_leftovers;
 mod produce_acks_interactive_lines;
 mod pty;
 mod read_only;
