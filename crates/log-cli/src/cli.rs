@@ -326,7 +326,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
                 return 0;
             }
             crate::term::clear();
-            let _ = writeln!(err, "seglog: {e:#}");
+            let _ = writeln!(err, "seglog: {}", crate::common::message(&e));
             2
         }
         (Ok(_), Err(e)) => {

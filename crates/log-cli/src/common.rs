@@ -296,13 +296,35 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
     Ok(Opened { dir, log })
 }
 
-/// A library error as one line: its message, which already names its cause.
-#[expect(
-    clippy::needless_pass_by_value,
-    reason = "used as map_err(lib), which passes the error by value"
-)]
+/// A library error as an `anyhow` error that keeps its causes (so an I/O failure can be told
+/// from corrupt bytes); [`message`] prints it without repeating them.
 pub(crate) fn lib(e: seglog_log::Error) -> anyhow::Error {
-    anyhow::anyhow!("{e}")
+    anyhow::Error::new(e)
+}
+
+/// An error as the one line the user sees: each cause once. A library error's text already
+/// names its cause (`... : No such file or directory (os error 2)`), so a cause already in the
+/// line is not printed again.
+pub(crate) fn message(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// Whether `e` is a failure to read or write (an I/O error anywhere in its causes), as opposed to
+/// bytes that are there but corrupt: exit 2, not 1.
+pub(crate) fn is_io_failure(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.downcast_ref::<std::io::Error>().is_some())
 }
 
 /// A read-only view of the partition directory `dir` (no lock, nothing written), for
@@ -338,12 +360,15 @@ pub(crate) fn progress(len: u64, what: &str) -> crate::term::Progress {
 }
 
 /// How a command ended when it did not fail outright.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Outcome {
     /// Everything was fine.
     Clean,
     /// The command ran to its end but found problems in the data.
     Problems,
+    /// The command ran to its end, but some input could not be read (an I/O failure, a file
+    /// missing or misnamed), each already reported.
+    Failed,
 }
 
 impl Outcome {
@@ -351,6 +376,7 @@ impl Outcome {
         match self {
             Outcome::Clean => 0,
             Outcome::Problems => 1,
+            Outcome::Failed => 2,
         }
     }
 }

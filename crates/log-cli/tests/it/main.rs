@@ -6,6 +6,7 @@ mod corruption_matrix;
 mod dump_matches_kafka;
 mod flags;
 mod kafka_leftovers;
+mod messages;
 mod produce_acks_interactive_lines;
 mod pty;
 mod read_only;
