@@ -47,7 +47,7 @@ pub(crate) struct Progress {
 }
 
 impl Progress {
-    /// A bar of `len` steps named `what`, redrawn every 200 ms even while nothing advances.
+    /// A bar of `len` steps named `what`, drawn now and every 200 ms even while nothing advances.
     pub(crate) fn new(len: u64, what: &str) -> Self {
         if !enabled() {
             return Self {
@@ -59,6 +59,8 @@ impl Progress {
             .unwrap_or_else(|_| ProgressStyle::default_bar());
         bar.set_style(style);
         bar.set_message(what.to_owned());
+        // Drawn at once (not only at the tick thread's first tick), so even a short command shows it.
+        bar.tick();
         bar.enable_steady_tick(Duration::from_millis(200));
         Self { bar }
     }
