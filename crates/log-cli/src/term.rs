@@ -10,13 +10,17 @@
 
 use std::io::{IsTerminal, LineWriter, Write};
 use std::sync::LazyLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Whether bars may draw: set once by [`enable`], when the binary's stderr is a terminal.
 static ENABLED: AtomicBool = AtomicBool::new(false);
+
+/// How many bars are on the terminal: a write hides them only while there are some, so that a
+/// command printing a million lines and no bar pays nothing.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// Every bar of the process, so that output can hide them all while it writes.
 static BARS: LazyLock<MultiProgress> = LazyLock::new(|| {
@@ -44,6 +48,8 @@ fn enabled() -> bool {
 #[derive(Debug)]
 pub(crate) struct Progress {
     bar: ProgressBar,
+    /// Whether it is counted in [`LIVE`] (drawn and not yet cleared).
+    live: AtomicBool,
 }
 
 impl Progress {
@@ -52,8 +58,10 @@ impl Progress {
         if !enabled() {
             return Self {
                 bar: ProgressBar::hidden(),
+                live: AtomicBool::new(false),
             };
         }
+        LIVE.fetch_add(1, Ordering::AcqRel);
         let bar = BARS.add(ProgressBar::new(len));
         let style = ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} ({eta})")
             .unwrap_or_else(|_| ProgressStyle::default_bar());
@@ -62,7 +70,10 @@ impl Progress {
         // Drawn at once (not only at the tick thread's first tick), so even a short command shows it.
         bar.tick();
         bar.enable_steady_tick(Duration::from_millis(200));
-        Self { bar }
+        Self {
+            bar,
+            live: AtomicBool::new(true),
+        }
     }
 
     /// Advances by `n` steps.
@@ -79,6 +90,9 @@ impl Progress {
     pub(crate) fn finish_and_clear(&self) {
         self.bar.finish_and_clear();
         BARS.remove(&self.bar);
+        if self.live.swap(false, Ordering::AcqRel) {
+            LIVE.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -93,19 +107,25 @@ struct Suspending<W>(W);
 
 impl<W: Write> Write for Suspending<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if LIVE.load(Ordering::Acquire) == 0 {
+            return self.0.write(buf);
+        }
         BARS.suspend(|| self.0.write(buf))
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
+        if LIVE.load(Ordering::Acquire) == 0 {
+            return self.0.flush();
+        }
         BARS.suspend(|| self.0.flush())
     }
 }
 
-/// The writer for a command's stdout: line by line with the bars hidden around each line when
-/// bars draw (a terminal shows both), else buffered.
+/// The writer for a command's stdout: at a terminal where bars draw (it shows both), line by line
+/// with the bars hidden around each line; else buffered.
 pub(crate) fn stdout() -> Box<dyn Write> {
     let stdout = std::io::stdout().lock();
-    if enabled() {
+    if enabled() && stdout.is_terminal() {
         Box::new(LineWriter::new(Suspending(stdout)))
     } else {
         Box::new(std::io::BufWriter::new(stdout))
