@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 use std::path::PathBuf;
 
-use crate::common::Outcome;
+use crate::common::{Outcome, Use};
 use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
 use crate::produce::ProduceOptions;
@@ -31,7 +31,8 @@ enum Command {
     Check {
         /// A partition directory (topic-N) or a log directory.
         dir: PathBuf,
-        /// Print JSON Lines: {"type":"problem","file","position","kind","detail"}, then a summary.
+        /// Print JSON Lines: {"type":"problem" or "note","severity","file","position","kind","count","detail"},
+        /// then a summary.
         #[arg(long)]
         json: bool,
     },
@@ -68,6 +69,10 @@ enum Command {
         /// Print the summary as one JSON object.
         #[arg(long)]
         json: bool,
+        /// Compact even a topic whose cleanup.policy has no `compact` (compaction keeps only the
+        /// latest record of each key).
+        #[arg(long)]
+        force: bool,
     },
     /// Build a sample log of a million records and show lookups, stats and a dump excerpt.
     #[command(after_help = DEMO_EXAMPLES)]
@@ -155,9 +160,13 @@ struct ConsumeArgs {
     /// Stop after this many records.
     #[arg(long)]
     max_records: Option<u64>,
-    /// Wait for new records instead of stopping at the end.
+    /// Wait for new records instead of stopping at the end (until Ctrl-C, or --timeout-ms).
     #[arg(long)]
     follow: bool,
+    /// With --follow: exit (status 0) once no new record has come for this many milliseconds,
+    /// as kafka-console-consumer's --timeout-ms does.
+    #[arg(long, requires = "follow", value_name = "MS")]
+    timeout_ms: Option<u64>,
     /// Print JSON Lines: {"offset","timestamp","timestamp_type","key","value","headers"}, bytes in base64.
     #[arg(long)]
     json: bool,
@@ -197,7 +206,12 @@ Examples:
   seglog check /var/lib/kafka/orders-0
   seglog check --json /var/lib/kafka
 
-Exit status: 0 when clean, 1 when problems were found (each is listed), 2 on failure.";
+Each problem is one line naming the file and byte. States Kafka itself accepts at start-up (the
+.deleted files of a broker stopped before file.delete.delay.ms, an orphan index, a -delete
+directory, ...) are listed as notes.
+
+Exit status: 0 when no problem was found (notes do not count), 1 when problems were found, 2 on
+bad usage or an I/O failure.";
 
 const RECOVER_EXAMPLES: &str = "\
 Examples:
@@ -229,7 +243,8 @@ Examples:
   seglog consume logs/events-0 --from-beginning
   seglog consume logs/events-0 --from-offset 100 --max-records 10 --print-key
   seglog consume logs/events-0 --from-timestamp 1700000000000 --json
-  seglog consume logs/events-0 --follow";
+  seglog consume logs/events-0 --follow
+  seglog consume logs/events-0 --follow --timeout-ms 5000   # exit after 5 s without a record";
 
 const OFFSETS_EXAMPLES: &str = "\
 Examples:
@@ -241,12 +256,13 @@ Examples:
   seglog stats logs/events-0
   seglog stats logs/events-0 --json";
 
-const COMPACT_EXAMPLES: &str = "\\
+const COMPACT_EXAMPLES: &str = "\
 Examples:
   seglog compact logs/users-0
   seglog compact logs/users-0 --dedupe-buffer-bytes 1048576 --json
 
-The partition keeps its offsets; tombstones stay until delete.retention.ms after the first
+Only a topic whose cleanup.policy has compact (its seglog.properties, else Kafka's default,
+delete) is compacted, unless --force. The partition keeps its offsets; tombstones stay until delete.retention.ms after the first
 cleaning that saw them. The active segment is never cleaned.";
 
 const DEMO_EXAMPLES: &str = "\
@@ -268,11 +284,12 @@ or an I/O failure.";
 /// `main`. Bad usage prints clap's message and exits with status 2.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    let stdout = std::io::stdout();
-    let stderr = std::io::stderr();
-    let mut out = std::io::BufWriter::new(stdout.lock());
-    let mut err = stderr.lock();
-    ExitCode::from(execute(cli, &mut out, &mut err))
+    crate::term::enable();
+    let mut out = crate::term::stdout();
+    let mut err = crate::term::stderr();
+    let code = execute(cli, &mut out, &mut err);
+    let _ = err.flush();
+    ExitCode::from(code)
 }
 
 /// Runs the command line `args` (the first item is the program name, as in `std::env::args_os`)
@@ -318,6 +335,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
                 start,
                 max_records: args.max_records,
                 follow: args.follow,
+                idle_timeout: args.timeout_ms.map(std::time::Duration::from_millis),
                 json: args.json,
                 print_key: args.print_key,
             };
@@ -338,7 +356,8 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             dir,
             dedupe_buffer_bytes,
             json,
-        } => compact(&dir, dedupe_buffer_bytes, json, out),
+            force,
+        } => compact(&dir, dedupe_buffer_bytes, json, force, out),
     };
     let flushed = out.flush();
     match (result, flushed) {
@@ -352,7 +371,8 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             if broken_pipe {
                 return 0;
             }
-            let _ = writeln!(err, "seglog: {e:#}");
+            crate::term::clear();
+            let _ = writeln!(err, "seglog: {}", crate::common::message(&e));
             2
         }
         (Ok(_), Err(e)) => {
@@ -368,6 +388,8 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
 
 fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
     use seglog_log::record::Compression;
+    let create = args.create;
+    crate::common::target(&args.dir, Use::Produce { create })?;
     let compression = match args.compression.as_str() {
         "gzip" => Compression::Gzip,
         "snappy" => Compression::Snappy,
@@ -407,8 +429,18 @@ fn compact(
     dir: &std::path::Path,
     dedupe_buffer_bytes: usize,
     json: bool,
+    force: bool,
     out: &mut impl std::io::Write,
 ) -> anyhow::Result<Outcome> {
+    crate::common::target(dir, Use::Compact)?;
+    // Read before the log directory is opened (which takes its lock), so a refusal writes nothing.
+    let (config, source) = crate::common::partition_config(dir)?;
+    if !config.cleanup_policy.compact && !force {
+        anyhow::bail!(
+            "{}: refusing to compact it: its cleanup.policy is delete ({source}), and compaction keeps only the latest record of each key; pass --force to compact it anyway",
+            dir.display()
+        );
+    }
     let opened = crate::common::open_partition(dir, None)?;
     opened
         .dir
@@ -417,7 +449,6 @@ fn compact(
             io_max_bytes_per_second: None,
         });
     let bar = crate::common::progress(0, "compacting");
-    bar.enable_steady_tick(std::time::Duration::from_millis(200));
     let tp = opened.log.topic_partition().clone();
     let report = opened
         .dir

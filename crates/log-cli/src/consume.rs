@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use seglog_log::RealFs;
@@ -25,6 +25,8 @@ pub(crate) struct ConsumeOptions {
     pub(crate) start: Start,
     pub(crate) max_records: Option<u64>,
     pub(crate) follow: bool,
+    /// With `follow`: stop once no record has come for this long.
+    pub(crate) idle_timeout: Option<Duration>,
     pub(crate) json: bool,
     pub(crate) print_key: bool,
 }
@@ -57,9 +59,11 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
         },
     };
     let mut printed = 0_u64;
+    let mut last_record = Instant::now();
     loop {
         // Listed again on every poll, so a follower sees the segments a writer rolled.
         let view = partition_view(dir)?;
+        let printed_before = printed;
         let read = view
             .for_each_record(next, |r, batch| {
                 if o.max_records.is_some_and(|max| printed >= max) {
@@ -106,8 +110,14 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
             Some(None) => true,
             None => false,
         };
+        if read.next_offset > next || printed_before != printed {
+            last_record = Instant::now();
+        }
         next = next.max(read.next_offset);
         if stopped || o.max_records.is_some_and(|max| printed >= max) || !o.follow {
+            break;
+        }
+        if o.idle_timeout.is_some_and(|t| last_record.elapsed() >= t) {
             break;
         }
         out.flush()?;

@@ -172,8 +172,8 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     writeln!(
         out,
-        "   first record at or after timestamp {target}: offset {:?} ({:.2?})",
-        found.map(|f| f.offset),
+        "   first record at or after timestamp {target}: offset {} ({:.2?})",
+        found.map_or_else(|| "none".to_owned(), |f| f.offset.to_string()),
         started.elapsed()
     )?;
     let max = log
@@ -181,8 +181,8 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     writeln!(
         out,
-        "   the record with the largest timestamp: offset {:?}",
-        max.map(|f| f.offset)
+        "   the record with the largest timestamp: offset {}",
+        max.map_or_else(|| "none".to_owned(), |f| f.offset.to_string())
     )?;
 
     let partition_dir = log.dir().to_path_buf();

@@ -12,5 +12,6 @@ mod dump;
 mod produce;
 mod recover;
 mod stats;
+mod term;
 
 pub use cli::{run, run_with};

@@ -35,7 +35,7 @@ pub(crate) struct RecoverOptions {
     pub(crate) configs: Vec<String>,
 }
 
-fn options(o: &RecoverOptions, bar: Option<Arc<indicatif::ProgressBar>>) -> Result<LogDirOptions> {
+fn options(o: &RecoverOptions, bar: Option<Arc<crate::term::Progress>>) -> Result<LogDirOptions> {
     let pairs: Vec<(&str, &str)> = o
         .configs
         .iter()
@@ -66,6 +66,7 @@ fn options(o: &RecoverOptions, bar: Option<Arc<indicatif::ProgressBar>>) -> Resu
 /// the directory is healthy afterwards (nothing was needed, or it was repaired), with `--dry-run`
 /// 0 when nothing needs doing and 1 when recovery would change something; 2 on failure.
 pub(crate) fn recover(path: &Path, o: &RecoverOptions, out: &mut impl Write) -> Result<Outcome> {
+    crate::common::target(path, crate::common::Use::Recover)?;
     let (log_dir, only) = match crate::common::partition_of(path) {
         Ok((parent, tp)) if RealFs.is_dir(path) => (parent, Some(tp)),
         _ => (path.to_path_buf(), None),

@@ -21,7 +21,7 @@ use seglog_log::record::{self as rf, Batch};
 use super::{
     base_offset_of, codec_name, first_batch_at, max_record_timestamp, timestamp_type_name,
 };
-use crate::common::{Outcome, b64, json_line, lib};
+use crate::common::{Outcome, b64, is_io_failure, json_line, lib, message};
 
 fn problem(
     out: &mut impl Write,
@@ -48,7 +48,15 @@ pub(crate) fn run(
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or_default();
-        let result = match name.rsplit_once('.').map(|(_, s)| s) {
+        let suffix = name.rsplit_once('.').map(|(_, s)| s);
+        if let Some(s @ ("log" | "index" | "timeindex")) = suffix
+            && let Err(e) = super::readable(file, &format!(".{s}"))
+        {
+            problem(out, file, None, "unreadable", &message(&e))?;
+            outcome = Outcome::Failed;
+            continue;
+        }
+        let result = match suffix {
             Some("log") => log(file, deep, out),
             Some("index") => index(file, max_message_size, out),
             Some("timeindex") => time_index(file, out),
@@ -63,10 +71,15 @@ pub(crate) fn run(
         };
         match result {
             Ok(false) => {}
-            Ok(true) => outcome = Outcome::Problems,
+            Ok(true) => outcome = outcome.max(Outcome::Problems),
             Err(e) => {
-                problem(out, file, None, "unreadable", &format!("{e:#}"))?;
-                outcome = Outcome::Problems;
+                problem(out, file, None, "unreadable", &message(&e))?;
+                let this = if is_io_failure(&e) {
+                    Outcome::Failed
+                } else {
+                    Outcome::Problems
+                };
+                outcome = outcome.max(this);
             }
         }
     }
@@ -142,7 +155,7 @@ fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
             Ok(())
         };
         if let Err(e) = write() {
-            failed = Some((position, format!("{e:#}")));
+            failed = Some((position, message(&e)));
             return ControlFlow::Break(());
         }
         valid = position + framed.size_in_bytes() as u64;

@@ -21,7 +21,7 @@ use seglog_log::RealFs;
 use seglog_log::inspect::{Scan, ScanEnd, SegmentLog};
 use seglog_log::record::{self as rf, Batch, TimestampType};
 
-use crate::common::{Outcome, lib};
+use crate::common::{Outcome, is_io_failure, lib, message};
 
 /// The flags of `kafka-dump-log.sh`.
 #[derive(Debug, Clone, clap::Args)]
@@ -115,23 +115,32 @@ pub(crate) fn run(
             .unwrap_or_default();
         let suffix = name.rfind('.').map_or("", |i| &name[i..]);
         let result = match suffix {
-            ".log" | ".checkpoint" => dump_log(file, options, &mut reports, out),
-            ".index" => index::dump_index(file, options, &mut reports, out),
-            ".timeindex" => index::dump_time_index(file, options, &mut reports, out),
+            ".log" | ".checkpoint" | ".index" | ".timeindex" => match readable(file, suffix) {
+                Err(e) => Err(e),
+                Ok(()) if suffix == ".index" => index::dump_index(file, options, &mut reports, out),
+                Ok(()) if suffix == ".timeindex" => {
+                    index::dump_time_index(file, options, &mut reports, out)
+                }
+                Ok(()) => dump_log(file, options, &mut reports, out),
+            },
             _ => {
                 writeln!(err, "Ignoring unknown file {}", file.display())?;
                 Ok(Outcome::Clean)
             }
         };
-        match result {
-            Ok(Outcome::Clean) => {}
-            Ok(Outcome::Problems) => outcome = Outcome::Problems,
+        let this = match result {
+            Ok(o) => o,
             Err(e) => {
                 out.flush()?;
-                writeln!(err, "seglog: {e:#}")?;
-                outcome = Outcome::Problems;
+                writeln!(err, "seglog: {}", message(&e))?;
+                if is_io_failure(&e) {
+                    Outcome::Failed
+                } else {
+                    Outcome::Problems
+                }
             }
-        }
+        };
+        outcome = outcome.max(this);
     }
     out.flush()?;
     print_reports(&reports, err)?;
@@ -192,6 +201,21 @@ fn absolute(path: &Path) -> String {
         .to_string()
 }
 
+/// Fails unless `file` can be opened and, for a segment file, its name starts with a base offset:
+/// both an I/O failure or bad usage (exit 2), not corrupt bytes.
+pub(crate) fn readable(file: &Path, suffix: &str) -> Result<()> {
+    SegmentLog::open(&RealFs, file).with_context(|| format!("{}: cannot open", file.display()))?;
+    if suffix != ".checkpoint" {
+        base_offset_of(file).map_err(|e| {
+            anyhow::Error::new(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                message(&e),
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// The base offset a segment file's name starts with.
 pub(crate) fn base_offset_of(file: &Path) -> Result<i64> {
     let name = file
@@ -199,9 +223,9 @@ pub(crate) fn base_offset_of(file: &Path) -> Result<i64> {
         .and_then(|n| n.to_str())
         .unwrap_or_default();
     let prefix = name.split('.').next().unwrap_or_default();
-    prefix.parse().with_context(|| {
-        format!(
-            "{}: the file name does not start with a base offset",
+    prefix.parse().map_err(|_| {
+        anyhow::anyhow!(
+            "{}: the file name does not start with a base offset (a segment's files are named <offset>.log, .index, .timeindex)",
             file.display()
         )
     })
@@ -255,7 +279,7 @@ fn dump_log(
             };
             let line = batch_line(&batch, position);
             if let Err(e) = writeln!(out, "{line}") {
-                let what = format!("write stdout failed on {}: {e}", file.display());
+                let what = format!("writing the dump of {} to stdout", file.display());
                 return ControlFlow::Break(
                     anyhow::Error::new(e)
                         .context(what)

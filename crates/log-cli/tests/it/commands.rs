@@ -310,15 +310,18 @@ fn bad_input_gives_one_clear_line_and_the_documented_status() {
     )
     .unwrap();
     std::fs::write(root.path().join("00000000000000000000.txt"), b"x").unwrap();
+    std::fs::write(root.path().join("not-an-offset.log"), b"").unwrap();
     let cases: &[(&[&str], i32, &str)] = &[
+        // A file that cannot be opened or is misnamed is an I/O failure or bad usage (2), not
+        // corrupt bytes (1).
         (
             &["dump", "--files", "00000000000000000042.log"],
-            1,
+            2,
             "cannot open",
         ),
         (
             &["dump", "--files", "not-an-offset.log"],
-            1,
+            2,
             "does not start with a base offset",
         ),
         (

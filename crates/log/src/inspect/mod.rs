@@ -21,7 +21,7 @@ mod partition;
 mod records;
 mod segment_log;
 
-pub use check::{CheckReport, Finding};
+pub use check::{CheckReport, Finding, Severity};
 pub use index::{open_offset_index, open_time_index};
 pub use log_dir::{LogDirView, partition_dirs};
 pub use partition::{PartitionView, SegmentEntry};

@@ -40,22 +40,154 @@ fn index_problem(
                 CorruptKind::LengthNotMultiple { length, .. } => Some(length - length % entry_size),
                 _ => last_entry,
             };
-            ("index_sanity", position, format!("{kind:?}"))
+            ("index_sanity", position, sanity_text(kind))
         }
-        Problem::BaseOffsetRepeated { slot }
-        | Problem::OffsetOutOfOrder { slot, .. }
-        | Problem::TimestampOutOfOrder { slot, .. } => (
+        Problem::BaseOffsetRepeated { slot } => (
             "index_out_of_order",
             slot_byte(*slot),
-            format!("{problem:?}"),
+            format!(
+                "entry {slot} repeats the base offset, though the entries after it are not all zero"
+            ),
         ),
-        other => ("index_out_of_order", None, format!("{other:?}")),
+        Problem::OffsetOutOfOrder {
+            slot,
+            previous,
+            offset,
+            count,
+        } => (
+            "index_out_of_order",
+            slot_byte(*slot),
+            format!(
+                "entry {slot} has offset {offset}, not above the previous entry's {previous} ({count} entries out of order)"
+            ),
+        ),
+        Problem::TimestampOutOfOrder {
+            slot,
+            previous,
+            timestamp,
+            count,
+        } => (
+            "index_out_of_order",
+            slot_byte(*slot),
+            format!(
+                "entry {slot} has timestamp {timestamp}, below the previous entry's {previous} ({count} entries out of order)"
+            ),
+        ),
+        _ => (
+            "index_unknown",
+            None,
+            "an index problem this version of seglog has no words for".to_owned(),
+        ),
     };
     findings.push(Finding::new(path, position, kind, detail));
 }
 
+/// Kafka's sanity rule that failed, in words.
+fn sanity_text(kind: &CorruptKind) -> String {
+    match kind {
+        CorruptKind::LastOffsetBelowBase {
+            last_offset,
+            base_offset,
+        } => format!(
+            "the last entry's offset {last_offset} is not above the base offset {base_offset} (Kafka's sanity check)"
+        ),
+        CorruptKind::LastTimestampBelowFirst {
+            last_timestamp,
+            first_timestamp,
+        } => format!(
+            "the last entry's timestamp {last_timestamp} is below the first entry's {first_timestamp} (Kafka's sanity check)"
+        ),
+        CorruptKind::LengthNotMultiple { length, entry_size } => {
+            format!(
+                "the length {length} is not a multiple of the entry size {entry_size} (Kafka's sanity check)"
+            )
+        }
+        _ => "Kafka's sanity check fails".to_owned(),
+    }
+}
+
+/// Entries of one index that disagree with the log, gathered into one finding per cause: those
+/// past the log's last whole batch (a cut or torn tail: `past_end`), and the others.
+#[derive(Default)]
+struct Disagreeing {
+    /// (slot, description) of the first entry past the end, and how many there are.
+    past_end: Option<(usize, String)>,
+    past_end_count: u64,
+    /// The same for entries within the log that do not match it.
+    other: Option<(usize, String)>,
+    other_count: u64,
+}
+
+impl Disagreeing {
+    fn past_end(&mut self, slot: usize, what: impl FnOnce() -> String) {
+        self.past_end.get_or_insert_with(|| (slot, what()));
+        self.past_end_count += 1;
+    }
+
+    fn other(&mut self, slot: usize, what: impl FnOnce() -> String) {
+        self.other.get_or_insert_with(|| (slot, what()));
+        self.other_count += 1;
+    }
+
+    /// One finding for each cause found, at the byte of its first entry.
+    fn report(
+        self,
+        path: &Path,
+        entry_size: u64,
+        kinds: (&'static str, &'static str),
+        findings: &mut Vec<Finding>,
+    ) {
+        let entries = |n: u64| {
+            if n == 1 {
+                "1 entry".to_owned()
+            } else {
+                format!("{n} entries")
+            }
+        };
+        if let Some((slot, first)) = self.past_end {
+            let n = self.past_end_count;
+            findings.push(
+                Finding::new(
+                    path,
+                    Some(slot as u64 * entry_size),
+                    kinds.0,
+                    format!("{} from entry {slot} on point past the log's last whole batch (a cut or torn tail): {first}; recover rebuilds the index", entries(n)),
+                )
+                .with_count(n),
+            );
+        }
+        if let Some((slot, first)) = self.other {
+            let n = self.other_count;
+            findings.push(
+                Finding::new(
+                    path,
+                    Some(slot as u64 * entry_size),
+                    kinds.1,
+                    format!(
+                        "{} disagree with the log, the first: {first}; recover rebuilds the index",
+                        entries(n)
+                    ),
+                )
+                .with_count(n),
+            );
+        }
+    }
+}
+
 /// Checks both indexes of a segment against its batches.
 pub(super) fn check_indexes<F: FileSystem>(
+    partition: &PartitionView<F>,
+    base: i64,
+    batches: &[(u64, i64, i64)],
+    active: bool,
+    findings: &mut Vec<Finding>,
+) -> Result<()> {
+    check_offset_index(partition, base, batches, active, findings)?;
+    check_time_index(partition, base, batches, active, findings)
+}
+
+/// Checks the `.index` of a segment against its batches.
+fn check_offset_index<F: FileSystem>(
     partition: &PartitionView<F>,
     base: i64,
     batches: &[(u64, i64, i64)],
@@ -91,26 +223,53 @@ pub(super) fn check_indexes<F: FileSystem>(
         } else {
             zero_tail.unwrap_or(report.entries)
         };
+        let last_start = batches.last().map(|(p, _, _)| *p);
+        let mut disagreeing = Disagreeing::default();
         for slot in 0..live {
             let entry = index.entry(slot).map_err(index_error)?;
-            match by_position.get(&u64::from(entry.position)) {
+            let position = u64::from(entry.position);
+            let says = || {
+                format!(
+                    "entry {slot} says offset {} starts at byte {position}",
+                    entry.offset
+                )
+            };
+            match by_position.get(&position) {
                 Some(last) if *last == entry.offset => {}
-                found => findings.push(Finding::new(
-                    &index_path,
-                    Some(slot as u64 * 8),
-                    "index_mismatch",
-                    format!("entry {slot} says offset {} starts at byte {}, the log has {found:?} there", entry.offset, entry.position),
-                )),
+                Some(last) => disagreeing.other(slot, || {
+                    format!("{}, but the batch there ends at offset {last}", says())
+                }),
+                None if last_start.is_none_or(|l| position > l) => disagreeing.past_end(slot, says),
+                None => {
+                    disagreeing.other(slot, || format!("{}, but no batch starts there", says()));
+                }
             }
         }
-    } else if !batches.is_empty() {
-        findings.push(Finding::new(
+        disagreeing.report(
             &index_path,
-            None,
+            8,
+            ("index_past_log_end", "index_mismatch"),
+            findings,
+        );
+    } else if !batches.is_empty() {
+        findings.push(Finding::note(
+            &index_path,
             "missing_index",
-            "the .index is missing; open or recover rebuilds it",
+            "no .index for a segment that holds records; Kafka rebuilds it from the .log at its next start (so does recover), and no record is missing",
         ));
     }
+    Ok(())
+}
+
+/// Checks the `.timeindex` of a segment against its batches.
+fn check_time_index<F: FileSystem>(
+    partition: &PartitionView<F>,
+    base: i64,
+    batches: &[(u64, i64, i64)],
+    active: bool,
+    findings: &mut Vec<Finding>,
+) -> Result<()> {
+    let fs = partition.fs();
     let time_path = partition.time_index_path(base);
     if fs.exists(&time_path) {
         let index = partition.time_index(base)?;
@@ -154,18 +313,44 @@ pub(super) fn check_indexes<F: FileSystem>(
                 (*last, running_max)
             })
             .collect();
+        let last_offset = batches.last().map(|(_, o, _)| *o);
+        let mut disagreeing = Disagreeing::default();
         for slot in 0..live {
             let entry = index.entry(slot).map_err(index_error)?;
+            let says = || {
+                format!(
+                    "entry {slot} says timestamp {} at offset {}",
+                    entry.timestamp, entry.offset
+                )
+            };
             match maxima.get(&entry.offset) {
                 Some(max) if *max == entry.timestamp => {}
-                found => findings.push(Finding::new(
-                    &time_path,
-                    Some(slot as u64 * 12),
-                    "time_index_mismatch",
-                    format!("entry {slot} says {} at offset {}, the log's running max there is {found:?}", entry.timestamp, entry.offset),
-                )),
+                Some(max) => disagreeing.other(slot, || {
+                    format!(
+                        "{}, but the log's largest timestamp up to there is {max}",
+                        says()
+                    )
+                }),
+                None if last_offset.is_none_or(|l| entry.offset > l) => {
+                    disagreeing.past_end(slot, says);
+                }
+                None => disagreeing.other(slot, || {
+                    format!("{}, but no batch ends at that offset", says())
+                }),
             }
         }
+        disagreeing.report(
+            &time_path,
+            12,
+            ("time_index_past_log_end", "time_index_mismatch"),
+            findings,
+        );
+    } else if !batches.is_empty() {
+        findings.push(Finding::note(
+            &time_path,
+            "missing_time_index",
+            "no .timeindex for a segment that holds records; Kafka creates it empty at its next start (recover rebuilds it), and no record is missing",
+        ));
     }
     Ok(())
 }

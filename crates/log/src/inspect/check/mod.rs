@@ -16,19 +16,52 @@ use super::partition::PartitionView;
 use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
 use crate::error::{Error, Result};
 use crate::listing::FileKind;
-use crate::topic_partition::TopicPartition;
+use crate::topic_partition::{DirKind, TopicPartition};
 
-/// One problem found by [`LogDirView::check`].
+/// How much a [`Finding`] matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Severity {
+    /// A state Kafka itself accepts at start-up and tidies without touching a record (a
+    /// `.deleted` file a broker leaves when it stops before `file.delete.delay.ms`, an orphan
+    /// index, a `-delete` directory, ...): reported, but the directory is healthy.
+    Note,
+    /// Damage or an interrupted write that recovery must repair.
+    Problem,
+}
+
+impl Severity {
+    /// `"note"` or `"problem"`, as `seglog check --json` prints it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Note => "note",
+            Severity::Problem => "problem",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One thing found by [`LogDirView::check`]: one per cause, however many entries or bytes the
+/// cause touches ([`count`](Self::count) says how many).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// The file it is in.
+    /// The file (or directory) it is in.
     pub file: PathBuf,
     /// The byte of the file where it starts, when it is inside the file.
     pub position: Option<u64>,
-    /// A stable name for the kind of problem (`torn_tail`, `index_mismatch`, ...).
+    /// A stable name for the kind of finding (`torn_tail`, `index_mismatch`, `deleted_file`, ...).
     pub kind: &'static str,
     /// What is wrong, for a reader.
     pub detail: String,
+    /// A problem, or a note about a state Kafka accepts.
+    pub severity: Severity,
+    /// How many entries (or files) the one cause affects; 1 for most kinds.
+    pub count: u64,
 }
 
 impl Finding {
@@ -43,25 +76,53 @@ impl Finding {
             position,
             kind,
             detail: detail.into(),
+            severity: Severity::Problem,
+            count: 1,
         }
+    }
+
+    fn note(file: &Path, kind: &'static str, detail: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Note,
+            ..Self::new(file, None, kind, detail)
+        }
+    }
+
+    fn with_count(self, count: u64) -> Self {
+        Self { count, ..self }
+    }
+
+    /// Whether this is a [`Severity::Problem`].
+    pub fn is_problem(&self) -> bool {
+        self.severity == Severity::Problem
     }
 }
 
 /// What [`LogDirView::check`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckReport {
-    /// The partition directories checked.
+    /// The live partition directories checked (a `-delete` directory is a note, not checked).
     pub partitions: usize,
     /// The segments checked.
     pub segments: usize,
-    /// The problems, in the order found.
+    /// The problems and notes, in the order found.
     pub findings: Vec<Finding>,
 }
 
 impl CheckReport {
-    /// Whether nothing was found.
+    /// Whether no problem was found (notes may have been).
     pub fn is_clean(&self) -> bool {
-        self.findings.is_empty()
+        self.problems() == 0
+    }
+
+    /// How many findings are problems.
+    pub fn problems(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_problem()).count()
+    }
+
+    /// How many findings are notes.
+    pub fn notes(&self) -> usize {
+        self.findings.len() - self.problems()
     }
 }
 
@@ -78,10 +139,22 @@ impl<F: FileSystem> LogDirView<F> {
         let mut findings = Vec::new();
         let mut segments = 0;
         let mut log_ends = BTreeMap::new();
+        let mut checked = 0;
         for dir in dirs {
+            if matches!(TopicPartition::parse_dir(dir), Ok((_, DirKind::Delete))) {
+                // Kafka neither loads nor recovers it: it deletes it at start-up.
+                findings.push(Finding::note(
+                    dir,
+                    "pending_delete_dir",
+                    "a deleted partition's directory (-delete); Kafka deletes it at its next start",
+                ));
+                on_partition();
+                continue;
+            }
             let partition = self.partition(dir)?;
             let (n, log_end) = check_partition(&partition, &mut findings)?;
             segments += n;
+            checked += 1;
             log_ends.insert(partition.topic_partition().clone(), log_end);
             on_partition();
         }
@@ -100,7 +173,7 @@ impl<F: FileSystem> LogDirView<F> {
             check_checkpoints(self.fs(), log_dir, &log_ends, &mut findings);
         }
         Ok(CheckReport {
-            partitions: dirs.len(),
+            partitions: checked,
             segments,
             findings,
         })
@@ -138,6 +211,57 @@ fn check_checkpoints<F: FileSystem>(
     }
 }
 
+/// The files Kafka's loader deletes at start-up without touching a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Leftover {
+    /// `*.deleted`: a retention, cleaning or truncation renamed them; their delay had not passed.
+    Deleted,
+    /// `*.cleaned`: a cleaning's output that was never swapped in.
+    Cleaned,
+    /// An index whose `.log` is gone.
+    OrphanIndex,
+}
+
+/// The note for the leftover files `paths` of the segment at `base`, named by its `.log`'s file
+/// where there is one.
+fn leftover_note(kind: Leftover, base: Option<i64>, paths: &[&Path]) -> Finding {
+    let shown = paths
+        .iter()
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(naming::LOG_FILE_SUFFIX))
+        })
+        .or(paths.first())
+        .copied()
+        .unwrap_or_else(|| Path::new(""));
+    let files = if paths.len() == 1 {
+        String::new()
+    } else {
+        let names: Vec<&str> = paths
+            .iter()
+            .filter_map(|p| p.file_name().and_then(|n| n.to_str()))
+            .collect();
+        let segment = base.map_or_else(String::new, |b| format!(" of the segment at offset {b}"));
+        format!("{} files{segment} ({}): ", paths.len(), names.join(", "))
+    };
+    let (name, what) = match kind {
+        Leftover::Deleted => (
+            "deleted_file",
+            "scheduled for deletion by a retention, cleaning or truncation (file.delete.delay.ms had not passed); Kafka deletes such files at its next start",
+        ),
+        Leftover::Cleaned => (
+            "cleaned_file",
+            "the output of a cleaning that did not finish; Kafka deletes it at its next start, and the segments it was to replace are in place",
+        ),
+        Leftover::OrphanIndex => (
+            "orphan_index",
+            "an index without its .log (left by an interrupted deletion); it holds no records, and Kafka deletes it at its next start",
+        ),
+    };
+    Finding::note(shown, name, format!("{files}{what}")).with_count(paths.len() as u64)
+}
+
 /// Checks one partition directory; returns the segments checked and the log end offset.
 fn check_partition<F: FileSystem>(
     partition: &PartitionView<F>,
@@ -145,36 +269,72 @@ fn check_partition<F: FileSystem>(
 ) -> Result<(usize, i64)> {
     let dir = partition.dir();
     let mut logs = Vec::new();
+    // Kafka's loader deletes `.swap` files at or above the lowest `.cleaned` offset (an
+    // unfinished split) and completes the others.
+    let min_cleaned = partition
+        .files()
+        .iter()
+        .filter(|f| f.kind() == FileKind::Cleaned)
+        .filter_map(|f| naming::offset_from_file_name(f.name()))
+        .min();
+    let has_log = |base: i64, suffix: &str| {
+        partition.fs().exists(&dir.join(format!(
+            "{}{}{suffix}",
+            naming::file_prefix(base),
+            naming::LOG_FILE_SUFFIX
+        )))
+    };
+    let mut leftovers: Vec<(Leftover, &Path)> = Vec::new();
     for file in partition.files() {
         let path = file.path();
         let name = file.name();
         if let Some(reason) = file.stray_reason() {
             findings.push(Finding::new(path, None, "stray_file", reason));
-        } else if file.kind().is_leftover() {
-            findings.push(Finding::new(
-                path,
-                None,
-                "leftover_file",
-                "an interrupted deletion, cleaning or swap; open or recover finishes it",
-            ));
-        } else if let Some(base) = file.log_base_offset() {
-            logs.push((base, path.to_path_buf()));
-        } else if matches!(file.kind(), FileKind::OffsetIndex | FileKind::TimeIndex)
-            && naming::offset_from_file_name(name).is_some_and(|o| {
-                !partition.fs().exists(&dir.join(format!(
-                    "{}{}",
-                    naming::file_prefix(o),
-                    naming::LOG_FILE_SUFFIX
-                )))
-            })
-        {
-            findings.push(Finding::new(
-                path,
-                None,
-                "orphan_index",
-                "an index file without its .log",
-            ));
+            continue;
         }
+        let base = naming::offset_from_file_name(name);
+        match file.kind() {
+            FileKind::Deleted => leftovers.push((Leftover::Deleted, path)),
+            FileKind::Cleaned => leftovers.push((Leftover::Cleaned, path)),
+            FileKind::Swap if min_cleaned.is_some_and(|c| base.is_some_and(|b| b >= c)) => {
+                findings.push(Finding::new(
+                    path,
+                    None,
+                    "interrupted_swap",
+                    "part of a segment split that did not finish (a .cleaned file at or below its offset); recover, or Kafka at start-up, deletes it",
+                ));
+            }
+            FileKind::Swap => findings.push(Finding::new(
+                path,
+                None,
+                "interrupted_swap",
+                "a cleaned segment not yet renamed into place (a stop during the swap); recover, or Kafka at start-up, completes the swap",
+            )),
+            FileKind::OffsetIndex | FileKind::TimeIndex | FileKind::TxnIndex
+                if base.is_some_and(|b| !has_log(b, "") && !has_log(b, naming::SWAP_FILE_SUFFIX)) =>
+            {
+                leftovers.push((Leftover::OrphanIndex, path));
+            }
+            _ => {
+                if let Some(base) = file.log_base_offset() {
+                    logs.push((base, path.to_path_buf()));
+                }
+            }
+        }
+    }
+    // One note per segment and kind: a segment's .log, .index and .timeindex go together.
+    let mut pending: BTreeMap<(Leftover, Option<i64>, &Path), Vec<&Path>> = BTreeMap::new();
+    for (kind, path) in leftovers {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let base = naming::offset_from_file_name(name);
+        let own = if base.is_some() { Path::new("") } else { path };
+        pending.entry((kind, base, own)).or_default().push(path);
+    }
+    for ((kind, base, _), paths) in pending {
+        findings.push(leftover_note(kind, base, &paths));
     }
     let mut previous_last = i64::MIN;
     let mut log_end = 0;
