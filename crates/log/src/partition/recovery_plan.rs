@@ -3,8 +3,8 @@
 //! drops (a cut tail, the segments after a cut, a damaged `.swap`) goes to the partition's
 //! quarantine (see [`QUARANTINE_DIR`]) unless the caller asked to discard it.
 
-use std::fmt;
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::PathBuf;
 
 /// The quarantine: a directory inside the partition directory. Kafka's loader reads only regular

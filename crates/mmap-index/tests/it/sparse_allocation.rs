@@ -82,6 +82,12 @@ fn a_time_index_reserves_before_it_appends_and_reopens_with_its_entries() {
 fn on_a_full_tmpfs_an_append_is_an_error_naming_the_file_and_a_read_only_open_reads_the_hole() {
     use std::io::Write as _;
     use std::process::Command;
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
     let dir = tempfile::tempdir().unwrap();
     let mnt = dir.path();
     let mounted = Command::new("mount")
@@ -97,12 +103,6 @@ fn on_a_full_tmpfs_an_append_is_an_error_naming_the_file_and_a_read_only_open_re
                 "full tmpfs index test: SKIPPED: mount refused: {other:?}"
             );
             return;
-        }
-    }
-    struct Unmount<'a>(&'a std::path::Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
         }
     }
     let _unmount = Unmount(mnt);
