@@ -331,12 +331,13 @@ fn print_text(
         (true, true) => "nothing to recover".to_owned(),
         (false, true) => "recovery would:".to_owned(),
         (true, false) => "nothing needed recovery".to_owned(),
-        (false, false) => "recovered:".to_owned(),
+        (false, false) => "recovered".to_owned(),
     };
     let end = load.map_or_else(String::new, |l| {
         format!(" (log end offset {})", l.log_end_offset)
     });
-    writeln!(out, "{tp}: {head}{end}")?;
+    let colon = if plan.is_empty() { "" } else { ":" };
+    writeln!(out, "{tp}: {head}{end}{colon}")?;
     for line in plan.to_string().lines() {
         writeln!(out, "  {line}")?;
     }

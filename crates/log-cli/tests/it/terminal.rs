@@ -104,14 +104,14 @@ fn recover_at_a_terminal_exits_and_shows_its_bar() {
     run.assert_exit(0, "recover logs");
     assert_bar_shown_and_cleared(&run, "recovering");
     assert!(
-        run.transcript.contains("t-3: scanned"),
+        run.transcript.contains("t-3: nothing needed recovery"),
         "{}",
         run.transcript
     );
     let run = pty::run(&["recover", "logs/t-1"], root.path(), &Input::Terminal);
     run.assert_exit(0, "recover logs/t-1");
     assert!(
-        run.transcript.contains("t-1: scanned"),
+        run.transcript.contains("t-1: nothing needed recovery"),
         "{}",
         run.transcript
     );

@@ -134,6 +134,9 @@ struct SyncState {
     lingering: bool,
     /// A moving average of a round's flush time, which bounds the linger.
     average_round: std::time::Duration,
+    /// A linger bound set by a test in place of the wall-clock one (see
+    /// [`PartitionLog::set_group_commit_linger`]).
+    linger_override: Option<std::time::Duration>,
     /// How many truncations lowered the log end offset. A flush or round that began before one
     /// must not raise the recovery point or `synced_to` when it ends: what it synced may since
     /// have been cut and written again, unsynced, at the same offsets.
@@ -227,6 +230,14 @@ impl<F: FileSystem> PartitionLog<F> {
     /// concurrent appenders).
     pub fn group_commit_rounds(&self) -> u64 {
         self.inner.sync.lock().rounds
+    }
+
+    /// Replaces the bound of a group-commit round's linger (half an average round, at most
+    /// 1 ms) by `max`, for tests that must not depend on how soon a loaded machine schedules the
+    /// appenders a round released.
+    #[doc(hidden)]
+    pub fn set_group_commit_linger(&self, max: std::time::Duration) {
+        self.inner.sync.lock().linger_override = Some(max);
     }
 }
 

@@ -121,7 +121,9 @@ impl<F: FileSystem> PartitionLog<F> {
                 continue;
             }
             state.rounds_in_flight += 1;
-            let linger = (state.average_round / 2).min(MAX_LINGER);
+            let linger = state
+                .linger_override
+                .unwrap_or((state.average_round / 2).min(MAX_LINGER));
             if !linger.is_zero() && (state.returning > 0 || state.appending > 0) {
                 let deadline = Instant::now() + linger;
                 state.lingering = true;
