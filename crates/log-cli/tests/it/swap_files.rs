@@ -5,7 +5,12 @@
 //! after its rename to `.swap`, is completed as Kafka's loader completes it: the segments in its
 //! offset range replaced, the swap renamed into place.
 
-#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::case_sensitive_file_extension_comparisons,
+    reason = "tests"
+)]
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -153,7 +158,10 @@ fn takes_writes(root: &Path, before: &[String]) {
 
 #[test]
 fn a_zero_filled_or_garbage_log_swap_is_set_aside_and_the_segments_it_would_replace_stay() {
-    for (label, fill) in [("zero-filled", vec![0_u8; 8192]), ("garbage", garbage(8192))] {
+    for (label, fill) in [
+        ("zero-filled", vec![0_u8; 8192]),
+        ("garbage", garbage(8192)),
+    ] {
         let root = tempfile::tempdir().unwrap();
         let root = root.path();
         let dir = partition(root);
@@ -176,7 +184,9 @@ fn a_zero_filled_or_garbage_log_swap_is_set_aside_and_the_segments_it_would_repl
         let report = text(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{label}: {report}");
         assert!(
-            report.contains(&format!("logs/t-0/{stem}.log.swap: at byte 0: damaged_swap")),
+            report.contains(&format!(
+                "logs/t-0/{stem}.log.swap: at byte 0: damaged_swap"
+            )),
             "{label}: {report}"
         );
 
@@ -328,10 +338,16 @@ fn a_valid_swap_left_by_an_interrupted_compaction_is_completed_as_kafka_does() {
     assert_eq!(latest(&recovered), latest(&before));
     assert!(recovered.len() < before.len(), "nothing was compacted");
     assert!(recovered.iter().all(|l| before.contains(l)));
-    ok(&seglog(&["check", "logs/t-0"], root, b""), "check after recover");
+    ok(
+        &seglog(&["check", "logs/t-0"], root, b""),
+        "check after recover",
+    );
     takes_writes(root, &recovered);
 }
 
 fn segment_bases_of(files: &BTreeMap<String, Vec<u8>>) -> Vec<&str> {
-    files.keys().filter_map(|n| n.strip_suffix(".log")).collect()
+    files
+        .keys()
+        .filter_map(|n| n.strip_suffix(".log"))
+        .collect()
 }

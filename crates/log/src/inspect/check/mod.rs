@@ -5,6 +5,7 @@ mod index;
 mod log;
 mod quarantine;
 mod records;
+mod swap;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use super::log_dir::LogDirView;
 use super::partition::PartitionView;
 use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
 use crate::error::{Error, Result};
-use crate::listing::{FileKind, PartitionFile};
+use crate::listing::FileKind;
 use crate::topic_partition::{DirKind, TopicPartition};
 
 /// How much a [`Finding`] matters.
@@ -263,35 +264,6 @@ fn leftover_note(kind: Leftover, base: Option<i64>, paths: &[&Path]) -> Finding 
     Finding::note(shown, name, format!("{files}{what}")).with_count(paths.len() as u64)
 }
 
-fn log_swap_suffix() -> String {
-    format!("{}{}", naming::LOG_FILE_SUFFIX, naming::SWAP_FILE_SUFFIX)
-}
-
-/// The `.log.swap` files whose batches recovery would not accept, by base offset: where they
-/// stop being valid and why (the planner's rule: such a swap is set aside, not completed).
-fn damaged_swaps<F: FileSystem>(partition: &PartitionView<F>) -> BTreeMap<i64, (u64, String)> {
-    let suffix = log_swap_suffix();
-    partition
-        .files()
-        .iter()
-        .filter(|f| f.kind() == FileKind::Swap && f.name().ends_with(&suffix))
-        .filter_map(|f| {
-            let base = f.base_offset()?;
-            let scan = seglog_segment::scan_segment(
-                partition.fs(),
-                partition.dir(),
-                base,
-                naming::SWAP_FILE_SUFFIX,
-                4096,
-                None,
-            )
-            .ok()?;
-            let stop = scan.stop?;
-            Some((base, (stop.position, stop.reason.to_string())))
-        })
-        .collect()
-}
-
 /// Checks one partition directory; returns the segments checked and the log end offset.
 fn check_partition<F: FileSystem>(
     partition: &PartitionView<F>,
@@ -314,7 +286,7 @@ fn check_partition<F: FileSystem>(
             naming::LOG_FILE_SUFFIX
         )))
     };
-    let bad_swaps = damaged_swaps(partition);
+    let bad_swaps = swap::damaged_swaps(partition);
     let mut leftovers: Vec<(Leftover, &Path)> = Vec::new();
     for file in partition.files() {
         let path = file.path();
@@ -341,35 +313,7 @@ fn check_partition<F: FileSystem>(
             }
             // One finding per damaged swap, on its `.log.swap`, naming its index swaps.
             FileKind::Swap if base.is_some_and(|b| bad_swaps.contains_key(&b)) => {
-                let Some((position, why)) = base.and_then(|b| bad_swaps.get(&b)) else {
-                    continue;
-                };
-                if !name.ends_with(&log_swap_suffix()) {
-                    continue;
-                }
-                let others: Vec<&str> = partition
-                    .files()
-                    .iter()
-                    .filter(|f| f.kind() == FileKind::Swap && f.base_offset() == base)
-                    .map(PartitionFile::name)
-                    .filter(|n| *n != name)
-                    .collect();
-                let with = if others.is_empty() {
-                    String::new()
-                } else {
-                    format!(" with its index swaps ({})", others.join(", "))
-                };
-                findings.push(
-                    Finding::new(
-                        path,
-                        Some(*position),
-                        "damaged_swap",
-                        format!(
-                            "a swap segment whose batches are damaged ({why}); Kafka's loader fails on it; recover sets it aside in the quarantine{with} and keeps the segments it would have replaced"
-                        ),
-                    )
-                    .with_count(others.len() as u64 + 1),
-                );
+                findings.extend(swap::damaged_swap_finding(partition, file, &bad_swaps));
             }
             FileKind::Swap => findings.push(Finding::new(
                 path,

@@ -51,7 +51,7 @@ impl Run {
                 run.segments.push(base);
             } else if let (Some(base), true) = (base, name.ends_with(&log_swap)) {
                 run.swaps.push(base);
-            } else if base.is_some() && !name.ends_with(".tmp") {
+            } else if base.is_some() && Path::new(name).extension().is_none_or(|e| e != "tmp") {
                 run.index_files += 1;
             } else {
                 run.other_files.push(name.to_owned());
