@@ -20,7 +20,7 @@ use super::records::{json_lines, same_records};
 use super::segment_files::segment_files;
 
 const TOPIC: &str = "quarantined";
-const RECORDS: usize = 8000;
+const RECORDS: usize = 16_000;
 const QUARANTINE: &str = "seglog-quarantine";
 
 /// Files by their path under a directory, with their bytes.
