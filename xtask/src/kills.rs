@@ -13,6 +13,9 @@
 //! verification saw. Sometimes the next writer starts at once instead, so that kills also land
 //! while a writer is opening (and recovering) a log that a kill left dirty.
 //!
+//! Then `seglog recover` itself is killed at random moments and run again, and must leave what
+//! one uninterrupted recover leaves (`recover.rs`; `--recover-kills N`, default 50).
+//!
 //! Every run prints its seed; a failure prints it again with the command to reproduce it, and
 //! keeps the log directories under `target/kills/`.
 
@@ -24,6 +27,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+
+mod recover;
 
 const CODECS: &[&str] = &["none", "gzip", "snappy", "lz4", "zstd"];
 /// Kills on one log directory before the harness starts a fresh one (keeps every verification,
@@ -49,6 +54,7 @@ impl Rng {
 
 struct Options {
     kills: u64,
+    recover_kills: u64,
     seed: u64,
     release: bool,
 }
@@ -56,6 +62,7 @@ struct Options {
 fn parse(args: &[String]) -> Result<Options> {
     let mut options = Options {
         kills: 200,
+        recover_kills: 50,
         seed: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| u64::from(d.subsec_nanos()) ^ d.as_secs()),
@@ -65,9 +72,14 @@ fn parse(args: &[String]) -> Result<Options> {
     while let Some(flag) = it.next() {
         match flag.as_str() {
             "--kills" => options.kills = it.next().context("--kills N")?.parse()?,
+            "--recover-kills" => {
+                options.recover_kills = it.next().context("--recover-kills N")?.parse()?;
+            }
             "--seed" => options.seed = it.next().context("--seed S")?.parse()?,
             "--release" => options.release = true,
-            other => bail!("kills: unknown argument {other} (use --kills N, --seed S, --release)"),
+            other => bail!(
+                "kills: unknown argument {other} (use --kills N, --recover-kills N, --seed S, --release)"
+            ),
         }
     }
     Ok(options)
@@ -144,9 +156,13 @@ struct Ack {
 pub(crate) fn run(args: &[String]) -> Result<()> {
     let options = parse(args)?;
     let root = crate::project_root();
+    let reproduce = format!(
+        "cargo xtask kills --kills {} --recover-kills {} --seed {}",
+        options.kills, options.recover_kills, options.seed
+    );
     eprintln!(
-        "kills: seed {} ({} kills); reproduce with `cargo xtask kills --kills {} --seed {}`",
-        options.seed, options.kills, options.kills, options.seed
+        "kills: seed {} ({} writer kills, {} recover kills); reproduce with `{reproduce}`",
+        options.seed, options.kills, options.recover_kills
     );
     let bins = build(&root, options.release)?;
     let work = root.join("target").join("kills");
@@ -155,7 +171,20 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
     }
     let started = Instant::now();
     let mut tally = Tally::default();
-    match kill_loop(&bins, &work, &options, &mut tally) {
+    let outcome = kill_loop(&bins, &work, &options, &mut tally).and_then(|()| {
+        // Its own sequence, so that the writer kills of a seed stay what they were.
+        let mut rng = Rng(options.seed ^ 0x5EED_0F4E_C07E_5500);
+        let found = recover::run(
+            &bins,
+            &work.join("recover"),
+            options.recover_kills,
+            &mut rng,
+        )
+        .context("the recover kills")?;
+        eprintln!("kills: {}", found.summary());
+        Ok(())
+    });
+    match outcome {
         Ok(()) => {
             std::fs::remove_dir_all(&work).ok();
             eprintln!(
@@ -177,11 +206,8 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
             Ok(())
         }
         Err(e) => Err(e.context(format!(
-            "kills failed after {} kills; reproduce with `cargo xtask kills --kills {} --seed {}`; \
-             the logs are under {}",
+            "kills failed after {} writer kills; reproduce with `{reproduce}`; the logs are under {}",
             tally.kills,
-            options.kills,
-            options.seed,
             work.display()
         ))),
     }

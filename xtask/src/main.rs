@@ -32,8 +32,9 @@ commands:
   bench      run the criterion benches (extra arguments go to cargo bench)
   crash      crash images on SimFs: seeded workloads, reopen at every sync point and torn writes
              (--cases N crash points, default 1000; --seed S; --workload W --point P; --debug)
-  kills      SIGKILL writers at random moments, then recover, check and verify every ack
-             (--kills N, default 200; --seed S; --release)
+  kills      SIGKILL writers at random moments, then recover, check and verify every ack; then
+             SIGKILL seglog recover and compare with an uninterrupted one
+             (--kills N, default 200; --recover-kills N, default 50; --seed S; --release)
   bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render
              seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
   kafka-interop

@@ -14,6 +14,12 @@ use seglog_segment::naming;
 
 use crate::topic_partition::{DirKind, TopicPartition};
 
+/// The quarantine: a directory inside the partition directory, where recovery sets aside what it
+/// drops. Kafka's loader reads only regular files of a partition directory (`LogLoader` filters
+/// on `isFile`), so a broker starts with it present; a directory of its own in the log directory
+/// would not parse as `topic-partition` and would take the whole log directory offline.
+pub const QUARANTINE_DIR: &str = "seglog-quarantine";
+
 /// What a directory entry is, from its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -159,7 +165,11 @@ impl PartitionFile {
     /// Why the entry is stray, if it is: it looks like a segment or metadata file, but no
     /// loader step may treat it as one. It is reported and left alone, never deleted.
     pub fn stray_reason(&self) -> Option<&'static str> {
-        if self.is_dir && FileKind::of(self.name()) != FileKind::Unknown {
+        if !self.is_dir && self.name() == QUARANTINE_DIR {
+            Some(
+                "a file where recovery's quarantine directory goes: recover cannot set data aside until it is moved away",
+            )
+        } else if self.is_dir && FileKind::of(self.name()) != FileKind::Unknown {
             Some("a directory with the name of a segment or metadata file; left alone")
         } else if self.kind == FileKind::Stray {
             Some(
@@ -168,6 +178,12 @@ impl PartitionFile {
         } else {
             None
         }
+    }
+
+    /// Whether the entry is the partition's quarantine directory ([`QUARANTINE_DIR`]): ours, and
+    /// no loader step (seglog's or Kafka's) reads it.
+    pub fn is_quarantine(&self) -> bool {
+        self.is_dir && self.name() == QUARANTINE_DIR
     }
 
     /// The entry's path.
@@ -336,5 +352,10 @@ mod tests {
         assert_eq!(dir.log_base_offset(), None);
         let other = PartitionFile::with_kind(PathBuf::from("/d/notes"), true);
         assert!(other.stray_reason().is_none() && !other.may_be_segment_file());
+        let quarantine = PartitionFile::with_kind(PathBuf::from("/d").join(QUARANTINE_DIR), true);
+        assert!(quarantine.is_quarantine() && quarantine.stray_reason().is_none());
+        assert!(!quarantine.may_be_segment_file());
+        let in_its_place = PartitionFile::new(PathBuf::from("/d").join(QUARANTINE_DIR));
+        assert!(!in_its_place.is_quarantine() && in_its_place.stray_reason().is_some());
     }
 }

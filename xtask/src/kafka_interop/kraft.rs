@@ -141,6 +141,24 @@ impl Broker {
         self.guard.kill();
     }
 
+    /// Fails on any WARN, ERROR or FATAL line of the broker's log that names `what`.
+    pub(super) fn warnings_about(&self, what: &str) -> Result<()> {
+        let text = fs::read_to_string(&self.log).unwrap_or_default();
+        let bad: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                l.contains(what)
+                    && (l.contains(" WARN ") || l.contains(" ERROR ") || l.contains(" FATAL "))
+            })
+            .collect();
+        ensure!(
+            bad.is_empty(),
+            "the broker logged warnings about {what}:\n{}",
+            bad.join("\n")
+        );
+        Ok(())
+    }
+
     /// Fails on any ERROR line of the broker's log that names `partition`.
     pub(super) fn errors_about(&self, partition: &str) -> Result<()> {
         let text = fs::read_to_string(&self.log).unwrap_or_default();

@@ -13,6 +13,9 @@
 //!    restarted on the recovered directory must serve the same records.
 //! 4. We write, Kafka serves: seglog appends to a partition directory the broker created and writes
 //!    the checkpoints the broker reads; after a restart a real consumer reads every record.
+//! 5. The quarantine: a partition seglog wrote is damaged and `seglog recover` sets the dropped data
+//!    aside in `<partition>/seglog-quarantine/`; a broker started on it serves every kept record,
+//!    logs no error or warning about it, and leaves the quarantine as it was.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -22,7 +25,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b (step 3b reuses step 4's broker);
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5 (step 3b reuses step 4's broker);
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
 mod ctx;
@@ -36,6 +39,7 @@ mod step2_recover;
 mod step3a_kafka_writes;
 mod step3b_sigkill;
 mod step4_seglog_appends;
+mod step5_quarantine;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -50,6 +54,7 @@ use step2_recover::step2;
 use step3a_kafka_writes::step3a;
 use step3b_sigkill::step3b;
 use step4_seglog_appends::step4;
+use step5_quarantine::step5;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -115,6 +120,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 3b: SIGKILL mid-produce, seglog recover and check",
         &mut || step3b(&ctx, &kafka, running.take().context("no running broker")?),
+    )?;
+    timed(
+        "step 5: seglog recover's quarantine in a partition, a broker serves it",
+        &mut || step5(&ctx, &kafka),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");

@@ -15,4 +15,5 @@ mod reasoned_recovery;
 mod recover_plan;
 mod refusals;
 mod snapshot;
+mod swap_files;
 mod terminal;

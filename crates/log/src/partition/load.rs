@@ -491,11 +491,12 @@ impl<F: FileSystem> Inner<F> {
     }
 }
 
+/// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).
 fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
     [
-        naming::log_file(dir, base, ""),
         naming::offset_index_file(dir, base, ""),
         naming::time_index_file(dir, base, ""),
         naming::txn_index_file(dir, base, ""),
+        naming::log_file(dir, base, ""),
     ]
 }

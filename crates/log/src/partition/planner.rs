@@ -5,7 +5,7 @@
 //! [`PartitionLog::open`](super::PartitionLog::open) runs it before it changes anything.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use seglog_fs::FileSystem;
 use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
@@ -352,13 +352,17 @@ impl<F: FileSystem> Planner<'_, F> {
         reason: DropReason,
         live: &[PartitionFile],
     ) {
-        let files: Vec<PathBuf> = live
+        let mut files: Vec<&PartitionFile> = live
             .iter()
             .filter(|f| {
                 f.base_offset() == Some(base) && (f.kind() == FileKind::Log || f.kind().is_index())
             })
-            .map(|f| f.path().to_path_buf())
             .collect();
+        // The `.log` moves last: a recovery killed between the moves then leaves the segment in
+        // place with fewer indexes (the next one drops the rest), never indexes without a `.log`,
+        // which it would delete as orphans instead of setting them aside.
+        files.sort_by_key(|f| f.kind() == FileKind::Log);
+        let files = files.iter().map(|f| f.path().to_path_buf()).collect();
         self.plan.dropped.push(DroppedSegment {
             base_offset: base,
             files,

@@ -7,11 +7,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
 
-/// The quarantine: a directory inside the partition directory. Kafka's loader reads only regular
-/// files of a partition directory (`LogLoader` filters on `isFile`), so a broker starts with it
-/// present; a directory of its own in the log directory would not parse as `topic-partition`
-/// and would take the whole log directory offline.
-pub const QUARANTINE_DIR: &str = "seglog-quarantine";
+pub use crate::listing::QUARANTINE_DIR;
 
 /// Why a file is removed: leftovers that Kafka's loader deletes too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,9 @@
 
 mod index;
 mod log;
+mod quarantine;
 mod records;
+mod swap;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -284,10 +286,15 @@ fn check_partition<F: FileSystem>(
             naming::LOG_FILE_SUFFIX
         )))
     };
+    let bad_swaps = swap::damaged_swaps(partition);
     let mut leftovers: Vec<(Leftover, &Path)> = Vec::new();
     for file in partition.files() {
         let path = file.path();
         let name = file.name();
+        if file.is_quarantine() {
+            findings.push(quarantine::quarantine_note(partition.fs(), path));
+            continue;
+        }
         if let Some(reason) = file.stray_reason() {
             findings.push(Finding::new(path, None, "stray_file", reason));
             continue;
@@ -303,6 +310,10 @@ fn check_partition<F: FileSystem>(
                     "interrupted_swap",
                     "part of a segment split that did not finish (a .cleaned file at or below its offset); recover, or Kafka at start-up, deletes it",
                 ));
+            }
+            // One finding per damaged swap, on its `.log.swap`, naming its index swaps.
+            FileKind::Swap if base.is_some_and(|b| bad_swaps.contains_key(&b)) => {
+                findings.extend(swap::damaged_swap_finding(partition, file, &bad_swaps));
             }
             FileKind::Swap => findings.push(Finding::new(
                 path,
