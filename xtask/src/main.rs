@@ -5,6 +5,7 @@
 
 mod bench_compare;
 mod crash;
+mod damage_matrix;
 mod deps;
 mod fuzz;
 mod kafka_interop;
@@ -24,7 +25,7 @@ usage: cargo xtask <command>
 
 commands:
   ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, deps, tidy,
-             loom, crash, kills, kafka-interop
+             loom, crash, kills, kafka-interop, damage-matrix
   deps       fail when a crate depends on one to its right in the layering order
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
@@ -39,6 +40,9 @@ commands:
              seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
   kafka-interop
              Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)
+  damage-matrix [--seed S] [--keep]
+             seglog's own damage matrix: over 1,000 damaged copies of a partition, judged by Kafka's
+             classes and the documented recovery rules (java, mvn)
   fuzz       [--target T] [--time SECONDS] [--stable]: cargo-fuzz with nightly, else the stable driver";
 
 fn main() -> Result<()> {
@@ -58,6 +62,7 @@ fn main() -> Result<()> {
         "crash" => crash::run(rest),
         "bench-compare" => bench_compare::run(&project_root(), rest),
         "kafka-interop" => kafka_interop::run(&project_root()),
+        "damage-matrix" => damage_matrix::run(&project_root(), rest),
         "fuzz" => fuzz::run(rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
@@ -122,6 +127,7 @@ fn ci() -> Result<()> {
     step("crash", crash::ci)?;
     step("kills", || kills::run(&[]))?;
     step("kafka-interop", || kafka_interop::run(&root))?;
+    step("damage-matrix", || damage_matrix::run(&root, &[]))?;
     println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }

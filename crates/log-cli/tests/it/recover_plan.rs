@@ -204,3 +204,55 @@ fn discard_deletes_instead() {
     assert!(!root.path().join("logs/t-0/seglog-quarantine").exists());
     assert!(logs[2..].iter().all(|p| !p.exists()));
 }
+
+/// Regression (found by `cargo xtask damage-matrix`): a copied `.log` without indexes, named
+/// inside its source's range, was planned twice: cut to empty by the missing-index pass and then
+/// dropped as overlapping, so the report counted its bytes twice. It is set aside once, whole.
+#[test]
+fn an_overlapping_copy_without_indexes_is_set_aside_once() {
+    let root = tempfile::tempdir().unwrap();
+    let lines: String = (0..2_000).map(|i| format!("record {i}\n")).collect();
+    let out = seglog(
+        &["produce", "logs/t-0", "--create"],
+        root.path(),
+        lines.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dir = root.path().join("logs/t-0");
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    logs.sort();
+    let source = &logs[logs.len() - 1];
+    let base: i64 = source
+        .file_stem()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let copy = dir.join(format!("{:020}.log", base + 1));
+    std::fs::copy(source, &copy).unwrap();
+    let size = std::fs::metadata(&copy).unwrap().len();
+    let out = seglog(
+        &["recover", "--full", "--json", "logs/t-0"],
+        root.path(),
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["bytes_dropped"], size, "{report}");
+    assert_eq!(report["cuts"], serde_json::json!([]), "{report}");
+    assert_eq!(report["dropped"][0]["reason"], "overlapping", "{report}");
+    let aside = std::fs::read_dir(dir.join("seglog-quarantine"))
+        .unwrap()
+        .map(|e| e.unwrap().path().join(copy.file_name().unwrap()))
+        .find(|p| p.exists())
+        .unwrap();
+    assert_eq!(
+        std::fs::read(aside).unwrap(),
+        std::fs::read(source).unwrap()
+    );
+}

@@ -344,7 +344,8 @@ impl<F: FileSystem> Planner<'_, F> {
     }
 
     /// A dropped segment's files, by the names they have once the swaps are done (the loader
-    /// drops segments after completing swaps).
+    /// drops segments after completing swaps). A cut or index rebuild planned for it by the
+    /// missing-index pass is withdrawn: its bytes leave once, whole.
     fn add_drop(
         &mut self,
         base: i64,
@@ -352,6 +353,8 @@ impl<F: FileSystem> Planner<'_, F> {
         reason: DropReason,
         live: &[PartitionFile],
     ) {
+        self.plan.cuts.retain(|c| c.base_offset != base);
+        self.plan.rebuilt_indexes.retain(|b| *b != base);
         let mut files: Vec<&PartitionFile> = live
             .iter()
             .filter(|f| {

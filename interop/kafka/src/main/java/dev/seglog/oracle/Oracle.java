@@ -46,6 +46,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     kafka.Kafka, a broker in this JVM, logging to the file through log4j2. It exits (cleanly, through
  *     Kafka's shutdown hook) on SIGTERM or when its stdin reaches end of file, so it cannot outlive the
  *     process that started it with a pipe on stdin. See {@link Broker}.
+ * Oracle matrix &lt;list-file&gt; &lt;index-interval-bytes&gt;
+ *     The oracle of the damage matrix: what Kafka's classes read in each listed partition directory. See {@link DamageMatrix}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
  * </pre>
@@ -112,6 +114,8 @@ public final class Oracle {
                 return Clients.produce(rest);
             case "consume":
                 return Clients.consume(rest);
+            case "matrix":
+                return DamageMatrix.run(rest);
             default:
                 return usage();
         }
@@ -120,6 +124,7 @@ public final class Oracle {
     private static int usage() {
         ERR.println("usage: Oracle dump <DumpLogSegments args...>");
         ERR.println("       Oracle recover <segment-dir> <base-offset>[,<base-offset>...] <index-interval-bytes> <segment-index-bytes>");
+        ERR.println("       Oracle matrix <list-file> <index-interval-bytes>");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
