@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -211,7 +212,10 @@ fn discard_deletes_instead() {
 #[test]
 fn an_overlapping_copy_without_indexes_is_set_aside_once() {
     let root = tempfile::tempdir().unwrap();
-    let lines: String = (0..2_000).map(|i| format!("record {i}\n")).collect();
+    let lines: String = (0..2_000).fold(String::new(), |mut s, i| {
+        let _ = writeln!(s, "record {i}");
+        s
+    });
     let out = seglog(
         &["produce", "logs/t-0", "--create"],
         root.path(),
