@@ -157,7 +157,10 @@ impl<E: Entry> IndexFile<E> {
 
     /// An index of `length` bytes over anonymous memory that starts with `bytes` and holds zeros
     /// after them (the file's hole tail, never touched).
-    #[expect(clippy::too_many_arguments, reason = "the fields of the index, one each")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of the index, one each"
+    )]
     fn from_snapshot(
         backing: &Backing,
         path: &Path,

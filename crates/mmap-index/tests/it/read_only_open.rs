@@ -137,7 +137,10 @@ fn read_only_index_reads_on_after_the_file_is_cut_or_deleted_under_it() {
         time.maybe_append(1_000 + i, i * 10, false).unwrap();
     }
     time.close().unwrap();
-    let time_ro = TimeIndex::options(&time_path, 0).read_only().open().unwrap();
+    let time_ro = TimeIndex::options(&time_path, 0)
+        .read_only()
+        .open()
+        .unwrap();
     // Another process's trim: the pages past the first are gone from the file.
     std::fs::OpenOptions::new()
         .write(true)
