@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use seglog_log::RealFs;
-use seglog_log::inspect::PartitionView;
+use seglog_log::inspect::{PartitionView, RecordsRead};
 use seglog_log::record::{Batch, TimestampType};
 
 use crate::common::{Outcome, b64, json_line, lib, partition_view};
@@ -60,51 +60,68 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
     };
     let mut printed = 0_u64;
     let mut last_record = Instant::now();
+    let mut last_error: Option<String> = None;
     loop {
         // Listed again on every poll, so a follower sees the segments a writer rolled.
         let view = partition_view(dir)?;
         let printed_before = printed;
-        let read = view
-            .for_each_record(next, |r, batch| {
-                if o.max_records.is_some_and(|max| printed >= max) {
-                    return ControlFlow::Break(None);
-                }
-                let written = (|| -> Result<()> {
-                    if o.json {
-                        let headers: Vec<serde_json::Value> = r
-                            .headers
-                            .iter()
-                            .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
-                            .collect();
-                        json_line(
-                            out,
-                            &serde_json::json!({
-                                "offset": r.offset,
-                                "timestamp": r.timestamp,
-                                "timestamp_type": timestamp_type(batch),
-                                "key": b64(r.key.as_deref()),
-                                "value": b64(r.value.as_deref()),
-                                "headers": headers,
-                            }),
-                        )?;
-                    } else {
-                        if o.print_key {
-                            out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
-                            out.write_all(b"\t")?;
-                        }
-                        out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
-                        out.write_all(b"\n")?;
+        let polled = view.for_each_record(next, |r, batch| {
+            if o.max_records.is_some_and(|max| printed >= max) {
+                return ControlFlow::Break(None);
+            }
+            let written = (|| -> Result<()> {
+                if o.json {
+                    let headers: Vec<serde_json::Value> = r
+                        .headers
+                        .iter()
+                        .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
+                        .collect();
+                    json_line(
+                        out,
+                        &serde_json::json!({
+                            "offset": r.offset,
+                            "timestamp": r.timestamp,
+                            "timestamp_type": timestamp_type(batch),
+                            "key": b64(r.key.as_deref()),
+                            "value": b64(r.value.as_deref()),
+                            "headers": headers,
+                        }),
+                    )?;
+                } else {
+                    if o.print_key {
+                        out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
+                        out.write_all(b"\t")?;
                     }
-                    Ok(())
-                })();
-                if let Err(e) = written {
-                    return ControlFlow::Break(Some(e));
+                    out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
+                    out.write_all(b"\n")?;
                 }
-                printed += 1;
-                next = r.offset + 1;
-                ControlFlow::Continue(())
-            })
-            .map_err(lib)?;
+                Ok(())
+            })();
+            if let Err(e) = written {
+                return ControlFlow::Break(Some(e));
+            }
+            printed += 1;
+            next = r.offset + 1;
+            ControlFlow::Continue(())
+        });
+        let read = match polled {
+            Ok(read) => {
+                last_error = None;
+                read
+            }
+            // A writer in another process may have removed, replaced or cut a file since the
+            // listing (retention, compaction, recovery): a follower lists again at the next poll
+            // and goes on from the next offset. The same error from a fresh listing is real, and
+            // ends it.
+            Err(e) if o.follow && last_error.as_deref() != Some(&e.to_string()) => {
+                last_error = Some(e.to_string());
+                RecordsRead {
+                    next_offset: next,
+                    stopped: None,
+                }
+            }
+            Err(e) => return Err(lib(e)),
+        };
         let stopped = match read.stopped {
             Some(Some(e)) => return Err(e),
             Some(None) => true,

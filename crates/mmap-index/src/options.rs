@@ -82,10 +82,13 @@ impl<E: Entry> IndexOptions<E> {
     }
 
     /// Opens an existing index read-only (Kafka's `writable = false`, as `DumpLogSegments`
-    /// uses): the file is opened `O_RDONLY` and mapped `PROT_READ`, so it also works on files
-    /// and filesystems the process may not write. Lookups, `entry`, `sanity_check` and `verify`
-    /// work; every operation that would modify the index fails with `ReadOnly`, and `close` only
-    /// unmaps.
+    /// uses): the file is opened `O_RDONLY` and its bytes up to where its data ends are read
+    /// (`pread`) into private memory, so it also works on files and filesystems the process may
+    /// not write. It is never mapped: a read-only opener takes no lock, so another process may
+    /// trim, truncate or delete the file meanwhile, and a shared mapping would then fault
+    /// (`SIGBUS`) on a page past the new end; the copy is what the file held when it was read.
+    /// Lookups, `entry`, `sanity_check` and `verify` work; every operation that would modify the
+    /// index fails with `ReadOnly`, and `close` only drops the copy. A budget does not count it.
     #[must_use]
     pub fn read_only(mut self) -> Self {
         self.read_only = true;
@@ -101,7 +104,8 @@ impl<E: Entry> IndexOptions<E> {
     }
 
     /// Counts the index's mapping against `budget`, which may unmap it while the index is not in
-    /// use; the next lookup or append maps it again. A stored backing is never counted.
+    /// use; the next lookup or append maps it again. A stored backing or a read-only open is
+    /// never counted.
     #[must_use]
     pub fn budget(mut self, budget: &MappingBudget) -> Self {
         self.budget = Some(budget.clone());

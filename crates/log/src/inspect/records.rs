@@ -4,11 +4,15 @@
 use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
-use seglog_record_format::{Batch, CorruptKind, Field, Position, Record};
+use seglog_mmap_index::OffsetPosition;
+use seglog_record_format::{
+    Batch, CorruptKind, Field, LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, Position, Record,
+};
 use seglog_segment::scan::{Scan, ScanEnd};
 use seglog_segment::verify::{OffsetBounds, OffsetJudge, StopReason, VerifiedBatch};
 
 use super::partition::{PartitionView, SegmentEntry};
+use super::segment_log::SegmentLog;
 use crate::error::{Error, Result};
 
 /// How [`PartitionView::for_each_record`] ended.
@@ -80,6 +84,33 @@ fn offsets_error(reason: &StopReason) -> seglog_record_format::Error {
     }
 }
 
+/// Whether the batch at `entry`'s position in `file` ends at `entry`'s offset, as an index entry
+/// says (a batch's last offset and position). The index is opened after the `.log`, without a
+/// lock: a writer in another process may have replaced one and not yet the other (a compaction's
+/// swap, a recovery), and positions of another file must not make a reader skip records.
+fn entry_agrees<F: FileSystem>(file: &SegmentLog<F>, entry: &OffsetPosition) -> bool {
+    let mut header = [0_u8; LAST_OFFSET_DELTA_OFFSET + 4];
+    if file
+        .read_exact_at(&mut header, u64::from(entry.position))
+        .is_err()
+    {
+        return false;
+    }
+    let offset_field = header.first_chunk::<8>().map(|b| i64::from_be_bytes(*b));
+    let delta = header
+        .get(LAST_OFFSET_DELTA_OFFSET..)
+        .and_then(<[u8]>::first_chunk::<4>)
+        .map(|b| i32::from_be_bytes(*b));
+    let magic = header.get(MAGIC_OFFSET).map(|&m| i8::from_be_bytes([m]));
+    // A legacy entry's offset field is its (last) offset; a v2 batch's is its base offset.
+    let last_offset = match (offset_field, magic, delta) {
+        (Some(base), Some(2..), Some(delta)) => base.checked_add(i64::from(delta)),
+        (Some(offset), Some(..2), _) => Some(offset),
+        _ => None,
+    };
+    last_offset == Some(entry.offset)
+}
+
 /// A batch validated and decoded: its facts for the judge, whether it is a legacy entry, and its
 /// records.
 fn read_batch(
@@ -113,13 +144,14 @@ struct Held {
 }
 
 impl<F: FileSystem> PartitionView<F> {
-    /// Where to start reading `target` in `segment`: the offset index's floor entry when the
-    /// index is there and sane, else the start of the file.
-    fn start_position(&self, segment: &SegmentEntry, target: i64) -> u64 {
+    /// Where to start reading `target` in `segment`'s `file`: the offset index's floor entry when
+    /// the index is there and sane and `file` agrees with it, else the start of the file.
+    fn start_position(&self, segment: &SegmentEntry, file: &SegmentLog<F>, target: i64) -> u64 {
         self.offset_index(segment.base_offset)
             .ok()
             .filter(|i| i.sanity_check().is_ok() && i.verify().is_ok_and(|r| r.is_clean()))
             .and_then(|i| i.lookup(target).ok())
+            .filter(|entry| entry.position == 0 || entry_agrees(file, entry))
             .map_or(0, |p| u64::from(p.position))
     }
 
@@ -147,7 +179,7 @@ impl<F: FileSystem> PartitionView<F> {
             let file = self.open_log(segment)?;
             let len = file.len().map_err(|e| Error::io(&segment.log, e))?;
             let start = if segment.base_offset <= from {
-                self.start_position(segment, from)
+                self.start_position(segment, &file, from)
             } else {
                 0
             };
@@ -237,7 +269,7 @@ impl<F: FileSystem> PartitionView<F> {
         let file = self.open_log(last)?;
         let len = file.len().map_err(|e| Error::io(&last.log, e))?;
         let mut next = last.base_offset;
-        let start = self.start_position(last, i64::MAX);
+        let start = self.start_position(last, &file, i64::MAX);
         let scan = file.batches(start, len, 4 << 20, |_, framed| {
             if let Ok(last_offset) = framed.last_offset() {
                 next = last_offset + 1;

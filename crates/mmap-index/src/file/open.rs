@@ -1,5 +1,6 @@
-//! Opening an index file: create and preallocate, or open an existing file (read-write or
-//! read-only), and map it; or load a stored backing's file into anonymous memory.
+//! Opening an index file: create and preallocate, or open an existing file read-write, and map
+//! it; open an existing file read-only as a private copy (`pread`, never mapped); or load a
+//! stored backing's file into anonymous memory.
 #![forbid(unsafe_code)]
 
 use std::io;
@@ -69,8 +70,9 @@ impl<E: Entry> IndexFile<E> {
     /// Opens an existing file only (Kafka's two-argument constructor, minus its side effect of
     /// creating a missing file), its mapping counted against `budget` when one is given. `reset`
     /// on such an index resizes it to zero, as Kafka's `maxIndexSize = -1` does. `read_only` is
-    /// Kafka's `writable = false`, for tools: the file is opened `O_RDONLY` and mapped
-    /// `PROT_READ`, and every operation that would modify it fails with `ReadOnly`.
+    /// Kafka's `writable = false`, for tools: the file is opened `O_RDONLY` and its bytes are
+    /// read into private memory (a snapshot: see [`snapshot`]), never mapped, and every operation
+    /// that would modify it fails with `ReadOnly`; `budget` does not apply to it.
     pub(crate) fn open_existing(
         backing: &Backing,
         path: &Path,
@@ -82,12 +84,11 @@ impl<E: Entry> IndexFile<E> {
             let bytes = load_existing(store.as_ref(), path)?;
             return Self::from_bytes(backing, path, &bytes, base_offset, 0, false, read_only);
         }
-        let file = if read_only {
-            open_read(path)?
-        } else {
-            open_rw(path)?
-        };
-        Self::map_file(path, &file, base_offset, 0, false, read_only, budget)
+        if read_only {
+            let (bytes, length) = snapshot(path, &open_read(path)?)?;
+            return Self::from_snapshot(backing, path, &bytes, length, base_offset, 0, false, true);
+        }
+        Self::map_file(path, &open_rw(path)?, base_offset, 0, false, false, budget)
     }
 
     /// `open` on a stored backing: the same steps, with the store's file.
@@ -141,19 +142,46 @@ impl<E: Entry> IndexFile<E> {
         newly_created: bool,
         read_only: bool,
     ) -> Result<Self> {
-        let mem =
-            MmapMemory::anonymous(bytes, !read_only).map_err(|e| Error::io(path, "mmap", e))?;
-        let entries = if newly_created {
-            0
-        } else {
-            bytes.len() / E::SIZE
-        };
+        let length = bytes.len() as u64;
+        Self::from_snapshot(
+            backing,
+            path,
+            bytes,
+            length,
+            base_offset,
+            max_index_size,
+            newly_created,
+            read_only,
+        )
+    }
+
+    /// An index of `length` bytes over anonymous memory that starts with `bytes` and holds zeros
+    /// after them (the file's hole tail, never touched).
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the fields of the index, one each"
+    )]
+    fn from_snapshot(
+        backing: &Backing,
+        path: &Path,
+        bytes: &[u8],
+        length: u64,
+        base_offset: i64,
+        max_index_size: u32,
+        newly_created: bool,
+        read_only: bool,
+    ) -> Result<Self> {
+        let len = usize::try_from(length)
+            .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
+        let mem = MmapMemory::anonymous_with_len(bytes, len, !read_only)
+            .map_err(|e| Error::io(path, "mmap", e))?;
+        let entries = if newly_created { 0 } else { len / E::SIZE };
         Ok(Self {
             core: Core::new(mem, entries, base_offset, path.to_path_buf()),
             path: path.to_path_buf(),
             base_offset,
             max_index_size,
-            length: bytes.len() as u64,
+            length: len.max(bytes.len()) as u64,
             read_only,
             backing: backing.clone(),
             allocated: Arc::new(AtomicUsize::new(bytes.len())),
@@ -223,4 +251,32 @@ pub(super) fn map(
         .map_err(|_| Error::io(path, "mmap", io::Error::other("file too large to map")))?;
     let backed = allocated.load(Ordering::Acquire);
     MmapMemory::map(file.as_fd(), len, writable, backed).map_err(|e| Error::io(path, "mmap", e))
+}
+
+/// A read-only open's copy of the file, read with `pread` (never mapped: another process may
+/// shrink, rewrite or delete the file while this one reads it, and a mapped page past a new end
+/// of file is a `SIGBUS`): the bytes up to where its data ends (its tail past them is a hole,
+/// zeros) and the file's length. A file cut while it is read ends the copy where the read found
+/// its end, and that is then its length.
+fn snapshot(path: &Path, file: &RealFile) -> Result<(Vec<u8>, u64)> {
+    let length = file.len().map_err(|e| Error::io(path, "stat", e))?;
+    let data_end = file
+        .data_end()
+        .map_err(|e| Error::io(path, "lseek", e))?
+        .min(length);
+    let mut bytes = vec![0_u8; usize::try_from(data_end).unwrap_or(0)];
+    let mut filled = 0;
+    while let Some(rest) = bytes.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+        match file.read_at(rest, filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, "read", e)),
+        }
+    }
+    if filled < bytes.len() {
+        bytes.truncate(filled);
+        return Ok((bytes, filled as u64));
+    }
+    Ok((bytes, length))
 }

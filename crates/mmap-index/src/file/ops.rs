@@ -103,6 +103,14 @@ impl<E: Entry> IndexFile<E> {
                 .sync(&self.path)
                 .map_err(|e| Error::io(&self.path, "msync", e));
         }
+        if self.read_only {
+            // A private copy of the file (see `open_existing`): nothing to write.
+            return if self.core.is_closed() {
+                Err(self.closed_error())
+            } else {
+                Ok(())
+            };
+        }
         // An index its budget evicted is synced through the file instead (`fdatasync`):
         // unmapping kept its dirty pages in the page cache.
         match self.core.with_memory(MmapMemory::flush) {

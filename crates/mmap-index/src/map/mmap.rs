@@ -85,7 +85,16 @@ impl MmapMemory {
     /// of an index whose file lives in an [`IndexStore`](seglog_fs::IndexStore) rather than on a real
     /// file system. `writable` as for [`MmapMemory::map`].
     pub(crate) fn anonymous(bytes: &[u8], writable: bool) -> io::Result<Self> {
-        if bytes.is_empty() {
+        Self::anonymous_with_len(bytes, bytes.len(), writable)
+    }
+
+    /// Anonymous memory of `len` bytes (at least `bytes.len()`) starting with a copy of `bytes`,
+    /// counted as an index mapping; only the copied bytes are viewed, the rest reads as zeros
+    /// without being touched: the private snapshot of a read-only open, whose file's tail past
+    /// its data is a hole.
+    pub(crate) fn anonymous_with_len(bytes: &[u8], len: usize, writable: bool) -> io::Result<Self> {
+        let len = len.max(bytes.len());
+        if len == 0 {
             return Ok(Self {
                 map: None,
                 words: 0,
@@ -94,10 +103,12 @@ impl MmapMemory {
                 counter: &LIVE_MAPPINGS,
             });
         }
-        let mut anon = memmap2::MmapOptions::new().len(bytes.len()).map_anon()?;
-        anon.copy_from_slice(bytes);
+        let mut anon = memmap2::MmapOptions::new().len(len).map_anon()?;
+        anon.get_mut(..bytes.len())
+            .ok_or_else(|| io::Error::other("mmap returned a short mapping"))?
+            .copy_from_slice(bytes);
         let map = memmap2::MmapRaw::from(anon);
-        if map.len() != bytes.len()
+        if map.len() != len
             || map
                 .as_ptr()
                 .align_offset(align_of::<std::sync::atomic::AtomicU32>())
@@ -110,8 +121,8 @@ impl MmapMemory {
         LIVE_MAPPINGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(Self {
             map: Some(map),
-            words: bytes.len() / 4,
-            // Anonymous memory has no holes.
+            words: len / 4,
+            // Anonymous memory has no holes; the bytes past the copy are zeros, left untouched.
             backed: std::sync::atomic::AtomicUsize::new(bytes.len()),
             writable,
             counter: &LIVE_MAPPINGS,

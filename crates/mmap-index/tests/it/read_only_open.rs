@@ -110,3 +110,58 @@ fn read_only_time_index_and_missing_file() {
     );
     assert!(!dir.path().join("missing.timeindex").exists());
 }
+
+/// A read-only opener takes no lock, so a writer in another process may cut the file under it
+/// (a trim to the valid entries, a truncation in recovery) or delete it. The read-only index is
+/// a copy and reads on; through a shared mapping, the first touch of a page past the new end of
+/// file was a `SIGBUS` that killed the process.
+#[test]
+fn read_only_index_reads_on_after_the_file_is_cut_or_deleted_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("00000000000000000000.index");
+    let mut idx = OffsetIndex::options(&path, 0)
+        .max_index_size(1 << 20)
+        .open()
+        .unwrap();
+    for i in 0..4_000_u32 {
+        idx.append(i64::from(i) * 10, i * 100).unwrap();
+    }
+    idx.close().unwrap();
+    let ro = OffsetIndex::options(&path, 0).read_only().open().unwrap();
+    let time_path = dir.path().join("00000000000000000000.timeindex");
+    let mut time = TimeIndex::options(&time_path, 0)
+        .max_index_size(1 << 20)
+        .open()
+        .unwrap();
+    for i in 0..4_000_i64 {
+        time.maybe_append(1_000 + i, i * 10, false).unwrap();
+    }
+    time.close().unwrap();
+    let time_ro = TimeIndex::options(&time_path, 0)
+        .read_only()
+        .open()
+        .unwrap();
+    // Another process's trim: the pages past the first are gone from the file.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(8)
+        .unwrap();
+    std::fs::remove_file(&time_path).unwrap();
+    assert_eq!(ro.entries(), 4_000);
+    assert_eq!(
+        ro.lookup(39_995).unwrap(),
+        OffsetPosition {
+            offset: 39_990,
+            position: 399_900
+        }
+    );
+    assert!(ro.verify().unwrap().is_clean());
+    ro.sanity_check().unwrap();
+    assert_eq!(time_ro.lookup(4_999).unwrap().offset, 39_990);
+    assert!(time_ro.verify().unwrap().is_clean());
+    // Opened again, it sees the file as it is now.
+    let again = OffsetIndex::options(&path, 0).read_only().open().unwrap();
+    assert_eq!(again.entries(), 1);
+}
