@@ -329,7 +329,7 @@ fn print_text(
 ) -> Result<()> {
     let head = match (plan.is_empty(), dry_run) {
         (true, true) => "nothing to recover".to_owned(),
-        (false, true) => "recovery would:".to_owned(),
+        (false, true) => "recovery would".to_owned(),
         (true, false) => "nothing needed recovery".to_owned(),
         (false, false) => "recovered".to_owned(),
     };

@@ -222,7 +222,13 @@ impl<F: FileSystem> Inner<F> {
         self.drop_segments(&plan, quarantine.as_ref(), report)?;
         let files = self.list()?;
         let mut segments = self.load_segment_files(&files, report)?;
-        self.recover_segments(&mut segments, &plan, quarantine.as_ref(), report)?;
+        self.recover_segments(
+            &mut segments,
+            &plan,
+            quarantine.as_ref(),
+            options.discard,
+            report,
+        )?;
         if let Some(q) = &quarantine {
             q.finish()?;
         }
@@ -418,12 +424,14 @@ impl<F: FileSystem> Inner<F> {
     /// quarantine (durably) before the segment is cut; then the segment is recovered, which cuts
     /// at the planned byte and rebuilds its indexes. A segment whose index cannot take its
     /// entries is emptied, as Kafka does ("Found invalid offset during recovery"), after the
-    /// same copy, and the segments after it are dropped.
+    /// same copy, and the segments after it are dropped; where the plan foresaw no drop (so no
+    /// quarantine exists) and `discard` is off, the load fails instead and drops nothing.
     fn recover_segments(
         &self,
         segments: &mut SegmentMap<F>,
         plan: &RecoveryPlan,
         quarantine: Option<&Quarantine<F>>,
+        discard: bool,
         report: &mut LoadReport,
     ) -> Result<()> {
         let mut emptied = None;
@@ -458,6 +466,17 @@ impl<F: FileSystem> Inner<F> {
                         segment.flush()?;
                     }
                     report.recovered.push((*base, recovered));
+                }
+                Err(seglog_segment::Error::Index(e)) if quarantine.is_none() && !discard => {
+                    // The plan foresaw no drop, so there is no quarantine to keep a copy in: fail
+                    // rather than empty the segment and drop the later ones without one.
+                    return Err(Error::Changed {
+                        path: naming::log_file(&self.dir, *base, ""),
+                        reason: format!(
+                            "rebuilding its indexes failed ({e}), which the recovery plan did not \
+                             foresee; nothing was dropped"
+                        ),
+                    });
                 }
                 Err(seglog_segment::Error::Index(_)) => {
                     let log = naming::log_file(&self.dir, *base, "");
