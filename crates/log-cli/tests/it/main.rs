@@ -15,6 +15,7 @@ mod read_only;
 mod reasoned_recovery;
 mod recover_plan;
 mod refusals;
+mod run;
 mod snapshot;
 mod swap_files;
 mod terminal;

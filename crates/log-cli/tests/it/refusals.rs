@@ -10,31 +10,11 @@
     reason = "tests"
 )]
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
 
 use super::snapshot::{assert_unchanged, tree};
 
-fn seglog(args: &[&str], cwd: &Path, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_seglog"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    // A refused command closes its stdin unread; that is not the test's failure.
-    let _ = input.write_all(stdin);
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use crate::run::{seglog, text};
 
 fn records(n: u32) -> Vec<u8> {
     (0..n)
