@@ -188,11 +188,13 @@ pub fn parse_control<'a>(key: Option<&[u8]>, value: Option<&'a [u8]>) -> Result<
     parse_control_at(key, value, Position::Buffer(0))
 }
 
-fn parse_control_at<'a>(
-    key: Option<&[u8]>,
-    value: Option<&'a [u8]>,
-    at: Position,
-) -> Result<ControlRecord<'a>> {
+/// The key's version and type alone (Kafka's `ControlRecordType.parse`, which a consumer uses to
+/// spot an ABORT marker without reading the value).
+pub fn parse_control_key(key: Option<&[u8]>) -> Result<(i16, ControlRecordType)> {
+    parse_key_at(key, Position::Buffer(0))
+}
+
+fn parse_key_at(key: Option<&[u8]>, at: Position) -> Result<(i16, ControlRecordType)> {
     let key = key.unwrap_or_default();
     let (Some(version), Some(type_id)) = (be16(key, 0), be16(key, 2)) else {
         let kind = CorruptKind::TooSmall {
@@ -207,7 +209,15 @@ fn parse_control_at<'a>(
         };
         return Err(Error::corrupt(at, Field::ControlKey, kind));
     }
-    let kind = ControlRecordType::from_id(type_id);
+    Ok((version, ControlRecordType::from_id(type_id)))
+}
+
+fn parse_control_at<'a>(
+    key: Option<&[u8]>,
+    value: Option<&'a [u8]>,
+    at: Position,
+) -> Result<ControlRecord<'a>> {
+    let (version, kind) = parse_key_at(key, at)?;
     let value = match kind {
         ControlRecordType::Abort | ControlRecordType::Commit => {
             ControlValue::EndTransaction(parse_end_txn(value.unwrap_or_default(), at)?)

@@ -93,7 +93,7 @@ pub use codec::{
 };
 pub use control::{
     ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, LeaderChange, VoterIds,
-    parse_control,
+    parse_control, parse_control_key,
 };
 pub use error::{Checksum, CorruptKind, Error, Field, Position, Result};
 pub use framing::{

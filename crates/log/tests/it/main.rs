@@ -12,6 +12,7 @@ mod common;
 mod cleaner_behaviours;
 mod compaction_crash;
 mod compaction_model;
+mod consumer_records;
 mod deleted_name_reuse;
 mod disk_full;
 mod log_dir;
