@@ -244,17 +244,34 @@ Examples:
   seglog consume logs/events-0 --from-offset 100 --max-records 10 --print-key
   seglog consume logs/events-0 --from-timestamp 1700000000000 --json
   seglog consume logs/events-0 --follow
-  seglog consume logs/events-0 --follow --timeout-ms 5000   # exit after 5 s without a record";
+  seglog consume logs/events-0 --follow --timeout-ms 5000   # exit after 5 s without a record
+
+Records are printed up to the first damage (a corrupt batch, or a batch whose offsets its
+neighbours or the next segment's base offset make impossible), which is reported on stderr
+naming the file and byte.
+
+Exit status: 0 when every record asked for was printed, 1 when damage in the data stopped it,
+2 on bad usage, a missing path or an I/O failure.";
 
 const OFFSETS_EXAMPLES: &str = "\
 Examples:
   seglog offsets logs/events-0 --latest
-  seglog offsets logs/events-0 --timestamp 1700000000000 --json";
+  seglog offsets logs/events-0 --timestamp 1700000000000 --json
+
+Exit status: 0 when the offset was looked up (`none` when no record matches), 1 when damage in
+the data stopped the lookup (reported on stderr, naming the file and byte), 2 on bad usage, a
+missing path or an I/O failure.";
 
 const STATS_EXAMPLES: &str = "\
 Examples:
   seglog stats logs/events-0
-  seglog stats logs/events-0 --json";
+  seglog stats logs/events-0 --json
+
+Anomalies (large or untrimmed indexes, a missing index) are listed and do not change the exit
+status; a batch that cannot be framed is listed as damage, naming the file and byte.
+
+Exit status: 0 when every segment was read to its end, 1 when damage was found, 2 on bad usage,
+a missing path or an I/O failure.";
 
 const COMPACT_EXAMPLES: &str = "\
 Examples:
@@ -276,9 +293,13 @@ Examples:
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
 
+A .log's batches are judged as consume and recover judge them: a batch whose offsets go
+backwards, or reach the next segment's base offset (the next .log by name in the same
+directory), is reported on stderr naming the file and byte, and its records are not printed.
+
 Exit status: 0 when every file was dumped (index mismatches are reported on stderr, as Kafka
-does), 1 when a file could not be read to its end because its bytes are corrupt, 2 on bad usage
-or an I/O failure.";
+does), 1 when a file could not be read to its end because its bytes are corrupt or its offsets
+impossible, 2 on bad usage, a missing path or an I/O failure.";
 
 /// Parses the process's command line and runs the command on stdout and stderr: the binary's
 /// `main`. Bad usage prints clap's message and exits with status 2.
@@ -311,6 +332,11 @@ where
 }
 
 fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
+    // The read-only commands end with status 1 on damage found in the data, as check does.
+    let reads = matches!(
+        cli.command,
+        Command::Consume(_) | Command::Offsets(_) | Command::Stats { .. }
+    );
     let result = match cli.command {
         Command::Dump(options) => dump::run(&options, out, err),
         Command::Check { dir, json } => crate::check::check(&dir, json, out),
@@ -373,7 +399,11 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             }
             crate::term::clear();
             let _ = writeln!(err, "seglog: {}", crate::common::message(&e));
-            2
+            if reads && crate::common::is_damage(&e) {
+                Outcome::Problems.exit_code()
+            } else {
+                Outcome::Failed.exit_code()
+            }
         }
         (Ok(_), Err(e)) => {
             // A closed pipe (`seglog dump ... | head`) is not a failure of ours.

@@ -326,6 +326,16 @@ pub(crate) fn is_io_failure(e: &anyhow::Error) -> bool {
         .any(|c| c.downcast_ref::<std::io::Error>().is_some())
 }
 
+/// Whether `e` is damage found in the data (corrupt bytes at a position of a file, impossible
+/// offsets), not an I/O failure or bad usage: a read-only command exits 1 on it, not 2.
+pub(crate) fn is_damage(e: &anyhow::Error) -> bool {
+    !is_io_failure(e)
+        && e.chain().any(|c| {
+            c.downcast_ref::<seglog_log::Error>()
+                .is_some_and(seglog_log::Error::is_damaged_data)
+        })
+}
+
 /// A read-only view of the partition directory `dir` (no lock, nothing written), for
 /// `consume`, `offsets` and `stats`.
 pub(crate) fn partition_view(dir: &Path) -> Result<PartitionView<RealFs>> {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use seglog_log::RealFs;
-use seglog_log::inspect::{PartitionView, Problem, SegmentEntry, VerifyReport};
+use seglog_log::inspect::{PartitionView, Problem, Scan, ScanEnd, SegmentEntry, VerifyReport};
 use seglog_log::record::Batch;
 
 use crate::common::{Outcome, json_line, lib, partition_view};
@@ -42,6 +42,7 @@ fn segment_stats(
     view: &PartitionView<RealFs>,
     segment: &SegmentEntry,
     anomalies: &mut Vec<String>,
+    damage: &mut Vec<String>,
     active: bool,
 ) -> Result<SegmentStats> {
     let mut s = SegmentStats {
@@ -52,28 +53,36 @@ fn segment_stats(
     s.size = file
         .len()
         .with_context(|| format!("{}: cannot stat", segment.log.display()))?;
-    file.batches(0, s.size, 8 << 20, |_, framed| {
-        s.batches += 1;
-        if let Ok(batch) = framed.decode() {
-            s.records += match &batch {
-                Batch::V2(b) => u64::try_from(b.records_count()).unwrap_or(0),
-                Batch::Legacy(b) => b.to_records().map_or(0, |r| r.len() as u64),
-            };
-            let ts = batch.max_timestamp();
-            if ts >= 0 {
-                s.max_timestamp = Some(s.max_timestamp.map_or(ts, |m| m.max(ts)));
-                let first = match &batch {
-                    Batch::V2(b) if !b.has_delete_horizon() && b.base_timestamp() >= 0 => {
-                        b.base_timestamp()
-                    }
-                    _ => ts,
+    let scan = file
+        .batches(0, s.size, 8 << 20, |_, framed| {
+            s.batches += 1;
+            if let Ok(batch) = framed.decode() {
+                s.records += match &batch {
+                    Batch::V2(b) => u64::try_from(b.records_count()).unwrap_or(0),
+                    Batch::Legacy(b) => b.to_records().map_or(0, |r| r.len() as u64),
                 };
-                s.min_timestamp = Some(s.min_timestamp.map_or(first, |m| m.min(first)));
+                let ts = batch.max_timestamp();
+                if ts >= 0 {
+                    s.max_timestamp = Some(s.max_timestamp.map_or(ts, |m| m.max(ts)));
+                    let first = match &batch {
+                        Batch::V2(b) if !b.has_delete_horizon() && b.base_timestamp() >= 0 => {
+                            b.base_timestamp()
+                        }
+                        _ => ts,
+                    };
+                    s.min_timestamp = Some(s.min_timestamp.map_or(first, |m| m.min(first)));
+                }
             }
-        }
-        ControlFlow::<()>::Continue(())
-    })
-    .map_err(lib)?;
+            ControlFlow::<()>::Continue(())
+        })
+        .map_err(lib)?;
+    // The figures stop where the batches can no longer be framed: damage, not an anomaly.
+    if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
+        damage.push(format!(
+            "{}: at byte {position}: {error} (the figures stop there)",
+            segment.log.display()
+        ));
+    }
     let index_path = view.offset_index_path(segment.base_offset);
     match view.offset_index(segment.base_offset) {
         Ok(index) => {
@@ -126,6 +135,7 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
     let view = partition_view(dir)?;
     let segments = view.segments();
     let mut anomalies = Vec::new();
+    let mut damage = Vec::new();
     let mut all = Vec::new();
     let bar = crate::common::progress(segments.len() as u64, "reading segments");
     for (i, segment) in segments.iter().enumerate() {
@@ -133,6 +143,7 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
             &view,
             segment,
             &mut anomalies,
+            &mut damage,
             i + 1 == segments.len(),
         )?);
         bar.inc(1);
@@ -194,6 +205,9 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
         for a in &anomalies {
             json_line(out, &serde_json::json!({"type": "anomaly", "detail": a}))?;
         }
+        for d in &damage {
+            json_line(out, &serde_json::json!({"type": "damage", "detail": d}))?;
+        }
     } else {
         writeln!(
             out,
@@ -203,8 +217,15 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
         for a in &anomalies {
             writeln!(out, "anomaly: {a}")?;
         }
+        for d in &damage {
+            writeln!(out, "damage: {d}")?;
+        }
     }
-    Ok(Outcome::Clean)
+    Ok(if damage.is_empty() {
+        Outcome::Clean
+    } else {
+        Outcome::Problems
+    })
 }
 
 /// `part / whole` as a fraction (0 when `whole` is 0); index slot counts fit `u32` (10 MiB / 8).

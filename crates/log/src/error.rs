@@ -192,6 +192,19 @@ impl Error {
     pub fn is_offset_out_of_range(&self) -> bool {
         matches!(self, Self::OffsetOutOfRange { .. })
     }
+
+    /// Whether this is damage found in the data (a `.log`'s bytes corrupt at a position, or
+    /// offsets its segment cannot hold), as opposed to an I/O failure or a refused request: what
+    /// the read-only commands report with exit status 1.
+    pub fn is_damaged_data(&self) -> bool {
+        matches!(
+            self,
+            Self::Segment(
+                seglog_segment::Error::Corrupt { .. }
+                    | seglog_segment::Error::OffsetOverflow { .. }
+            )
+        )
+    }
 }
 
 impl Error {

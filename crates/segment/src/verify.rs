@@ -297,8 +297,9 @@ pub struct VerifiedScan {
     pub stop: Option<RecoveryStop>,
 }
 
-/// A batch's own checks (rule 1), as a stop at `position` when it fails.
-fn check_batch(
+/// A batch's own checks (rule 1), as a stop at `position` when it fails; on success, what the
+/// judge needs of it and whether it is a legacy entry.
+pub fn check_batch(
     framed: &FramedBatch<'_>,
     position: u64,
     scratch: &mut Vec<u8>,

@@ -165,7 +165,7 @@ fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
         )?;
         named(&dump, "dump", part)?;
     }
-    // a reader that stops at damage fails (exit 2) with a message naming the file
+    // a reader that stops at damage fails (exit 1) with a message naming the file
     let read = seglog(bin, &["consume", "--json", part], &[0, 1, 2])?;
     named(&read, "consume", part)?;
     for r in consumed(&read.stdout)? {

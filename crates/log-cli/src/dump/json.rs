@@ -7,7 +7,9 @@
 //!   in base64, null for null;
 //! - index entries: `{"type":"index_entry","offset","position"}`;
 //! - time index entries: `{"type":"time_index_entry","timestamp","offset"}`;
-//! - problems: `{"type":"problem","file","position","kind","detail"}`.
+//! - problems: `{"type":"problem","file","position","kind","detail"}`; a batch whose offsets its
+//!   neighbours or the next segment's base offset make impossible is one (`impossible_offsets`),
+//!   and its records are not printed.
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -15,7 +17,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use seglog_log::RealFs;
-use seglog_log::inspect::{Scan, ScanEnd, SegmentLog, open_offset_index, open_time_index};
+use seglog_log::inspect::{
+    JudgedEnd, OffsetBounds, Scan, ScanEnd, SegmentLog, next_segment_base_offset,
+    open_offset_index, open_time_index,
+};
 use seglog_log::record::{self as rf, Batch};
 
 use super::{
@@ -121,13 +126,17 @@ fn batch_json(file: &Path, batch: &Batch<'_>, position: u64) -> serde_json::Valu
 
 /// Returns whether problems were found.
 fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
-    base_offset_of(file)?;
+    let bounds = OffsetBounds {
+        base_offset: base_offset_of(file)?,
+        next_base_offset: next_segment_base_offset(&RealFs, file)
+            .with_context(|| format!("{}: cannot list its directory", file.display()))?,
+    };
     let handle = SegmentLog::open(&RealFs, file)
         .with_context(|| format!("{}: cannot open", file.display()))?;
     let len = handle.len()?;
     let mut valid = 0_u64;
     let mut failed: Option<(u64, String)> = None;
-    let scan = handle.batches(0, len, 8 << 20, |position, framed| {
+    let scan = handle.judged_batches(len, 8 << 20, bounds, |position, framed| {
         let batch = match framed.decode() {
             Ok(b) => b,
             Err(e) => {
@@ -166,7 +175,17 @@ fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
         problem(out, file, Some(position), "corrupt_batch", &detail)?;
         return Ok(true);
     }
-    if let Scan::Ended(ScanEnd::Corrupt { position, error }) = scan {
+    if let JudgedEnd::Damage(stop) = &scan {
+        problem(
+            out,
+            file,
+            Some(stop.position),
+            "impossible_offsets",
+            &stop.reason.to_string(),
+        )?;
+        return Ok(true);
+    }
+    if let JudgedEnd::Ended(ScanEnd::Corrupt { position, error }) = scan {
         problem(
             out,
             file,

@@ -3,7 +3,9 @@
 //!
 //! Differences, all deliberate: a corrupt batch or an unreadable file is reported as one line on
 //! stderr naming the file and byte position (Kafka prints a stack trace and stops), and the other
-//! files are still dumped; an index entry pointing past the end of the log is reported as a
+//! files are still dumped; a `.log`'s batches are judged by recovery's offset rules (against
+//! each other and the next `.log` in the same directory), and a batch whose offsets are
+//! impossible is reported the same way, its records not printed (Kafka prints them); an index entry pointing past the end of the log is reported as a
 //! mismatch with log offset -1 (Kafka throws); KRaft control records other than transaction
 //! markers print as ` controlType: NAME(id)` (Kafka's Scala tool's form) rather than as JSON.
 
@@ -18,8 +20,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use seglog_log::RealFs;
-use seglog_log::inspect::{Scan, ScanEnd, SegmentLog};
-use seglog_log::record::{self as rf, Batch, TimestampType};
+use seglog_log::inspect::{
+    JudgedEnd, OffsetBounds, Scan, ScanEnd, SegmentLog, next_segment_base_offset,
+};
+use seglog_log::record::{self as rf, Batch, FramedBatch, TimestampType};
 
 use crate::common::{Outcome, is_io_failure, lib, message};
 
@@ -231,16 +235,9 @@ pub(crate) fn base_offset_of(file: &Path) -> Result<i64> {
     })
 }
 
-fn dump_log(
-    file: &Path,
-    o: &DumpOptions,
-    reports: &mut Reports,
-    out: &mut impl Write,
-) -> Result<Outcome> {
-    let name = file
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default();
+/// Kafka's first line for a `.log` (its base offset) or a KRaft snapshot (its end offset and
+/// epoch); whether the file is a snapshot.
+fn print_start(file: &Path, name: &str, out: &mut impl Write) -> Result<bool> {
     if let Some(stem) = name.strip_suffix(".checkpoint") {
         let (offset, epoch) = stem.split_once('-').unwrap_or((stem, "0"));
         let offset: i64 = offset
@@ -253,6 +250,20 @@ fn dump_log(
     } else {
         writeln!(out, "Log starting offset: {}", base_offset_of(file)?)?;
     }
+    Ok(name.ends_with(".checkpoint"))
+}
+
+fn dump_log(
+    file: &Path,
+    o: &DumpOptions,
+    reports: &mut Reports,
+    out: &mut impl Write,
+) -> Result<Outcome> {
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    let snapshot = print_start(file, name, out)?;
     let handle = SegmentLog::open(&RealFs, file)
         .with_context(|| format!("{}: cannot open", file.display()))?;
     let len = handle
@@ -266,57 +277,75 @@ fn dump_log(
     let mut scratch = Vec::new();
     let mut valid_bytes = 0_u64;
     let mut outcome = Outcome::Clean;
-    let scan = handle
-        .batches(0, end, 8 << 20, |position, framed| {
-            let batch = match framed.decode() {
-                Ok(b) => b,
-                Err(e) => {
-                    return ControlFlow::Break(anyhow::anyhow!(
-                        "{}: cannot decode the batch at byte {position}: {e}",
-                        file.display()
-                    ));
-                }
-            };
-            let line = batch_line(&batch, position);
-            if let Err(e) = writeln!(out, "{line}") {
-                let what = format!("writing the dump of {} to stdout", file.display());
-                return ControlFlow::Break(
-                    anyhow::Error::new(e)
-                        .context(what)
-                        .context(format!("{}: read failed", file.display())),
-                );
+    let each = |position: u64, framed: FramedBatch<'_>| {
+        let batch = match framed.decode() {
+            Ok(b) => b,
+            Err(e) => {
+                return ControlFlow::Break(anyhow::anyhow!(
+                    "{}: cannot decode the batch at byte {position}: {e}",
+                    file.display()
+                ));
             }
-            if deep {
-                let printed = records::print_records(
-                    &batch,
-                    o,
-                    &mut last_offset,
-                    &mut scratch,
-                    out,
-                    reports,
-                    &abs,
-                );
-                if let Err(e) = printed {
-                    return ControlFlow::Break(anyhow::anyhow!(
-                        "{}: cannot read the records of the batch at byte {position}: {e:#}",
-                        file.display()
-                    ));
-                }
+        };
+        let line = batch_line(&batch, position);
+        if let Err(e) = writeln!(out, "{line}") {
+            let what = format!("writing the dump of {} to stdout", file.display());
+            return ControlFlow::Break(
+                anyhow::Error::new(e)
+                    .context(what)
+                    .context(format!("{}: read failed", file.display())),
+            );
+        }
+        if deep {
+            let printed = records::print_records(
+                &batch,
+                o,
+                &mut last_offset,
+                &mut scratch,
+                out,
+                reports,
+                &abs,
+            );
+            if let Err(e) = printed {
+                return ControlFlow::Break(anyhow::anyhow!(
+                    "{}: cannot read the records of the batch at byte {position}: {e:#}",
+                    file.display()
+                ));
             }
-            valid_bytes = position + framed.size_in_bytes() as u64;
-            ControlFlow::Continue(())
-        })
+        }
+        valid_bytes = position + framed.size_in_bytes() as u64;
+        ControlFlow::Continue(())
+    };
+    // A segment's batches are judged as recovery and consume judge them, against each other and
+    // the next segment in the same directory; a snapshot's offsets are not a segment's.
+    let scan = if snapshot {
+        match handle.batches(0, end, 8 << 20, each) {
+            Ok(Scan::Stopped(e)) => Ok(JudgedEnd::Stopped(e)),
+            Ok(Scan::Ended(e)) => Ok(JudgedEnd::Ended(e)),
+            Err(e) => Err(e),
+        }
+    } else {
+        let next_base_offset = next_segment_base_offset(&RealFs, file)
+            .with_context(|| format!("{}: cannot list its directory", file.display()))?;
+        let bounds = OffsetBounds {
+            base_offset: base_offset_of(file)?,
+            next_base_offset,
+        };
+        handle.judged_batches(end, 8 << 20, bounds, each)
+    };
+    match scan
         .map_err(lib)
-        .with_context(|| format!("{}: read failed", file.display()))?;
-    match scan {
-        Scan::Stopped(e) => return Err(e),
-        Scan::Ended(ScanEnd::Corrupt { position, error }) => {
+        .with_context(|| format!("{}: read failed", file.display()))?
+    {
+        JudgedEnd::Stopped(e) => return Err(e),
+        JudgedEnd::Damage(stop) => bail!("{}: {stop}", file.display()),
+        JudgedEnd::Ended(ScanEnd::Corrupt { position, error }) => {
             bail!(
                 "{}: corrupt batch at byte {position}: {error}",
                 file.display()
             );
         }
-        Scan::Ended(ScanEnd::Clean { .. }) => {}
+        JudgedEnd::Ended(ScanEnd::Clean { .. }) => {}
     }
     let trailing = end - valid_bytes;
     if trailing > 0 && o.max_bytes == i32::MAX {

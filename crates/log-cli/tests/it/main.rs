@@ -12,6 +12,7 @@ mod partition_isolation;
 mod produce_acks_interactive_lines;
 mod pty;
 mod read_only;
+mod reader_offsets;
 mod reasoned_recovery;
 mod recover_plan;
 mod refusals;

@@ -114,6 +114,57 @@ fn a_cut_is_one_problem_per_file_with_a_count_in_words() {
 }
 
 #[test]
+fn every_read_command_states_its_exit_codes() {
+    let root = tempfile::tempdir().unwrap();
+    for command in ["dump", "check", "consume", "offsets", "stats"] {
+        let out = seglog(&[command, "--help"], root.path(), b"");
+        assert_eq!(out.status.code(), Some(0), "{command}");
+        let help = text(&out.stdout).replace('\n', " ");
+        let words: Vec<&str> = help.split_whitespace().collect();
+        let help = words.join(" ");
+        let stated = help.split("Exit status: ").nth(1).unwrap_or_default();
+        for code in ["0 when", ", 1 when", ", 2 on bad usage"] {
+            assert!(
+                stated.contains(code),
+                "{command} --help: {code:?} in: {stated}"
+            );
+        }
+    }
+}
+
+/// Runs `args` in `root` (in `root/nowhere-0` for a path `.`): it must exit `code`, name `names`,
+/// print the OS error at most once and no `Debug` rendering.
+fn expect_exit(root: &Path, args: &[&str], code: i32, names: &str) {
+    let cwd = if args.last() == Some(&".") {
+        root.join("nowhere-0")
+    } else {
+        root.to_path_buf()
+    };
+    let out = seglog(args, &cwd, b"");
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{args:?}: {stderr}{}",
+        text(&out.stdout)
+    );
+    // dump --json reports on stdout, as JSON.
+    let said = format!("{stderr}{}", text(&out.stdout));
+    assert!(
+        said.contains(names),
+        "{args:?}: the message names {names}: {said}"
+    );
+    assert!(
+        stderr.matches("(os error").count() <= 1,
+        "{args:?}: the OS error is printed twice: {stderr}"
+    );
+    // clap's own usage message (for the unknown flag) is not ours to word.
+    if !args.contains(&"--no-such-flag") {
+        assert_no_debug(&format!("{args:?}"), &stderr);
+    }
+}
+
+#[test]
 fn exit_codes_are_the_ones_help_gives() {
     let root = tempfile::tempdir().unwrap();
     let root = root.path();
@@ -127,6 +178,14 @@ fn exit_codes_are_the_ones_help_gives() {
     })
     .unwrap();
     std::fs::write(root.join("notes.log"), b"").unwrap();
+    // A partition directory holding only the damaged file.
+    std::fs::create_dir(root.join("nowhere-0")).unwrap();
+    std::fs::copy(
+        root.join("00000000000000000000.log"),
+        root.join("nowhere-0/00000000000000000000.log"),
+    )
+    .unwrap();
+    let damaged = "nowhere-0/00000000000000000000.log: at byte 0";
     let cases: &[(&[&str], i32, &str)] = &[
         // 2: bad usage or an I/O failure, naming the path.
         (&["dump", "--files", "missing.log"], 2, "missing.log"),
@@ -156,8 +215,33 @@ fn exit_codes_are_the_ones_help_gives() {
             "00000000000000000000.log",
         ),
         (&["check", "."], 1, ""),
+        // Damage found by the read-only commands, named with its file and byte.
+        (&["consume", "nowhere-0"], 1, damaged),
+        (&["offsets", "nowhere-0", "--latest"], 1, damaged),
+        (&["offsets", "nowhere-0", "--max-timestamp"], 1, damaged),
+        (&["offsets", "nowhere-0", "--timestamp", "0"], 1, damaged),
+        (&["stats", "nowhere-0"], 1, damaged),
+        (
+            &["check", "nowhere-0"],
+            1,
+            "nowhere-0/00000000000000000000.log",
+        ),
         // 0.
         (&["check", "logs"], 0, ""),
+        (&["consume", "logs/t-0"], 0, ""),
+        (&["offsets", "logs/t-0", "--latest"], 0, ""),
+        (&["offsets", "logs/t-0", "--max-timestamp"], 0, ""),
+        (&["stats", "logs/t-0"], 0, ""),
+        (
+            &[
+                "dump",
+                "--deep-iteration",
+                "--files",
+                "logs/t-0/00000000000000000000.log",
+            ],
+            0,
+            "",
+        ),
         (
             &["dump", "--files", "logs/t-0/00000000000000000000.index"],
             0,
@@ -165,42 +249,7 @@ fn exit_codes_are_the_ones_help_gives() {
         ),
     ];
     for (args, code, names) in cases {
-        let cwd = if args.last() == Some(&".") {
-            root.join("nowhere-0")
-        } else {
-            root.to_path_buf()
-        };
-        if !cwd.exists() {
-            // A partition directory holding only the damaged file.
-            std::fs::create_dir(&cwd).unwrap();
-            std::fs::copy(
-                root.join("00000000000000000000.log"),
-                cwd.join("00000000000000000000.log"),
-            )
-            .unwrap();
-        }
-        let out = seglog(args, &cwd, b"");
-        let stderr = text(&out.stderr);
-        assert_eq!(
-            out.status.code(),
-            Some(*code),
-            "{args:?}: {stderr}{}",
-            text(&out.stdout)
-        );
-        // dump --json reports on stdout, as JSON.
-        let said = format!("{stderr}{}", text(&out.stdout));
-        assert!(
-            said.contains(names),
-            "{args:?}: the message names {names}: {said}"
-        );
-        assert!(
-            stderr.matches("(os error").count() <= 1,
-            "{args:?}: the OS error is printed twice: {stderr}"
-        );
-        // clap's own usage message (for the unknown flag) is not ours to word.
-        if !args.contains(&"--no-such-flag") {
-            assert_no_debug(&format!("{args:?}"), &stderr);
-        }
+        expect_exit(root, args, *code, names);
     }
     // Read-only commands never hint at a flag: they have no --create.
     for args in [

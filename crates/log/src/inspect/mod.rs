@@ -12,10 +12,12 @@
 //!   [`LogDirView::check`] gives the [`CheckReport`].
 //! - [`PartitionView`]: a partition directory's files ([`PartitionFile`]), its segments, its log
 //!   start and end offsets, records from an offset, and lookups by time.
-//! - [`SegmentLog`]: one `.log` opened read-only, walked batch by batch with Kafka's stop rules.
+//! - [`SegmentLog`]: one `.log` opened read-only, walked batch by batch with Kafka's stop rules,
+//!   or with recovery's offset rules too ([`SegmentLog::judged_batches`]).
 
 mod check;
 mod index;
+mod judged;
 mod log_dir;
 mod partition;
 mod records;
@@ -23,6 +25,7 @@ mod segment_log;
 
 pub use check::{CheckReport, Finding, Severity};
 pub use index::{open_offset_index, open_time_index};
+pub use judged::{JudgedEnd, next_segment_base_offset};
 pub use log_dir::{LogDirView, partition_dirs};
 pub use partition::{PartitionView, SegmentEntry};
 pub use records::{FoundRecord, RecordsRead};
@@ -34,3 +37,4 @@ pub use seglog_mmap_index::{
     VerifyReport,
 };
 pub use seglog_segment::scan::{Scan, ScanEnd};
+pub use seglog_segment::verify::OffsetBounds;
