@@ -6,8 +6,9 @@ use seglog_record_format::Batches;
 
 pub use seglog_record_format::{
     Batch, BatchBuilder, BatchOptions, Compression, ControlRecord, ControlRecordType, ControlValue,
-    DEFAULT_MAX_DECOMPRESSED_BYTES, EndTransactionMarker, Error, FramedBatch, Header, LegacyBatch,
-    NewRecord, OwnedHeader, Record, RecordBatch, TimestampType, batches,
+    DEFAULT_MAX_DECOMPRESSED_BYTES, EndTransactionMarker, Error, FramedBatch, Header,
+    KraftEndpoint, KraftVoter, LeaderChange, LegacyBatch, NewRecord, OwnedHeader, Record,
+    RecordBatch, TimestampType, VoterIds, batches, kraft_voters,
 };
 
 /// The records in `bytes` (whole batches, as [`FetchDataInfo::read_into`] copies them; a

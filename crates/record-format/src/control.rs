@@ -13,6 +13,7 @@
 //! `EndTransactionMarker.deserializeValue` rules decide what is corrupt.
 
 use crate::error::{CorruptKind, Error, Field, Position, Result};
+use crate::flex::{Flex, be16, be32};
 use crate::record::RecordView;
 
 /// The control record type (key bytes 2..4).
@@ -128,7 +129,8 @@ pub enum ControlValue<'a> {
         /// The KRaft protocol version.
         kraft_version: i16,
     },
-    /// KRAFT_VOTERS (`VotersRecord`): its version and the value bytes after it.
+    /// KRAFT_VOTERS (`VotersRecord`): its version and the value bytes after it, checked to
+    /// decode with [`kraft_voters`](crate::kraft_voters).
     KraftVoters {
         /// Record version.
         version: i16,
@@ -260,69 +262,6 @@ fn parse_end_txn(value: &[u8], at: Position) -> Result<EndTransactionMarker> {
     })
 }
 
-/// A cursor over a flexible-version Kafka message.
-struct Flex<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Flex<'a> {
-    fn i16(&mut self) -> Option<i16> {
-        let v = be16(self.buf, self.pos)?;
-        self.pos += 2;
-        Some(v)
-    }
-    fn i32(&mut self) -> Option<i32> {
-        let v = be32(self.buf, self.pos)?;
-        self.pos += 4;
-        Some(v)
-    }
-    fn i64(&mut self) -> Option<i64> {
-        let v = i64::from_be_bytes(self.buf.get(self.pos..self.pos + 8)?.try_into().ok()?);
-        self.pos += 8;
-        Some(v)
-    }
-    /// Unsigned LEB128, at most 5 bytes (Kafka's `readUnsignedVarint`).
-    fn uvarint(&mut self) -> Option<u32> {
-        let mut v = 0u32;
-        for i in 0..5 {
-            let b = *self.buf.get(self.pos)?;
-            self.pos += 1;
-            v |= u32::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Some(v);
-            }
-        }
-        None
-    }
-    /// Skips a tagged-fields section.
-    fn tagged_fields(&mut self) -> Option<()> {
-        for _ in 0..self.uvarint()? {
-            self.uvarint()?;
-            let size = usize::try_from(self.uvarint()?).ok()?;
-            self.buf.get(self.pos..self.pos.checked_add(size)?)?;
-            self.pos += size;
-        }
-        Some(())
-    }
-    /// A compact array of `Voter { VoterId int32 }` structs, validated by walking it.
-    fn voters(&mut self) -> Option<VoterIds<'a>> {
-        let count = self.uvarint()?.checked_sub(1)?;
-        let start = self.pos;
-        for _ in 0..count {
-            self.i32()?;
-            self.tagged_fields()?;
-        }
-        Some(VoterIds {
-            buf: self.buf.get(start..self.pos)?,
-            count,
-        })
-    }
-    fn rest(&self) -> &'a [u8] {
-        self.buf.get(self.pos..).unwrap_or_default()
-    }
-}
-
 /// Decodes a KRaft control value; `None` when it is malformed.
 fn parse_kraft(kind: ControlRecordType, value: &[u8]) -> Option<ControlValue<'_>> {
     let mut f = Flex { buf: value, pos: 0 };
@@ -330,8 +269,10 @@ fn parse_kraft(kind: ControlRecordType, value: &[u8]) -> Option<ControlValue<'_>
     let v = match kind {
         ControlRecordType::LeaderChange => {
             let leader_id = f.i32()?;
-            let voters = f.voters()?;
-            let granting_voters = f.voters()?;
+            let (buf, count) = f.voters()?;
+            let voters = VoterIds { buf, count };
+            let (buf, count) = f.voters()?;
+            let granting_voters = VoterIds { buf, count };
             f.tagged_fields()?;
             ControlValue::LeaderChange(LeaderChange {
                 version,
@@ -360,23 +301,16 @@ fn parse_kraft(kind: ControlRecordType, value: &[u8]) -> Option<ControlValue<'_>
                 kraft_version,
             }
         }
-        ControlRecordType::KraftVoters => ControlValue::KraftVoters {
-            version,
-            rest: f.rest(),
-        },
+        ControlRecordType::KraftVoters => {
+            let rest = f.rest();
+            crate::kraft_voters::kraft_voters(rest)?;
+            ControlValue::KraftVoters { version, rest }
+        }
         ControlRecordType::Abort | ControlRecordType::Commit | ControlRecordType::Unknown(_) => {
             return None;
         }
     };
     Some(v)
-}
-
-fn be16(b: &[u8], at: usize) -> Option<i16> {
-    Some(i16::from_be_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn be32(b: &[u8], at: usize) -> Option<i32> {
-    Some(i32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
 fn len_i64(n: usize) -> i64 {
@@ -455,16 +389,22 @@ mod tests {
         );
         let c = parse_control(
             Some(&key(ControlRecordType::KraftVoters)),
-            Some(&[0, 0, 9, 9]),
+            Some(&[0, 0, 1, 0]),
         )
         .unwrap();
         assert_eq!(
             c.value,
             ControlValue::KraftVoters {
                 version: 0,
-                rest: &[9, 9]
-            }
+                rest: &[1, 0]
+            },
+            "no voters, no tagged fields"
         );
+        let garbage = parse_control(
+            Some(&key(ControlRecordType::KraftVoters)),
+            Some(&[0, 0, 9, 9]),
+        );
+        assert!(garbage.is_err(), "voters that do not decode are corrupt");
         let c = parse_control(
             Some(&ControlRecordType::Unknown(99).key_bytes()),
             Some(b"xyz"),

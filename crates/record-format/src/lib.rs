@@ -77,8 +77,10 @@ mod builder;
 mod codec;
 mod control;
 mod error;
+mod flex;
 mod framing;
 mod header;
+mod kraft_voters;
 mod legacy;
 mod mutate;
 mod record;
@@ -108,6 +110,7 @@ pub use header::{
     NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET, PRODUCER_ID_OFFSET,
     RECORD_BATCH_OVERHEAD, RECORDS_COUNT_OFFSET, RecordBatchHeader, TimestampType,
 };
+pub use kraft_voters::{KraftEndpoint, KraftVoter, kraft_voters};
 pub use legacy::{
     LegacyBatch, LegacyMessage, LegacyRecordView, LegacyRecords, RECORD_OVERHEAD_V0,
     RECORD_OVERHEAD_V1, write_legacy_message,

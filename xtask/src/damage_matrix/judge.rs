@@ -101,12 +101,25 @@ fn unchanged(before: &Tree, dir: &Path, after_what: &str) -> Result<()> {
     Ok(())
 }
 
-/// A failure (exit 2) must say what and where: one `seglog:` line naming the partition's path.
+/// A failure must say what and where: on exit 2 (usage, I/O) one `seglog:` line naming the
+/// partition's path; on exit 1 (damage found) a line naming it, on stderr or, for `stats`, a
+/// `damage:` line on stdout.
 fn named(ran: &Ran, what: &str, part: &str) -> Result<()> {
     if ran.code == 2 {
         ensure!(
             ran.stderr.starts_with("seglog: ") && ran.stderr.contains(part),
             "{what} failed without naming the partition's file: {}",
+            short(&ran.stderr)
+        );
+    }
+    if ran.code == 1 {
+        let on_stdout = ran
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("damage: ") && l.contains(part));
+        ensure!(
+            ran.stderr.contains(part) || on_stdout,
+            "{what} reported damage without naming the partition's file: {}",
             short(&ran.stderr)
         );
     }

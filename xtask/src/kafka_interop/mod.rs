@@ -16,6 +16,10 @@
 //! 5. The quarantine: a partition seglog wrote is damaged and `seglog recover` sets the dropped data
 //!    aside in `<partition>/seglog-quarantine/`; a broker started on it serves every kept record,
 //!    logs no error or warning about it, and leaves the quarantine as it was.
+//! 6. Transactions: a broker fed by two transactional producers (commits and aborts interleaved)
+//!    and an idempotent one, across segment rolls; `seglog check` passes, `seglog consume` returns
+//!    what Kafka's consumer returns, and `seglog dump` prints what `DumpLogSegments` prints for
+//!    the partition's files and the KRaft metadata log's.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -25,7 +29,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5 (step 3b reuses step 4's broker);
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6 (step 3b reuses step 4's broker);
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
 mod ctx;
@@ -40,6 +44,7 @@ mod step3a_kafka_writes;
 mod step3b_sigkill;
 mod step4_seglog_appends;
 mod step5_quarantine;
+mod step6_transactions;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -55,6 +60,7 @@ use step3a_kafka_writes::step3a;
 use step3b_sigkill::step3b;
 use step4_seglog_appends::step4;
 use step5_quarantine::step5;
+use step6_transactions::step6;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -124,6 +130,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 5: seglog recover's quarantine in a partition, a broker serves it",
         &mut || step5(&ctx, &kafka),
+    )?;
+    timed(
+        "step 6: transactional and idempotent producers, seglog reads and dumps as Kafka",
+        &mut || step6(&ctx, &kafka),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");

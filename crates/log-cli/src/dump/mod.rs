@@ -6,9 +6,9 @@
 //! files are still dumped; a `.log`'s batches are judged by recovery's offset rules (against
 //! each other and the next `.log` in the same directory), and a batch whose offsets are
 //! impossible is reported the same way, its records not printed (Kafka prints them); an index entry pointing past the end of the log is reported as a
-//! mismatch with log offset -1 (Kafka throws); KRaft control records other than transaction
-//! markers print as ` controlType: NAME(id)` (Kafka's Scala tool's form) rather than as JSON.
+//! mismatch with log offset -1 (Kafka throws).
 
+mod control;
 mod index;
 mod json;
 mod records;

@@ -5,9 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::Result;
-use seglog_log::record::{
-    self as rf, Batch, ControlRecordType, ControlValue, LegacyBatch, RecordBatch,
-};
+use seglog_log::record::{Batch, LegacyBatch, RecordBatch};
 
 use super::{DumpOptions, Reports, timestamp_type_name};
 
@@ -109,7 +107,7 @@ fn print_v2_records(
                 keys.join(",")
             );
             if b.is_control() {
-                line.push_str(&control_text(&r.control()?));
+                line.push_str(&super::control::control_text(&r.control()?));
             }
         }
         if o.print_data_log && !b.is_control() {
@@ -118,35 +116,6 @@ fn print_v2_records(
         writeln!(out, "{line}")?;
     }
     Ok(())
-}
-
-fn control_text(c: &rf::ControlRecord<'_>) -> String {
-    match (&c.kind, &c.value) {
-        (ControlRecordType::Abort | ControlRecordType::Commit, ControlValue::EndTransaction(m)) => {
-            let name = if c.kind == ControlRecordType::Abort {
-                "ABORT"
-            } else {
-                "COMMIT"
-            };
-            format!(
-                " endTxnMarker: {name} coordinatorEpoch: {}",
-                m.coordinator_epoch
-            )
-        }
-        (t, _) => {
-            let name = match t {
-                ControlRecordType::Abort => "ABORT",
-                ControlRecordType::Commit => "COMMIT",
-                ControlRecordType::LeaderChange => "LEADER_CHANGE",
-                ControlRecordType::SnapshotHeader => "SNAPSHOT_HEADER",
-                ControlRecordType::SnapshotFooter => "SNAPSHOT_FOOTER",
-                ControlRecordType::KraftVersion => "KRAFT_VERSION",
-                ControlRecordType::KraftVoters => "KRAFT_VOTERS",
-                ControlRecordType::Unknown(_) => "UNKNOWN",
-            };
-            format!(" controlType: {name}({})", t.id())
-        }
-    }
 }
 
 fn print_legacy_records(

@@ -1,5 +1,6 @@
 //! `seglog dump` against Kafka 4.4.0's own `kafka-dump-log.sh`: for every golden run under
-//! `testdata/kafka-dump/` (made by `interop/kafka/make-goldens.sh`), the same arguments must print
+//! `testdata/kafka-dump/` (made by `interop/kafka/make-goldens.sh`) and `testdata/kraft/` (a real
+//! KRaft node's metadata log, `interop/kafka/make-kraft-goldens.sh`), the same arguments must print
 //! the same stdout, the same stderr (with the repository root written `<ROOT>/`, as the goldens
 //! are) and end with the same exit status. The few runs where seglog deliberately differs are
 //! listed with the reason, and checked to still differ in the documented way.
@@ -37,7 +38,10 @@ struct Run {
 
 fn runs() -> Vec<Run> {
     let testdata = root().join("testdata");
-    let mut lists = vec![testdata.join("kafka-dump/exit-status.txt")];
+    let mut lists = vec![
+        testdata.join("kafka-dump/exit-status.txt"),
+        testdata.join("kraft/exit-status.txt"),
+    ];
     for entry in std::fs::read_dir(testdata.join("kafka-dump/extra")).unwrap() {
         lists.push(entry.unwrap().path().join("exit-status.txt"));
     }

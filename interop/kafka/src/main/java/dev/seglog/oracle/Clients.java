@@ -36,9 +36,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     seed; the n-th record overall (from 0) has a value starting "codec-n " when it is not null. Prints
  *     each record once it is acknowledged, with the offset the broker gave it, and flushes each line.
  *     "forever" produces until killed.
- * consume &lt;bootstrap&gt; &lt;topic&gt; &lt;partition&gt; &lt;records&gt; &lt;timeout-ms&gt;
+ * consume &lt;bootstrap&gt; &lt;topic&gt; &lt;partition&gt; &lt;records&gt; &lt;timeout-ms&gt; [&lt;isolation.level&gt;]
  *     KafkaConsumer, assigned the partition from its beginning (no group), prints records until it
- *     has that many; fails if the timeout passes first.
+ *     has that many; fails if the timeout passes first. The isolation level defaults to the
+ *     consumer's (read_uncommitted).
  * </pre>
  */
 final class Clients {
@@ -177,8 +178,8 @@ final class Clients {
     }
 
     static int consume(String[] args) {
-        if (args.length != 5) {
-            Oracle.ERR.println("usage: consume <bootstrap> <topic> <partition> <records> <timeout-ms>");
+        if (args.length != 5 && args.length != 6) {
+            Oracle.ERR.println("usage: consume <bootstrap> <topic> <partition> <records> <timeout-ms> [<isolation.level>]");
             return 2;
         }
         TopicPartition tp = new TopicPartition(args[1], Integer.parseInt(args[2]));
@@ -188,6 +189,9 @@ final class Clients {
         props.put("bootstrap.servers", args[0]);
         props.put("enable.auto.commit", "false");
         props.put("auto.offset.reset", "earliest");
+        if (args.length == 6) {
+            props.put("isolation.level", args[5]);
+        }
         props.put("key.deserializer", ByteArrayDeserializer.class.getName());
         props.put("value.deserializer", ByteArrayDeserializer.class.getName());
         long got = 0;

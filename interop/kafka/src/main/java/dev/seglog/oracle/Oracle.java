@@ -50,6 +50,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     The oracle of the damage matrix: what Kafka's classes read in each listed partition directory. See {@link DamageMatrix}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
+ * Oracle txn-produce ...
+ *     Transactional and idempotent KafkaProducers at once. See {@link Transactions}.
  * </pre>
  *
  * stdout and stderr are UTF-8 whatever the platform charset is, so the output does not depend on the locale.
@@ -114,6 +116,8 @@ public final class Oracle {
                 return Clients.produce(rest);
             case "consume":
                 return Clients.consume(rest);
+            case "txn-produce":
+                return Transactions.produce(rest);
             case "matrix":
                 return DamageMatrix.run(rest);
             default:
@@ -129,7 +133,8 @@ public final class Oracle {
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
         ERR.println("       Oracle produce <bootstrap> <topic> <codec>[,<codec>...] <records|forever> <seed>");
-        ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms>");
+        ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms> [read_uncommitted|read_committed]");
+        ERR.println("       Oracle txn-produce <bootstrap> <topic> <rounds> <seed>");
         return 2;
     }
 
