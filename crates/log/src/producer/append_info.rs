@@ -98,7 +98,10 @@ impl ProducerAppendInfo {
     ///
     /// [`ProducerError::InvalidProducerEpoch`], [`ProducerError::OutOfOrderSequence`] or
     /// [`ProducerError::InvalidTxnState`], with Kafka's messages.
-    #[expect(clippy::too_many_arguments, reason = "Kafka's appendDataBatch, field for field")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "Kafka's appendDataBatch, field for field"
+    )]
     pub fn append_data_batch(
         &mut self,
         epoch: i16,
@@ -115,9 +118,13 @@ impl ProducerAppendInfo {
             self.check_sequence(epoch, first_seq, first)?;
         }
         let delta = last_offset - first;
-        #[expect(clippy::cast_possible_truncation, reason = "Kafka's (int) cast of the delta")]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "Kafka's (int) cast of the delta"
+        )]
         let delta = delta as i32;
-        self.updated.add_batch(epoch, last_seq, last_offset, delta, last_timestamp);
+        self.updated
+            .add_batch(epoch, last_seq, last_offset, delta, last_timestamp);
         match (self.updated.current_txn_first_offset(), is_transactional) {
             (Some(_), false) => Err(ProducerError::InvalidTxnState {
                 message: format!(
@@ -162,16 +169,24 @@ impl ProducerAppendInfo {
                 ),
             });
         }
-        let effective = if transaction_version == TV_UNKNOWN { 0 } else { transaction_version };
+        let effective = if transaction_version == TV_UNKNOWN {
+            0
+        } else {
+            transaction_version
+        };
         self.check_producer_epoch(producer_epoch, offset, effective)?;
         self.check_coordinator_epoch(marker, offset)?;
-        let completed = self.updated.current_txn_first_offset().map(|first| CompletedTxn {
-            producer_id: self.producer_id,
-            first_offset: first,
-            last_offset: offset,
-            is_aborted: marker.is_abort,
-        });
-        self.updated.update_for_marker(producer_epoch, marker.coordinator_epoch, timestamp);
+        let completed = self
+            .updated
+            .current_txn_first_offset()
+            .map(|first| CompletedTxn {
+                producer_id: self.producer_id,
+                first_offset: first,
+                last_offset: offset,
+                is_aborted: marker.is_abort,
+            });
+        self.updated
+            .update_for_marker(producer_epoch, marker.coordinator_epoch, timestamp);
         Ok(completed)
     }
 
@@ -186,7 +201,11 @@ impl ProducerAppendInfo {
     ) -> Result<(), ProducerError> {
         let current = self.updated.producer_epoch();
         let tv2 = transaction_version >= 2;
-        let invalid = if tv2 { producer_epoch <= current } else { producer_epoch < current };
+        let invalid = if tv2 {
+            producer_epoch <= current
+        } else {
+            producer_epoch < current
+        };
         if !invalid {
             return Ok(());
         }
@@ -248,7 +267,11 @@ impl ProducerAppendInfo {
     }
 
     /// Kafka's `checkCoordinatorEpoch`: a marker of an older coordinator is a zombie's.
-    fn check_coordinator_epoch(&self, marker: EndTxnMarker, offset: i64) -> Result<(), ProducerError> {
+    fn check_coordinator_epoch(
+        &self,
+        marker: EndTxnMarker,
+        offset: i64,
+    ) -> Result<(), ProducerError> {
         let current = self.updated.coordinator_epoch();
         if current > marker.coordinator_epoch && self.origin != AppendOrigin::Replication {
             return Err(ProducerError::TransactionCoordinatorFenced {

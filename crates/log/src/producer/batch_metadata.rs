@@ -43,7 +43,10 @@ pub(crate) fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
 
 /// Java's int narrowing of a long.
 fn wrap_i32(v: i64) -> i32 {
-    #[expect(clippy::cast_possible_truncation, reason = "Java's (int) cast, on purpose")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "Java's (int) cast, on purpose"
+    )]
     let w = v as i32;
     w
 }
@@ -54,13 +57,28 @@ mod tests {
 
     #[test]
     fn first_sequence_and_offset_follow_kafka_including_the_wrap() {
-        let b = BatchMetadata { last_seq: 9, last_offset: 109, offset_delta: 9, timestamp: 5 };
+        let b = BatchMetadata {
+            last_seq: 9,
+            last_offset: 109,
+            offset_delta: 9,
+            timestamp: 5,
+        };
         assert_eq!((b.first_seq(), b.first_offset()), (0, 100));
         // A batch whose sequences wrapped past i32::MAX: 2147483646, 2147483647, 0, 1.
-        let w = BatchMetadata { last_seq: 1, last_offset: 3, offset_delta: 3, timestamp: 5 };
+        let w = BatchMetadata {
+            last_seq: 1,
+            last_offset: 3,
+            offset_delta: 3,
+            timestamp: 5,
+        };
         assert_eq!(w.first_seq(), i32::MAX - 1);
         // No sequence (-1) with a delta: Kafka prints i32::MAX - delta.
-        let n = BatchMetadata { last_seq: -1, last_offset: 4, offset_delta: 2, timestamp: 5 };
+        let n = BatchMetadata {
+            last_seq: -1,
+            last_offset: 4,
+            offset_delta: 2,
+            timestamp: 5,
+        };
         assert_eq!(n.first_seq(), i32::MAX - 2);
     }
 }

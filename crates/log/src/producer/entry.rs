@@ -93,7 +93,9 @@ impl ProducerStateEntry {
     /// The base sequence of the oldest kept batch, or -1.
     #[must_use]
     pub fn first_seq(&self) -> i32 {
-        self.batches.front().map_or(NO_SEQUENCE, BatchMetadata::first_seq)
+        self.batches
+            .front()
+            .map_or(NO_SEQUENCE, BatchMetadata::first_seq)
     }
     /// The last sequence of the newest kept batch, or -1.
     #[must_use]
@@ -139,7 +141,12 @@ impl ProducerStateEntry {
         timestamp: i64,
     ) {
         self.maybe_update_producer_epoch(producer_epoch);
-        self.add_batch_metadata(BatchMetadata { last_seq, last_offset, offset_delta, timestamp });
+        self.add_batch_metadata(BatchMetadata {
+            last_seq,
+            last_offset,
+            offset_delta,
+            timestamp,
+        });
         self.last_timestamp = timestamp;
     }
 
@@ -218,10 +225,17 @@ mod tests {
         }
         assert_eq!(e.batch_metadata().len(), 5);
         assert_eq!((e.first_seq(), e.last_seq()), (20, 69));
-        assert_eq!(e.find_duplicate_batch(0, 60, 69).map(|b| b.first_offset()), Some(60));
+        assert_eq!(
+            e.find_duplicate_batch(0, 60, 69).map(|b| b.first_offset()),
+            Some(60)
+        );
         assert_eq!(e.find_duplicate_batch(0, 10, 19), None, "evicted");
         assert_eq!(e.find_duplicate_batch(1, 60, 69), None, "other epoch");
         e.add_batch(1, 0, 100, 0, 200);
-        assert_eq!(e.batch_metadata().len(), 1, "a new epoch drops the old batches");
+        assert_eq!(
+            e.batch_metadata().len(),
+            1,
+            "a new epoch drops the old batches"
+        );
     }
 }

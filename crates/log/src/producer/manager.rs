@@ -112,7 +112,8 @@ impl<F: FileSystem> ProducerStateManager<F> {
     pub fn has_late_transaction(&self, now_ms: i64) -> bool {
         let last = self.oldest_txn_last_timestamp;
         last > 0
-            && now_ms - last > i64::from(self.max_transaction_timeout_ms) + LATE_TRANSACTION_BUFFER_MS
+            && now_ms - last
+                > i64::from(self.max_transaction_timeout_ms) + LATE_TRANSACTION_BUFFER_MS
     }
 
     /// The first offset of an undecided transaction, or of a decided one whose marker is above the
@@ -123,14 +124,21 @@ impl<F: FileSystem> ProducerStateManager<F> {
         let undecided = self.ongoing.values().next().map(|t| t.first_offset);
         match (unreplicated, undecided) {
             (None, u) | (u, None) => u,
-            (Some(r), Some(u)) => Some(if u.message_offset < r.message_offset { u } else { r }),
+            (Some(r), Some(u)) => Some(if u.message_offset < r.message_offset {
+                u
+            } else {
+                r
+            }),
         }
     }
 
     /// The first offset of an undecided transaction (Kafka's `firstUndecidedOffset`).
     #[must_use]
     pub fn first_undecided_offset(&self) -> Option<i64> {
-        self.ongoing.values().next().map(|t| t.first_offset.message_offset)
+        self.ongoing
+            .values()
+            .next()
+            .map(|t| t.first_offset.message_offset)
     }
 
     /// Forgets the completed transactions whose markers are below the high watermark.
@@ -139,7 +147,8 @@ impl<F: FileSystem> ProducerStateManager<F> {
     }
 
     fn remove_unreplicated_transactions(&mut self, offset: i64) {
-        self.unreplicated.retain(|_, t| !t.last_offset.is_some_and(|l| l < offset));
+        self.unreplicated
+            .retain(|_, t| t.last_offset.is_none_or(|l| l >= offset));
     }
 
     /// Starts validating an append of `producer_id` (Kafka's `prepareUpdate`).
@@ -180,7 +189,9 @@ impl<F: FileSystem> ProducerStateManager<F> {
 
     fn update_oldest_txn_timestamp(&mut self) {
         self.oldest_txn_last_timestamp = self.ongoing.values().next().map_or(-1, |t| {
-            self.producers.get(&t.producer_id).map_or(-1, ProducerStateEntry::last_timestamp)
+            self.producers
+                .get(&t.producer_id)
+                .map_or(-1, ProducerStateEntry::last_timestamp)
         });
     }
 
@@ -207,7 +218,11 @@ impl<F: FileSystem> ProducerStateManager<F> {
                 partition: self.partition.clone(),
                 reason: format!(
                     "Attempted to complete transaction CompletedTxn[producerId={}, firstOffset={}, lastOffset={}, isAborted={}] on partition {} which was not started",
-                    txn.producer_id, txn.first_offset, txn.last_offset, txn.is_aborted, self.partition
+                    txn.producer_id,
+                    txn.first_offset,
+                    txn.last_offset,
+                    txn.is_aborted,
+                    self.partition
                 ),
             });
         };
@@ -355,8 +370,13 @@ impl<F: FileSystem> ProducerStateManager<F> {
         let mut entries: Vec<&ProducerStateEntry> = self.producers.values().collect();
         entries.sort_by_key(|e| e.producer_id());
         snapshot_file::write_snapshot(&self.fs, &path, entries.into_iter(), sync)?;
-        self.snapshots
-            .insert(self.last_map_offset, SnapshotFile { offset: self.last_map_offset, path: path.clone() });
+        self.snapshots.insert(
+            self.last_map_offset,
+            SnapshotFile {
+                offset: self.last_map_offset,
+                path: path.clone(),
+            },
+        );
         self.last_snap_offset = self.last_map_offset;
         Ok(Some(path))
     }
@@ -401,7 +421,11 @@ impl<F: FileSystem> ProducerStateManager<F> {
     ///
     /// [`Error::Io`] on a snapshot that cannot be deleted.
     pub fn delete_snapshots_after(&mut self, offset: i64) -> Result<()> {
-        let above: Vec<i64> = self.snapshots.range(offset + 1..).map(|(&o, _)| o).collect();
+        let above: Vec<i64> = self
+            .snapshots
+            .range(offset + 1..)
+            .map(|(&o, _)| o)
+            .collect();
         for o in above {
             self.remove_and_delete_snapshot(o)?;
         }
@@ -432,20 +456,19 @@ impl<F: FileSystem> ProducerStateManager<F> {
             if segment_base_offsets.contains(&key) {
                 continue;
             }
-            if let Some(prev) = latest_stray.replace(key) {
-                if let Some(s) = snapshots.remove(&prev) {
-                    snapshot_file::delete_if_exists(&self.fs, &s.path)?;
-                    deleted.push(s.path);
-                }
+            if let Some(prev) = latest_stray.replace(key)
+                && let Some(s) = snapshots.remove(&prev)
+            {
+                snapshot_file::delete_if_exists(&self.fs, &s.path)?;
+                deleted.push(s.path);
             }
         }
-        if let (Some(stray), Some(max)) = (latest_stray, max_base) {
-            if stray < max {
-                if let Some(s) = snapshots.remove(&stray) {
-                    snapshot_file::delete_if_exists(&self.fs, &s.path)?;
-                    deleted.push(s.path);
-                }
-            }
+        if let (Some(stray), Some(max)) = (latest_stray, max_base)
+            && stray < max
+            && let Some(s) = snapshots.remove(&stray)
+        {
+            snapshot_file::delete_if_exists(&self.fs, &s.path)?;
+            deleted.push(s.path);
         }
         self.snapshots = snapshots;
         Ok(deleted)
@@ -459,5 +482,8 @@ impl<F: FileSystem> ProducerStateManager<F> {
 }
 
 fn load_snapshots<F: FileSystem>(fs: &F, dir: &Path) -> Result<BTreeMap<i64, SnapshotFile>> {
-    Ok(snapshot_file::list_snapshot_files(fs, dir)?.into_iter().map(|s| (s.offset, s)).collect())
+    Ok(snapshot_file::list_snapshot_files(fs, dir)?
+        .into_iter()
+        .map(|s| (s.offset, s))
+        .collect())
 }

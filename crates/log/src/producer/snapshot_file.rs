@@ -47,7 +47,11 @@ pub fn list_snapshot_files<F: FileSystem>(fs: &F, dir: &Path) -> Result<Vec<Snap
     let entries = fs.read_dir_kinds(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::new();
     for entry in entries {
-        let is_snapshot = entry.path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SNAPSHOT_SUFFIX));
+        let is_snapshot = entry
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.ends_with(SNAPSHOT_SUFFIX));
         if entry.is_dir || !is_snapshot {
             continue;
         }
@@ -56,7 +60,10 @@ pub fn list_snapshot_files<F: FileSystem>(fs: &F, dir: &Path) -> Result<Vec<Snap
             position: 0,
             message: "the file name does not start with an offset".to_owned(),
         })?;
-        out.push(SnapshotFile { offset, path: entry.path });
+        out.push(SnapshotFile {
+            offset,
+            path: entry.path,
+        });
     }
     out.sort_by_key(|s| s.offset);
     Ok(out)
@@ -120,7 +127,9 @@ pub fn write_snapshot<'a, F: FileSystem>(
 ///
 /// [`Error::Io`] naming the file.
 pub fn flush_snapshot<F: FileSystem>(fs: &F, path: &Path) -> Result<()> {
-    let file = fs.open(path, OpenMode::Existing).map_err(|e| Error::io(path, e))?;
+    let file = fs
+        .open(path, OpenMode::Existing)
+        .map_err(|e| Error::io(path, e))?;
     file.sync_data().map_err(|e| Error::io(path, e))?;
     flush_dir(fs, path)
 }
@@ -154,7 +163,10 @@ mod tests {
             snapshot_path(Path::new("/d"), 42),
             PathBuf::from("/d/00000000000000000042.snapshot")
         );
-        assert_eq!(offset_from_name(Path::new("/d/00000000000000000042.snapshot")), Some(42));
+        assert_eq!(
+            offset_from_name(Path::new("/d/00000000000000000042.snapshot")),
+            Some(42)
+        );
         assert_eq!(offset_from_name(Path::new("/d/x.snapshot")), None);
     }
 }

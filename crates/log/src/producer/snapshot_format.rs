@@ -70,13 +70,19 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, SnapshotCorruptio
     let mut r = Reader { bytes, pos: 0 };
     let version = r.i16()?;
     if version != SNAPSHOT_VERSION {
-        return Err(schema(0, &format!("Snapshot contained an unknown file version {version}")));
+        return Err(schema(
+            0,
+            &format!("Snapshot contained an unknown file version {version}"),
+        ));
     }
     let stored_crc = r.u32()?;
     let count_at = r.pos;
     let count = r.i32()?;
     if count < 0 {
-        return Err(schema(count_at, "non-nullable field producerEntries was serialized as null"));
+        return Err(schema(
+            count_at,
+            "non-nullable field producerEntries was serialized as null",
+        ));
     }
     let remaining = bytes.len() - r.pos;
     if usize::try_from(count).unwrap_or(usize::MAX) > remaining {
@@ -108,7 +114,8 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<ProducerStateEntry>, SnapshotCorruptio
             current_txn_first_offset: r.i64()?,
         });
     }
-    let computed = seglog_record_format::crc32c(bytes.get(PRODUCER_ENTRIES_OFFSET..).unwrap_or_default());
+    let computed =
+        seglog_record_format::crc32c(bytes.get(PRODUCER_ENTRIES_OFFSET..).unwrap_or_default());
     if computed != stored_crc {
         return Err(SnapshotCorruption {
             position: CRC_OFFSET as u64,
@@ -150,7 +157,13 @@ impl RawEntry {
             txn,
         );
         if self.last_offset >= 0 {
-            e.add_batch(self.epoch, self.last_sequence, self.last_offset, self.offset_delta, self.timestamp);
+            e.add_batch(
+                self.epoch,
+                self.last_sequence,
+                self.last_offset,
+                self.offset_delta,
+                self.timestamp,
+            );
         }
         e
     }
@@ -212,7 +225,10 @@ mod tests {
         let bytes = encode(sample().iter());
         for len in 0..bytes.len() {
             let e = decode(&bytes[..len]).unwrap_err();
-            assert!(e.message.starts_with("Snapshot failed schema validation: "), "{len}: {e:?}");
+            assert!(
+                e.message.starts_with("Snapshot failed schema validation: "),
+                "{len}: {e:?}"
+            );
             assert!(e.position <= len as u64);
         }
         for i in 0..bytes.len() {
@@ -222,7 +238,12 @@ mod tests {
         }
         let mut trailing = bytes.clone();
         trailing.push(0);
-        assert!(decode(&trailing).unwrap_err().message.starts_with("Snapshot is corrupt (CRC"));
+        assert!(
+            decode(&trailing)
+                .unwrap_err()
+                .message
+                .starts_with("Snapshot is corrupt (CRC")
+        );
     }
 
     #[test]
@@ -230,17 +251,32 @@ mod tests {
         let mut b = encode(sample().iter());
         b[1] = 2;
         let e = decode(&b).unwrap_err();
-        assert_eq!((e.position, e.message.as_str()), (0, "Snapshot failed schema validation: Snapshot contained an unknown file version 2"));
+        assert_eq!(
+            (e.position, e.message.as_str()),
+            (
+                0,
+                "Snapshot failed schema validation: Snapshot contained an unknown file version 2"
+            )
+        );
         let mut b = encode(sample().iter());
         b[6..10].copy_from_slice(&(-1i32).to_be_bytes());
-        assert_eq!(decode(&b).unwrap_err().message, "Snapshot failed schema validation: non-nullable field producerEntries was serialized as null");
+        assert_eq!(
+            decode(&b).unwrap_err().message,
+            "Snapshot failed schema validation: non-nullable field producerEntries was serialized as null"
+        );
         let mut b = encode(sample().iter());
         b[6..10].copy_from_slice(&100i32.to_be_bytes());
-        assert_eq!(decode(&b).unwrap_err().message, "Snapshot failed schema validation: Tried to allocate a collection of size 100, but there are only 96 bytes remaining.");
+        assert_eq!(
+            decode(&b).unwrap_err().message,
+            "Snapshot failed schema validation: Tried to allocate a collection of size 100, but there are only 92 bytes remaining."
+        );
         let mut b = encode(sample().iter());
         b[2] ^= 1;
         let e = decode(&b).unwrap_err();
         assert_eq!(e.position, 2);
-        assert!(e.message.starts_with("Snapshot is corrupt (CRC is no longer valid). Stored crc: "));
+        assert!(
+            e.message
+                .starts_with("Snapshot is corrupt (CRC is no longer valid). Stored crc: ")
+        );
     }
 }

@@ -17,7 +17,11 @@ impl LogOffsetMetadata {
     /// An offset whose segment and position are not known.
     #[must_use]
     pub fn offset(message_offset: i64) -> Self {
-        Self { message_offset, segment_base_offset: -1, relative_position: -1 }
+        Self {
+            message_offset,
+            segment_base_offset: -1,
+            relative_position: -1,
+        }
     }
 }
 

@@ -3,6 +3,13 @@
 //! outcome at every step, word for word, and snapshots of the same state: seglog reads Kafka's
 //! files to the state it holds itself, and writes Kafka's bytes for it.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::panic,
+    reason = "tests"
+)]
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -50,7 +57,10 @@ fn step(m: &mut ProducerStateManager<RealFs>, f: &[&str]) -> String {
         }
         "marker" => {
             let mut info = m.prepare_update(n(2), origin(f[1]));
-            let marker = EndTxnMarker { is_abort: f[6] == "abort", coordinator_epoch: e32(7) };
+            let marker = EndTxnMarker {
+                is_abort: f[6] == "abort",
+                coordinator_epoch: e32(7),
+            };
             match info.append_end_txn_marker(marker, e16(3), n(4), n(5), e16(8)) {
                 Ok(done) => {
                     m.update(&info);
@@ -128,7 +138,11 @@ fn every_step_and_every_snapshot_matches_kafka() {
             let kafka_bytes = std::fs::read(golden().join(name)).unwrap();
             let kafka = decode(&kafka_bytes).unwrap();
             let mine = read_snapshot(&RealFs, &dir.path().join(name)).unwrap();
-            assert_eq!(by_id(mine.clone()), by_id(kafka.clone()), "{name}: state differs");
+            assert_eq!(
+                by_id(mine.clone()),
+                by_id(kafka.clone()),
+                "{name}: state differs"
+            );
             // Kafka writes its HashMap's order, seglog ascending ids: in Kafka's order, our
             // encoder gives Kafka's bytes exactly.
             assert_eq!(encode(kafka.iter()), kafka_bytes, "{name}: bytes differ");
@@ -144,15 +158,35 @@ fn every_step_and_every_snapshot_matches_kafka() {
 #[test]
 fn kafkas_corrupt_snapshots_are_refused_with_kafkas_messages_and_positions() {
     let cases = [
-        ("00000000000000000001.snapshot", 0, "Snapshot failed schema validation: Snapshot contained an unknown file version 2"),
-        ("00000000000000000002.snapshot", 24, "Snapshot failed schema validation: null"),
-        ("00000000000000000003.snapshot", 2, "Snapshot is corrupt (CRC is no longer valid). Stored crc: 2416167784. Computed crc: 1270459795"),
+        (
+            "00000000000000000001.snapshot",
+            0,
+            "Snapshot failed schema validation: Snapshot contained an unknown file version 2",
+        ),
+        (
+            "00000000000000000002.snapshot",
+            24,
+            "Snapshot failed schema validation: null",
+        ),
+        (
+            "00000000000000000003.snapshot",
+            2,
+            "Snapshot is corrupt (CRC is no longer valid). Stored crc: 2416167784. Computed crc: 1270459795",
+        ),
     ];
     for (name, at, message) in cases {
         let path = golden().join("corrupt").join(name);
         match read_snapshot(&RealFs, &path) {
-            Err(seglog_log::Error::CorruptSnapshot { path: p, position, message: m }) => {
-                assert_eq!((p, position, m.as_str()), (path.clone(), at, message), "{name}");
+            Err(seglog_log::Error::CorruptSnapshot {
+                path: p,
+                position,
+                message: m,
+            }) => {
+                assert_eq!(
+                    (p, position, m.as_str()),
+                    (path.clone(), at, message),
+                    "{name}"
+                );
             }
             other => panic!("{name}: {other:?}"),
         }
