@@ -184,6 +184,20 @@ pub enum Error {
         /// The directory.
         path: PathBuf,
     },
+    /// A producer state `.snapshot` file Kafka's `readSnapshot` refuses
+    /// (`CorruptSnapshotException`); `message` is Kafka's, `position` where the problem is.
+    #[error("{}: corrupt producer snapshot at byte {position}: {message}", path.display())]
+    CorruptSnapshot {
+        /// The snapshot file.
+        path: PathBuf,
+        /// The byte position of the bad field.
+        position: u64,
+        /// Kafka's `CorruptSnapshotException` message.
+        message: String,
+    },
+    /// An append that producer-state validation refuses (epoch, sequence, transaction state).
+    #[error(transparent)]
+    Producer(#[from] crate::producer::ProducerError),
 }
 
 /// Errors of the partition log itself.

@@ -63,6 +63,7 @@ mod log_dir_plan;
 mod loom;
 mod offset_map;
 mod partition;
+pub mod producer;
 pub mod record;
 mod snapshot;
 mod time;

@@ -12,6 +12,7 @@ mod control;
 mod index;
 mod json;
 mod records;
+mod snapshot;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -34,7 +35,7 @@ use crate::common::{Outcome, is_io_failure, lib, message};
     reason = "one field per kafka-dump-log.sh flag"
 )]
 pub(crate) struct DumpOptions {
-    /// Comma-separated files to dump: .log, .index, .timeindex.
+    /// Comma-separated files to dump: .log, .index, .timeindex, .snapshot.
     #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// Print the records' keys and values (implies --deep-iteration).
@@ -127,6 +128,7 @@ pub(crate) fn run(
                 }
                 Ok(()) => dump_log(file, options, &mut reports, out),
             },
+            ".snapshot" => snapshot::dump_snapshot(file, out, err),
             _ => {
                 writeln!(err, "Ignoring unknown file {}", file.display())?;
                 Ok(Outcome::Clean)

@@ -48,6 +48,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     process that started it with a pipe on stdin. See {@link Broker}.
  * Oracle matrix &lt;list-file&gt; &lt;index-interval-bytes&gt;
  *     The oracle of the damage matrix: what Kafka's classes read in each listed partition directory. See {@link DamageMatrix}.
+ * Oracle snapshot &lt;dir&gt; &lt;script&gt;
+ *     Kafka's ProducerStateManager driven step by step, snapshots written to dir. See {@link Snapshots}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
  * Oracle txn-produce ...
@@ -120,6 +122,8 @@ public final class Oracle {
                 return Transactions.produce(rest);
             case "matrix":
                 return DamageMatrix.run(rest);
+            case "snapshot":
+                return Snapshots.run(rest);
             default:
                 return usage();
         }
@@ -129,6 +133,7 @@ public final class Oracle {
         ERR.println("usage: Oracle dump <DumpLogSegments args...>");
         ERR.println("       Oracle recover <segment-dir> <base-offset>[,<base-offset>...] <index-interval-bytes> <segment-index-bytes>");
         ERR.println("       Oracle matrix <list-file> <index-interval-bytes>");
+        ERR.println("       Oracle snapshot <dir> <script>   (see Snapshots.java)");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
