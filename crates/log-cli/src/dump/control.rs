@@ -108,6 +108,7 @@ fn voter(v: &KraftVoter<'_>) -> String {
 /// Kafka's `Uuid.toString()`: URL-safe base64 of the 16 bytes, without padding.
 fn uuid(bytes: &[u8; 16]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let digit = |v: u32| char::from(ALPHABET.get((v & 63) as usize).copied().unwrap_or(b'A'));
     let mut out = String::with_capacity(22);
     let (mut acc, mut bits) = (0_u32, 0_u32);
     for &b in bytes {
@@ -115,11 +116,11 @@ fn uuid(bytes: &[u8; 16]) -> String {
         bits += 8;
         while bits >= 6 {
             bits -= 6;
-            out.push(char::from(ALPHABET[((acc >> bits) & 63) as usize]));
+            out.push(digit(acc >> bits));
         }
     }
     if bits > 0 {
-        out.push(char::from(ALPHABET[((acc << (6 - bits)) & 63) as usize]));
+        out.push(digit(acc << (6 - bits)));
     }
     out
 }
