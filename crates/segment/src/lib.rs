@@ -50,6 +50,7 @@ mod loom;
 pub mod naming;
 pub mod scan;
 mod segment;
+pub mod txn_index;
 pub mod verify;
 
 pub use error::{Error, Result};
