@@ -34,3 +34,4 @@ pub use seglog_mmap_index::{
     VerifyReport,
 };
 pub use seglog_segment::scan::{Scan, ScanEnd};
+pub use seglog_segment::txn_index::{AbortedTxn, TransactionIndex, TxnIndexSearchResult};

@@ -116,6 +116,8 @@ public final class Oracle {
                 return Clients.consume(rest);
             case "matrix":
                 return DamageMatrix.run(rest);
+            case "txnindex":
+                return TxnIndexWriter.run(rest);
             default:
                 return usage();
         }
@@ -125,6 +127,7 @@ public final class Oracle {
         ERR.println("usage: Oracle dump <DumpLogSegments args...>");
         ERR.println("       Oracle recover <segment-dir> <base-offset>[,<base-offset>...] <index-interval-bytes> <segment-index-bytes>");
         ERR.println("       Oracle matrix <list-file> <index-interval-bytes>");
+        ERR.println("       Oracle txnindex <file> <producerId>:<firstOffset>:<lastOffset>:<lastStableOffset>...");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
