@@ -101,7 +101,7 @@ pub enum Error {
     /// Kafka's `TransactionIndex.sanityCheck` (`CorruptIndexException`): an entry whose last
     /// offset is below the segment's base offset.
     #[error(
-        "Last offset of aborted transaction {txn} in index {} is less than start offset {start_offset} (the entry at byte {position})",
+        "Last offset of aborted transaction AbortedTxn(producerId={producer_id}, firstOffset={first_offset}, lastOffset={last_offset}, lastStableOffset={last_stable_offset}) in index {} is less than start offset {start_offset} (the entry at byte {position})",
         path.display()
     )]
     TxnIndexBelowStart {
@@ -109,8 +109,14 @@ pub enum Error {
         path: PathBuf,
         /// The byte position of the entry.
         position: u64,
-        /// The entry.
-        txn: crate::txn_index::AbortedTxn,
+        /// The entry's producer id.
+        producer_id: i64,
+        /// The entry's first offset.
+        first_offset: i64,
+        /// The entry's last offset.
+        last_offset: i64,
+        /// The entry's last stable offset.
+        last_stable_offset: i64,
         /// The segment's base offset.
         start_offset: i64,
     },

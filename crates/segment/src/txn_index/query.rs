@@ -111,7 +111,10 @@ impl<F: FileSystem> TransactionIndex<F> {
                 return Err(Error::TxnIndexBelowStart {
                     path: self.absolute_path(),
                     position,
-                    txn,
+                    producer_id: txn.producer_id(),
+                    first_offset: txn.first_offset(),
+                    last_offset: txn.last_offset(),
+                    last_stable_offset: txn.last_stable_offset(),
                     start_offset: self.start_offset,
                 });
             }

@@ -67,14 +67,14 @@ fn sanity_check() {
     let err = reopened.sanity_check().unwrap_err();
     let Error::TxnIndexBelowStart {
         position,
-        txn,
+        last_offset,
         start_offset,
         ..
     } = &err
     else {
         panic!("{err}");
     };
-    assert_eq!((*position, *txn, *start_offset), (0, t(0, 0, 10, 11), 100));
+    assert_eq!((*position, *last_offset, *start_offset), (0, 10, 100));
     assert_eq!(
         err.to_string(),
         format!(
@@ -387,4 +387,37 @@ fn read_only_open_reads_and_refuses_appends() {
     assert_eq!(ro.all_aborted_txns().unwrap(), four());
     assert!(ro.append(t(9, 60, 70, 70)).is_err());
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 4 * 34);
+}
+
+/// The entries of `testdata/kafka-dump/extra/txnindex/00000000000000000100.txnindex`, which Kafka
+/// 4.4's own `TransactionIndex` wrote (`interop/kafka/make-goldens.sh`).
+fn kafka_golden() -> (PathBuf, Vec<AbortedTxn>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/kafka-dump/extra/txnindex/00000000000000000100.txnindex");
+    let txns = vec![
+        t(4000, 100, 110, 100),
+        t(4001, 105, 120, 105),
+        t(i64::MAX, 118, 135, 118),
+        t(17, 130, 150, 140),
+        t(0, -1, 151, -1),
+    ];
+    (path, txns)
+}
+
+#[test]
+fn reads_kafkas_file_and_writes_the_same_bytes() {
+    let (golden, txns) = kafka_golden();
+    let kafka = TransactionIndex::open_read_only(RealFs, &golden, 100).unwrap();
+    assert_eq!(kafka.all_aborted_txns().unwrap(), txns);
+    kafka.sanity_check().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ours = dir.path().join("00000000000000000100.txnindex");
+    let mut index = TransactionIndex::open(RealFs, &ours, 100).unwrap();
+    append_all(&mut index, &txns);
+    index.flush().unwrap();
+    index.close();
+    assert_eq!(
+        std::fs::read(&ours).unwrap(),
+        std::fs::read(&golden).unwrap()
+    );
 }
