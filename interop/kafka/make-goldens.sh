@@ -6,6 +6,7 @@
 #   testdata/segment-torn/kafka-recover.txt                   what Kafka's recover says about it
 #   testdata/kafka-dump/*.stdout, *.stderr, exit-status.txt   kafka-dump-log (DumpLogSegments) output
 #   testdata/kafka-dump/input.sha256                          the inputs these were made from
+#   testdata/kafka-dump/extra/txnindex/                       a .txnindex written by Kafka's TransactionIndex
 #
 # Input: testdata/segment/00000000000000000000.log (made by testdata/gen/sample_segment.py).
 # Needs java 17+ and mvn (see interop/kafka/run.sh; $SEGLOG_M2 picks the Maven repository).
@@ -222,6 +223,18 @@ xdump zero-tail index --files "$ex/zero-tail/$name.index"
 xdump zero-tail index.sanity --files "$ex/zero-tail/$name.index" --index-sanity-check
 xdump zero-tail timeindex --files "$ex/zero-tail/$name.timeindex"
 xdump zero-tail timeindex.sanity --files "$ex/zero-tail/$name.timeindex" --index-sanity-check
+
+# txnindex: a .txnindex written by Kafka's own TransactionIndex (the harness's txnindex command:
+# append each entry, flush, close), base offset 100; and the same file with one stray trailing byte,
+# which Kafka's reader never reads.
+newcase txnindex
+txn="$ex/txnindex/00000000000000000100.txnindex"
+rm -f "$txn"
+"$run" txnindex "$txn" 4000:100:110:100 4001:105:120:105 9223372036854775807:118:135:118 17:130:150:140 0:-1:151:-1
+xdump txnindex txnindex --files "$txn"
+cp "$txn" "$ex/txnindex/00000000000000000200.txnindex"
+bytes 07 >>"$ex/txnindex/00000000000000000200.txnindex"
+xdump txnindex txnindex.partial-tail --files "$ex/txnindex/00000000000000000200.txnindex"
 
 (cd testdata && sha256sum "segment/$name.log" "segment-torn/$name.log" kafka-dump/extra/*/"$name".*) >"$out/input.sha256"
 

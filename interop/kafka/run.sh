@@ -5,6 +5,7 @@
 #   interop/kafka/run.sh dump <kafka-dump-log.sh arguments...>
 #   interop/kafka/run.sh recover <segment-dir> <base-offset> <index-interval-bytes> <segment-index-bytes>
 #   interop/kafka/run.sh snapshot <dir> <script>   (Kafka's ProducerStateManager, see Snapshots.java)
+#   interop/kafka/run.sh txnindex <file> <producerId>:<firstOffset>:<lastOffset>:<lastStableOffset>...
 #   interop/kafka/run.sh build    (only builds the harness)
 #   interop/kafka/run.sh storage|broker|create-topic|produce|consume ...   (see Oracle.java)
 #

@@ -72,6 +72,54 @@ pub enum Error {
         /// The size asked for.
         max_size: i64,
     },
+    /// Kafka's `TransactionIndex.append` precondition (its `IllegalArgumentException`).
+    #[error(
+        "The last offset of appended transactions must increase sequentially, but {last_offset} is not greater than current last offset {current} of index {}",
+        path.display()
+    )]
+    TxnIndexOrder {
+        /// The `.txnindex` file.
+        path: PathBuf,
+        /// The last offset of the entry refused.
+        last_offset: i64,
+        /// The last offset of the entry appended before.
+        current: i64,
+    },
+    /// A `.txnindex` entry of a version Kafka 4.4 cannot read (its iterator's `KafkaException`).
+    #[error(
+        "Unexpected aborted transaction version {version} in transaction index {}, supported version range is 0 to 0 (the entry at byte {position})",
+        path.display()
+    )]
+    TxnIndexVersion {
+        /// The `.txnindex` file.
+        path: PathBuf,
+        /// The byte position of the entry.
+        position: u64,
+        /// The version found.
+        version: i16,
+    },
+    /// Kafka's `TransactionIndex.sanityCheck` (`CorruptIndexException`): an entry whose last
+    /// offset is below the segment's base offset.
+    #[error(
+        "Last offset of aborted transaction AbortedTxn(producerId={producer_id}, firstOffset={first_offset}, lastOffset={last_offset}, lastStableOffset={last_stable_offset}) in index {} is less than start offset {start_offset} (the entry at byte {position})",
+        path.display()
+    )]
+    TxnIndexBelowStart {
+        /// The `.txnindex` file.
+        path: PathBuf,
+        /// The byte position of the entry.
+        position: u64,
+        /// The entry's producer id.
+        producer_id: i64,
+        /// The entry's first offset.
+        first_offset: i64,
+        /// The entry's last offset.
+        last_offset: i64,
+        /// The entry's last stable offset.
+        last_stable_offset: i64,
+        /// The segment's base offset.
+        start_offset: i64,
+    },
 }
 
 impl Error {

@@ -1,6 +1,7 @@
 //! # seglog-segment
 //!
-//! One Kafka log segment: `<20-digit base offset>.log` with its lazily opened `.index` and `.timeindex`,
+//! One Kafka log segment: `<20-digit base offset>.log` with its lazily opened `.index` and `.timeindex`
+//! and its `.txnindex` (`txn_index`, created by the first aborted transaction),
 //! following the lifecycle of Kafka's `LogSegment` (append, read, translate, time lookup, recover, truncate,
 //! roll, flush).
 //!
@@ -50,6 +51,7 @@ mod loom;
 pub mod naming;
 pub mod scan;
 mod segment;
+pub mod txn_index;
 pub mod verify;
 
 pub use error::{Error, Result};

@@ -8,7 +8,7 @@ pub const LOG_FILE_SUFFIX: &str = ".log";
 pub const INDEX_FILE_SUFFIX: &str = ".index";
 /// The time index.
 pub const TIME_INDEX_FILE_SUFFIX: &str = ".timeindex";
-/// The aborted-transaction index (read by Kafka; seglog writes none).
+/// The aborted-transaction index (`crate::txn_index`), created by the first aborted transaction.
 pub const TXN_INDEX_FILE_SUFFIX: &str = ".txnindex";
 /// A segment scheduled for asynchronous deletion.
 pub const DELETED_FILE_SUFFIX: &str = ".deleted";

@@ -13,6 +13,7 @@ mod index;
 mod json;
 mod records;
 mod snapshot;
+mod txn_index;
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -35,7 +36,7 @@ use crate::common::{Outcome, is_io_failure, lib, message};
     reason = "one field per kafka-dump-log.sh flag"
 )]
 pub(crate) struct DumpOptions {
-    /// Comma-separated files to dump: .log, .index, .timeindex, .snapshot.
+    /// Comma-separated files to dump: .log, .index, .timeindex, .snapshot, .txnindex.
     #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// Print the records' keys and values (implies --deep-iteration).
@@ -129,6 +130,7 @@ pub(crate) fn run(
                 Ok(()) => dump_log(file, options, &mut reports, out),
             },
             ".snapshot" => snapshot::dump_snapshot(file, out, err),
+            ".txnindex" => txn_index::dump_txn_index(file, out),
             _ => {
                 writeln!(err, "Ignoring unknown file {}", file.display())?;
                 Ok(Outcome::Clean)

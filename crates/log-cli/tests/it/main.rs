@@ -5,6 +5,7 @@ mod commands;
 mod corruption_matrix;
 mod dump_matches_kafka;
 mod dump_snapshot_matches_kafka;
+mod dump_txn_index;
 mod flags;
 mod follow_under_writers;
 mod kafka_leftovers;

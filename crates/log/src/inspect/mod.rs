@@ -38,3 +38,4 @@ pub use seglog_mmap_index::{
 };
 pub use seglog_segment::scan::{Scan, ScanEnd};
 pub use seglog_segment::verify::OffsetBounds;
+pub use seglog_segment::txn_index::{AbortedTxn, TransactionIndex, TxnIndexSearchResult};

@@ -97,7 +97,8 @@ impl<F: FileSystem> LogSegment<F> {
         Ok(())
     }
 
-    /// Kafka's `flush`: fdatasync of the `.log` and msync of the indexes that are open.
+    /// Kafka's `flush`: fdatasync of the `.log`, msync of the indexes that are open, fdatasync of
+    /// the `.txnindex` if it is open.
     pub fn flush(&self) -> Result<()> {
         // Cleared before the syncs: a change `on_become_inactive` makes meanwhile sets it again.
         self.unsynced_since_inactive.store(false, Ordering::Release);
@@ -109,7 +110,8 @@ impl<F: FileSystem> LogSegment<F> {
             if let Some(index) = w.time_index.get_if_loaded() {
                 index.flush()?;
             }
-            Ok(())
+            drop(w);
+            self.txn_index.lock().flush()
         });
         if result.is_err() {
             self.unsynced_since_inactive.store(true, Ordering::Release);
@@ -139,8 +141,9 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// Kafka's `close`: the final time index entry, then close (trim and unmap) the indexes that
-    /// are open, then fsync and trim the `.log`. Errors propagate (KAFKA-19221), so a failed trim
-    /// makes the shutdown unclean.
+    /// are open, close the `.txnindex` (synced first if an append or cut since the last flush may
+    /// be unsynced: Kafka's shutdown flushes before it closes), then fsync and trim the `.log`.
+    /// Errors propagate (KAFKA-19221), so a failed trim makes the shutdown unclean.
     pub fn close(&self) -> Result<()> {
         let mut w = self.writer.lock();
         if w.max_timestamp_and_offset != UNKNOWN && w.time_index.is_loaded() {
@@ -159,6 +162,13 @@ impl<F: FileSystem> LogSegment<F> {
         } else {
             create_empty_index(&self.fs, w.time_index.path())?;
         }
+        {
+            let mut txn = self.txn_index.lock();
+            if txn.is_unsynced() {
+                txn.flush()?;
+            }
+            txn.close();
+        }
         self.close_mapping();
         self.log
             .sync_data()
@@ -166,7 +176,8 @@ impl<F: FileSystem> LogSegment<F> {
         self.trim_log(&self.path())
     }
 
-    /// Kafka's `deleteIfExists`: deletes the `.log` and both indexes; missing files are fine.
+    /// Kafka's `deleteIfExists`: deletes the `.log`, both indexes and the `.txnindex`; missing
+    /// files are fine.
     /// Indexes that were never opened are deleted without being opened.
     pub fn delete(&self) -> Result<()> {
         let mut w = self.writer.lock();
@@ -178,11 +189,13 @@ impl<F: FileSystem> LogSegment<F> {
         }
         w.offset_index.delete()?;
         w.time_index.delete()?;
+        self.txn_index.lock().delete_if_exists()?;
         Ok(())
     }
 
-    /// Kafka's `changeFileSuffixes`: renames the `.log` and both indexes from `old` to `new`
-    /// suffix (`""`, `.deleted`, `.cleaned`, `.swap`), without opening lazy indexes.
+    /// Kafka's `changeFileSuffixes`: renames the `.log`, both indexes and the `.txnindex` (if it
+    /// exists) from `old` to `new` suffix (`""`, `.deleted`, `.cleaned`, `.swap`), without
+    /// opening lazy indexes.
     pub fn change_file_suffixes(&self, old: &str, new: &str) -> Result<()> {
         let mut w = self.writer.lock();
         let from = self.path();
@@ -195,6 +208,9 @@ impl<F: FileSystem> LogSegment<F> {
         w.offset_index.rename(&to)?;
         let to = replace_suffix(w.time_index.path(), old, new);
         w.time_index.rename(&to)?;
+        let mut txn = self.txn_index.lock();
+        let to = replace_suffix(txn.path(), old, new);
+        txn.rename_to(&to)?;
         Ok(())
     }
 

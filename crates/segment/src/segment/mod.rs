@@ -25,6 +25,7 @@ use seglog_mmap_index::{
 
 use crate::error::{Error, Result};
 use crate::naming;
+use crate::txn_index::TransactionIndex;
 use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 
 mod append;
@@ -35,6 +36,7 @@ mod recover;
 mod recovery_scan;
 mod size;
 mod time_lookup;
+mod txn;
 
 pub use lifecycle::RollParams;
 pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};
@@ -142,6 +144,9 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     /// The writer's max timestamp, published for lock-free reads (see `Writer::published_max`).
     max_timestamp: Arc<AtomicI64>,
     writer: Mutex<Writer>,
+    /// The `.txnindex`, behind its own lock so that fetches collecting aborted transactions do
+    /// not wait for appends. Lock order: `writer`, then this.
+    txn_index: Mutex<TransactionIndex<F>>,
 }
 
 impl<F: FileSystem> LogSegment<F> {
@@ -191,6 +196,11 @@ impl<F: FileSystem> LogSegment<F> {
         .max_index_size(config.max_index_size)
         .backing(fs.index_backing())
         .lazy();
+        let txn_index = TransactionIndex::open(
+            fs.clone(),
+            naming::txn_index_file(dir, base_offset, suffix),
+            base_offset,
+        )?;
         let published_max = Arc::new(AtomicI64::new(MAX_NOT_LOADED));
         Ok(Self {
             fs,
@@ -214,6 +224,7 @@ impl<F: FileSystem> LogSegment<F> {
                 rolling_based_timestamp: None,
                 created_ms: now_ms,
             }),
+            txn_index: Mutex::new(txn_index),
         })
     }
 

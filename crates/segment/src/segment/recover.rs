@@ -27,7 +27,7 @@ pub struct RecoveryReport {
 }
 
 impl<F: FileSystem> LogSegment<F> {
-    /// Kafka's `recover`: resets both indexes, walks the batches validating size and CRC, rebuilds
+    /// Kafka's `recover`: resets both indexes and the `.txnindex`, walks the batches validating size and CRC, rebuilds
     /// the indexes with the same rule as `append`, truncates the `.log` at the first invalid byte,
     /// writes the final time index entry and trims both indexes. As in Kafka, a trimmed index
     /// is full: call [`LogSegment::resize_indexes`] before appending again (the loader does
@@ -49,6 +49,8 @@ impl<F: FileSystem> LogSegment<F> {
         let mut w = self.writer.lock();
         w.offset_index.get_mut()?.reset()?;
         w.time_index.get_mut()?.reset()?;
+        // The entries come back only with producer state: see `LogSegment::append_aborted_txn`.
+        self.txn_index.lock().reset()?;
         let reset = w.time_index.get_mut()?.last_entry();
         w.set_max(reset);
         w.bytes_since_last_index_entry = 0;
@@ -97,8 +99,10 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// Kafka's `truncateTo`: removes every batch from the one holding `offset` on (so truncation is
-    /// batch-granular, and an offset in a gap removes the next batch), truncates both indexes and
-    /// resizes them back to full size so the segment can take appends again. Returns the bytes cut.
+    /// batch-granular, and an offset in a gap removes the next batch), truncates both indexes
+    /// and the `.txnindex` (from its first entry whose last offset is at least `offset`), and
+    /// resizes the two indexes back to full size so the segment can take appends again.
+    /// Returns the bytes cut.
     pub fn truncate_to(&self, offset: i64, now_ms: i64) -> Result<u64> {
         let mapping = self.translate_offset(offset, 0)?;
         let path = self.log_path();
@@ -106,6 +110,7 @@ impl<F: FileSystem> LogSegment<F> {
         let max_index_size = self.config.max_index_size;
         w.offset_index.get_mut()?.truncate_to(offset)?;
         w.time_index.get_mut()?.truncate_to(offset)?;
+        self.txn_index.lock().truncate_to(offset)?;
         w.offset_index.get_mut()?.resize(max_index_size)?;
         w.time_index.get_mut()?.resize(max_index_size)?;
         let original = self.size();

@@ -17,3 +17,6 @@ mod model;
 mod read_region_reuse;
 mod recovery_reasons;
 mod sim_indexes;
+mod txn_index_kafka;
+mod txn_index_lifecycle;
+mod txn_index_model;

@@ -288,6 +288,7 @@ impl<F: FileSystem> Inner<F> {
             naming::log_file(&self.dir, new_offset, ""),
             naming::offset_index_file(&self.dir, new_offset, ""),
             naming::time_index_file(&self.dir, new_offset, ""),
+            naming::txn_index_file(&self.dir, new_offset, ""),
         ] {
             let _ = self.fs.remove_file(&path);
         }

@@ -31,6 +31,7 @@ impl<F: FileSystem> Inner<F> {
             naming::log_file(&self.dir, base, naming::CLEANED_FILE_SUFFIX),
             naming::offset_index_file(&self.dir, base, naming::CLEANED_FILE_SUFFIX),
             naming::time_index_file(&self.dir, base, naming::CLEANED_FILE_SUFFIX),
+            naming::txn_index_file(&self.dir, base, naming::CLEANED_FILE_SUFFIX),
         ] {
             // A leftover of an earlier, interrupted cleaning.
             let _ = self.fs.remove_file(&path);

@@ -124,6 +124,8 @@ public final class Oracle {
                 return DamageMatrix.run(rest);
             case "snapshot":
                 return Snapshots.run(rest);
+            case "txnindex":
+                return TxnIndexWriter.run(rest);
             default:
                 return usage();
         }
@@ -134,6 +136,7 @@ public final class Oracle {
         ERR.println("       Oracle recover <segment-dir> <base-offset>[,<base-offset>...] <index-interval-bytes> <segment-index-bytes>");
         ERR.println("       Oracle matrix <list-file> <index-interval-bytes>");
         ERR.println("       Oracle snapshot <dir> <script>   (see Snapshots.java)");
+        ERR.println("       Oracle txnindex <file> <producerId>:<firstOffset>:<lastOffset>:<lastStableOffset>...");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");

@@ -1,0 +1,185 @@
+//! The `.txnindex` file as Kafka 4.4's `TransactionIndex` holds it: a handle opened at
+//! construction only if the file exists, else on the first write (creating the file), and the
+//! channel's position, which is where appends go and where reads stop. No preallocation, no
+//! mapping: plain positioned reads and writes through the seam.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use seglog_fs::{File, FileSystem, OpenMode};
+
+use crate::error::{Error, Result};
+
+/// The file and its open handle, if any.
+#[derive(Debug)]
+pub(super) struct TxnFile<F: FileSystem> {
+    fs: F,
+    path: PathBuf,
+    read_only: bool,
+    /// `None` until the file is opened, and again after `close`.
+    handle: Option<Handle<F::File>>,
+}
+
+#[derive(Debug)]
+struct Handle<H> {
+    file: H,
+    /// Java's channel position: the file's length when opened, moved by writes and cuts.
+    position: u64,
+    /// Whether a write or a cut may not have been synced yet.
+    unsynced: bool,
+}
+
+impl<F: FileSystem> TxnFile<F> {
+    /// Opens `path` if it exists (read-write, or read-only for an inspecting reader).
+    pub(super) fn open(fs: F, path: PathBuf, read_only: bool) -> Result<Self> {
+        let mut this = Self {
+            fs,
+            path,
+            read_only,
+            handle: None,
+        };
+        if this.fs.exists(&this.path) {
+            let mode = if read_only {
+                OpenMode::ReadOnly
+            } else {
+                OpenMode::Existing
+            };
+            match this.open_handle(mode) {
+                Ok(()) => {}
+                // Gone between the look and the open: as if it had never been there.
+                Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(this)
+    }
+
+    fn open_handle(&mut self, mode: OpenMode) -> Result<()> {
+        let file = self
+            .fs
+            .open(&self.path, mode)
+            .map_err(|e| Error::io(&self.path, "open", e))?;
+        let position = file.len().map_err(|e| Error::io(&self.path, "stat", e))?;
+        self.handle = Some(Handle {
+            file,
+            position,
+            unsynced: false,
+        });
+        Ok(())
+    }
+
+    pub(super) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Where reads stop (Java's `channel.position()`), or `None` with no open handle, when
+    /// Kafka's iterator yields nothing.
+    pub(super) fn end(&self) -> Option<u64> {
+        self.handle.as_ref().map(|h| h.position)
+    }
+
+    /// Whether a write or cut since the last [`TxnFile::flush`] may be unsynced.
+    pub(super) fn is_unsynced(&self) -> bool {
+        self.handle.as_ref().is_some_and(|h| h.unsynced)
+    }
+
+    /// Writes `bytes` at the position and moves it on, opening (creating) the file first if it
+    /// has no handle (Kafka's `channel()`).
+    pub(super) fn write(&mut self, bytes: &[u8]) -> Result<()> {
+        if self.handle.is_none() {
+            let mode = if self.read_only {
+                OpenMode::ReadOnly
+            } else {
+                OpenMode::CreateOrOpen
+            };
+            self.open_handle(mode)?;
+        }
+        let Some(h) = self.handle.as_mut() else {
+            return Ok(());
+        };
+        h.unsynced = true;
+        h.file
+            .write_all_at(bytes, h.position)
+            .map_err(|e| Error::io(&self.path, "write", e))?;
+        h.position += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Fills `buf` from `position` (Kafka's `Utils.readFully`, which fails at the end of file).
+    pub(super) fn read_exact(&self, buf: &mut [u8], position: u64) -> Result<()> {
+        let Some(h) = self.handle.as_ref() else {
+            return Err(Error::io(
+                &self.path,
+                "read",
+                io::Error::new(io::ErrorKind::NotFound, "the transaction index is not open"),
+            ));
+        };
+        h.file
+            .read_exact_at(buf, position)
+            .map_err(|e| Error::io(&self.path, "read", e))
+    }
+
+    /// Java's `FileChannel.truncate(size)`: cuts the file if it is longer (never extends it) and
+    /// pulls the position back to `size` if it was past it. Nothing without a handle.
+    pub(super) fn truncate(&mut self, size: u64) -> Result<()> {
+        let Some(h) = self.handle.as_mut() else {
+            return Ok(());
+        };
+        let len = h.file.len().map_err(|e| Error::io(&self.path, "stat", e))?;
+        if size < len {
+            h.unsynced = true;
+            h.file
+                .set_len(size)
+                .map_err(|e| Error::io(&self.path, "truncate", e))?;
+        }
+        h.position = h.position.min(size);
+        Ok(())
+    }
+
+    /// Kafka's `flush` (`force(true)`), if the file is open.
+    pub(super) fn flush(&mut self) -> Result<()> {
+        if let Some(h) = self.handle.as_mut() {
+            h.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, "fsync", e))?;
+            h.unsynced = false;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `close`: drops the handle. A later write opens the file again.
+    pub(super) fn close(&mut self) {
+        self.handle = None;
+    }
+
+    /// Kafka's `deleteIfExists`: closes, then deletes; whether there was a file.
+    pub(super) fn delete_if_exists(&mut self) -> Result<bool> {
+        self.close();
+        match self.fs.remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(Error::io(&self.path, "delete", e)),
+        }
+    }
+
+    /// Kafka's `renameTo`: moves the file if it exists (the open handle follows it); the new
+    /// name is taken even if the move fails, as Kafka's `finally` does.
+    pub(super) fn rename_to(&mut self, to: &Path) -> Result<()> {
+        let result = if self.fs.exists(&self.path) {
+            self.fs
+                .rename(&self.path, to)
+                .map_err(|e| Error::io(&self.path, "rename", e))
+        } else {
+            Ok(())
+        };
+        self.path = to.to_path_buf();
+        result
+    }
+
+    /// Kafka's `updateParentDir`: the same file name in `dir` (after the directory was moved).
+    pub(super) fn update_parent_dir(&mut self, dir: &Path) {
+        if let Some(name) = self.path.file_name() {
+            self.path = dir.join(name);
+        }
+    }
+}
