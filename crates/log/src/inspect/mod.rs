@@ -37,5 +37,5 @@ pub use seglog_mmap_index::{
     VerifyReport,
 };
 pub use seglog_segment::scan::{Scan, ScanEnd};
-pub use seglog_segment::verify::OffsetBounds;
 pub use seglog_segment::txn_index::{AbortedTxn, TransactionIndex, TxnIndexSearchResult};
+pub use seglog_segment::verify::OffsetBounds;

@@ -16,6 +16,9 @@ use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, PartitionFile, file_name};
+use crate::producer::{
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
+};
 use crate::snapshot::SnapshotCell;
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
@@ -135,6 +138,13 @@ impl<F: FileSystem> PartitionLog<F> {
         let mapping_budget = usize::try_from(config.max_segment_mappings)
             .ok()
             .map(MappingBudget::new);
+        let producer_state = ProducerStateManager::new(
+            fs.clone(),
+            dir,
+            tp.to_string(),
+            DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+            ProducerStateManagerConfig::default(),
+        )?;
         let inner = std::sync::Arc::new_cyclic(|me| Inner {
             me: me.clone(),
             fs,
@@ -163,6 +173,8 @@ impl<F: FileSystem> PartitionLog<F> {
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),
             mapping_budget,
             superseded_deletes: std::sync::atomic::AtomicU64::new(0),
+            producer_state: Mutex::new(producer_state),
+            first_unstable_offset: AtomicI64::new(i64::MAX),
         });
         inner
             .last_flush_ms

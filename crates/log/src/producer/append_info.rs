@@ -73,6 +73,12 @@ impl ProducerAppendInfo {
         }
     }
 
+    /// The partition (`topic-N`), as Kafka's messages name it.
+    #[must_use]
+    pub fn partition(&self) -> &str {
+        &self.partition
+    }
+
     /// The producer id.
     #[must_use]
     pub fn producer_id(&self) -> i64 {

@@ -6,8 +6,9 @@
 //! One Kafka class per file: `batch_metadata` (`BatchMetadata`), `entry` (`ProducerStateEntry`),
 //! `txn` (`TxnMetadata`, `CompletedTxn`, `LastRecord`, `LogOffsetMetadata`), `append_info`
 //! (`ProducerAppendInfo`, `AppendOrigin`), `error` (its exceptions), `config`
-//! (`ProducerStateManagerConfig`), `snapshot_format` (the bytes), `snapshot_file` (the files)
-//! and `manager` (`ProducerStateManager`). Kafka's `VerificationStateEntry` is not modelled:
+//! (`ProducerStateManagerConfig`), `snapshot_format` (the bytes), `snapshot_file` (the files),
+//! `manager` (`ProducerStateManager`) and `replay` (batches read into the state: an append, a
+//! recovered segment, the log after a snapshot). Kafka's `VerificationStateEntry` is not modelled:
 //! it exists for the transaction coordinator's verification, which seglog does not have.
 
 mod append_info;
@@ -16,6 +17,7 @@ mod config;
 mod entry;
 mod error;
 mod manager;
+mod replay;
 mod snapshot_file;
 mod snapshot_format;
 mod txn;
@@ -23,8 +25,8 @@ mod txn;
 pub use append_info::{AppendOrigin, EndTxnMarker, ProducerAppendInfo, TV_UNKNOWN};
 pub use batch_metadata::BatchMetadata;
 pub use config::{
-    DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, DEFAULT_PRODUCER_ID_EXPIRATION_MS,
-    ProducerStateManagerConfig,
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManagerConfig,
 };
 pub use entry::{
     NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, NUM_BATCHES_TO_RETAIN,
@@ -32,6 +34,7 @@ pub use entry::{
 };
 pub use error::ProducerError;
 pub use manager::{LATE_TRANSACTION_BUFFER_MS, ProducerStateManager};
+pub use replay::{append_batch, has_producer_id, load_producers_from_batches, recover_batch};
 pub use snapshot_file::{
     SNAPSHOT_SUFFIX, SnapshotFile, delete_if_exists, flush_snapshot, list_snapshot_files,
     read_snapshot, snapshot_path, write_snapshot,

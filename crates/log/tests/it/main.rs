@@ -22,6 +22,7 @@ mod open_damaged_active_segment;
 mod partition_lock;
 mod partition_log;
 mod producer_append_model;
+mod producer_replay;
 mod producer_state_matches_kafka;
 mod recover_crash_idempotent;
 mod recover_overlapping_segment;
