@@ -4,8 +4,8 @@
 
 use seglog_fs::RealFs;
 use seglog_log::producer::{
-    CompletedTxn, ProducerStateManager, ProducerStateManagerConfig, load_producers_from_batches,
-    recover_batch,
+    CompletedTxn, ProducerStateEntry, ProducerStateManager, ProducerStateManagerConfig,
+    load_producers_from_batches, recover_batch,
 };
 use seglog_log::record::{
     BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker, NewRecord,
@@ -135,7 +135,8 @@ fn loading_after_a_snapshot_leaves_an_open_transaction_unstable() {
         Some(10)
     );
     assert_eq!(
-        m.last_entry(7).and_then(|e| e.current_txn_first_offset()),
+        m.last_entry(7)
+            .and_then(ProducerStateEntry::current_txn_first_offset),
         Some(10)
     );
 }
