@@ -26,6 +26,7 @@
 )]
 
 mod dir_ops;
+mod file_lock;
 mod real;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
@@ -99,6 +100,8 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
 
     /// Takes an exclusive advisory lock on `path` (created if missing) without waiting. Fails with
     /// `WouldBlock` when another holder (another process, or another handle in this one) has it.
+    /// On the real file system it is both an `flock` and the POSIX record lock a Kafka broker
+    /// takes on its log directory's `.lock`, so that the two exclude each other.
     fn try_lock(&self, path: &Path) -> io::Result<Self::Lock>;
 
     /// Takes an exclusive advisory lock on the existing directory `dir` itself, without waiting

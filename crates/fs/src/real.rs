@@ -34,15 +34,37 @@ impl AsFd for RealFile {
     }
 }
 
-/// An exclusive `flock` on a file or a directory, released when dropped.
+/// An exclusive lock on a file or a directory, released when dropped: an `flock`, and on a
+/// log directory's `.lock` file also the POSIX record lock a Kafka broker takes (see
+/// `file_lock.rs`).
 #[derive(Debug)]
 pub struct RealLock {
     _file: fs::File,
+    /// The (device, inode) of a `.lock` file held with a POSIX lock.
+    held: Option<(u64, u64)>,
 }
 
 impl RealLock {
     pub(crate) fn new(file: fs::File) -> Self {
-        Self { _file: file }
+        Self {
+            _file: file,
+            held: None,
+        }
+    }
+
+    pub(crate) fn held(file: fs::File, key: (u64, u64)) -> Self {
+        Self {
+            _file: file,
+            held: Some(key),
+        }
+    }
+}
+
+impl Drop for RealLock {
+    fn drop(&mut self) {
+        if let Some(key) = self.held {
+            crate::file_lock::release(key);
+        }
     }
 }
 
@@ -119,20 +141,7 @@ impl FileSystem for RealFs {
     }
 
     fn try_lock(&self, path: &Path) -> io::Result<RealLock> {
-        let file = fs::File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
-        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(RealLock { _file: file }),
-            Err(e) if e == rustix::io::Errno::WOULDBLOCK => Err(io::Error::new(
-                io::ErrorKind::WouldBlock,
-                format!("{} is locked by another process or handle", path.display()),
-            )),
-            Err(e) => Err(e.into()),
-        }
+        crate::file_lock::lock_file(path)
     }
 
     fn try_lock_dir(&self, dir: &Path) -> io::Result<RealLock> {

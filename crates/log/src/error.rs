@@ -145,8 +145,9 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
-    /// The log directory is locked by another process or handle.
-    #[error("Failed to acquire lock on file .lock in {}: another process or handle holds it", path.display())]
+    /// The log directory is locked by another process or handle: another seglog command, or a
+    /// running Kafka broker (seglog takes the same POSIX lock on `.lock` that Kafka takes).
+    #[error("Failed to acquire lock on file .lock in {}: another process or handle holds it (another seglog command, or a running Kafka broker)", path.display())]
     Locked {
         /// The log directory.
         path: PathBuf,

@@ -9,6 +9,7 @@ mod dump_txn_index;
 mod flags;
 mod follow_under_writers;
 mod kafka_leftovers;
+mod kafka_lock;
 mod messages;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
