@@ -17,7 +17,7 @@ use super::log_dir::LogDirView;
 use super::partition::PartitionView;
 use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
 use crate::error::{Error, Result};
-use crate::listing::FileKind;
+use crate::listing::{FileKind, PartitionFile};
 use crate::topic_partition::{DirKind, TopicPartition};
 
 /// How much a [`Finding`] matters.
@@ -264,6 +264,22 @@ fn leftover_note(kind: Leftover, base: Option<i64>, paths: &[&Path]) -> Finding 
     Finding::note(shown, name, format!("{files}{what}")).with_count(paths.len() as u64)
 }
 
+/// A stray entry named like a segment file, with what recover does with it.
+fn stray_finding(file: &PartitionFile) -> Option<Finding> {
+    let reason = file.stray_reason()?;
+    let then = if file.is_set_aside() {
+        "; recover sets it aside in the quarantine"
+    } else {
+        ""
+    };
+    Some(Finding::new(
+        file.path(),
+        None,
+        "stray_file",
+        format!("{reason}{then}"),
+    ))
+}
+
 /// Checks one partition directory; returns the segments checked and the log end offset.
 fn check_partition<F: FileSystem>(
     partition: &PartitionView<F>,
@@ -295,8 +311,8 @@ fn check_partition<F: FileSystem>(
             findings.push(quarantine::quarantine_note(partition.fs(), path));
             continue;
         }
-        if let Some(reason) = file.stray_reason() {
-            findings.push(Finding::new(path, None, "stray_file", reason));
+        if let Some(finding) = stray_finding(file) {
+            findings.push(finding);
             continue;
         }
         let base = naming::offset_from_file_name(name);
