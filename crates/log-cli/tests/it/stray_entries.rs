@@ -251,3 +251,43 @@ fn discard_removes_a_symlink_not_its_target() {
     );
     assert_eq!(std::fs::read(outside.join("precious")).unwrap(), b"x");
 }
+
+/// An empty `.log` named past the end is a segment Kafka keeps (its loader takes it as the active
+/// segment, and the log end offset becomes its base offset): `check` notes the gap and exits 0,
+/// and recover keeps the segment.
+#[test]
+fn an_empty_segment_past_the_end_is_a_note_naming_the_gap() {
+    let root = tempfile::tempdir().unwrap();
+    let out = seglog(
+        &["produce", "logs/t-0", "--create"],
+        root.path(),
+        b"a\nb\nc\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let empty = root.path().join("logs/t-0/00000000000000000099.log");
+    std::fs::write(&empty, b"").unwrap();
+
+    let out = seglog(&["check", "--json", "logs/t-0"], root.path(), b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let gap: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|v| v["kind"] == "empty_segment_after_gap")
+        .collect();
+    assert_eq!(gap.len(), 1, "{lines:?}");
+    let detail = gap[0]["detail"].as_str().unwrap();
+    assert!(detail.contains("offsets 3..=98"), "{detail}");
+    assert!(detail.contains("log end offset is 99"), "{detail}");
+    let file = gap[0]["file"].as_str().unwrap();
+    assert!(file.ends_with("t-0/00000000000000000099.log"), "{file}");
+    assert_eq!(gap[0]["severity"], "note", "{:?}", gap[0]);
+
+    let out = seglog(&["recover", "--json", "logs/t-0"], root.path(), b"");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(partition_line(&out.stdout)["log_end_offset"], 99);
+    assert!(empty.is_file());
+    assert_eq!(consume(root.path()), ["a", "b", "c"]);
+}
