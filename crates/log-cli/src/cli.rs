@@ -222,8 +222,10 @@ Examples:
 
 What is kept is Kafka's rule: the valid prefix of the first damaged segment from the recovery
 point on; the segments after it are dropped. What is dropped (a cut tail, later segments, a
-damaged .swap) is moved to <partition>/seglog-quarantine/<n>/ (a Kafka broker ignores it), with
-a plan.txt saying what it is and how to put it back; --discard deletes it instead. After a clean
+damaged .swap), and any stray entry named like a segment file that is not one (123.log, a
+directory 00000000000000000000.log), is moved to <partition>/seglog-quarantine/<n>/ (a Kafka
+broker ignores it), with a plan.txt saying what it is and how to put it back; --discard deletes
+it instead. After a clean
 shutdown nothing is rescanned but a damaged active segment; after an unclean one, the segments
 from the recovery point on; a valid index is left alone. A killed recover, run again, ends as one
 uninterrupted run would. Afterwards `seglog check` passes.

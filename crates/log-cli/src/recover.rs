@@ -203,6 +203,12 @@ fn path_str(p: &Path) -> String {
 fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
     serde_json::json!({
         "removed": plan.removed.iter().map(|(p, why)| serde_json::json!({"file": path_str(p), "why": why.to_string()})).collect::<Vec<_>>(),
+        "strays": plan.strays.iter().map(|s| serde_json::json!({
+            "path": path_str(&s.path),
+            "dir": s.is_dir,
+            "bytes": s.bytes,
+            "reason": s.reason,
+        })).collect::<Vec<_>>(),
         "bad_swaps": plan.bad_swaps.iter().map(|s| serde_json::json!({
             "base_offset": s.base_offset,
             "files": s.files.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
@@ -347,20 +353,27 @@ fn print_text(
             None => writeln!(out, "  deleted {} (--discard)", from.display())?,
         }
     }
+    let whither = match (
+        load.and_then(|l| l.quarantine.as_deref()),
+        dry_run,
+        o.discard,
+    ) {
+        (Some(q), _, _) => format!("set aside in {}", q.display()),
+        (None, _, true) => "deleted (--discard)".to_owned(),
+        (None, true, false) => format!(
+            "to be set aside in {}",
+            plan.dir.join(seglog_log::QUARANTINE_DIR).display()
+        ),
+        (None, false, false) => "set aside".to_owned(),
+    };
+    if !plan.strays.is_empty() {
+        writeln!(
+            out,
+            "  strays: {} entries named like segment files that are not segments (Kafka never reads their bytes); {whither}",
+            plan.strays.len(),
+        )?;
+    }
     if plan.drops_data() {
-        let whither = match (
-            load.and_then(|l| l.quarantine.as_deref()),
-            dry_run,
-            o.discard,
-        ) {
-            (Some(q), _, _) => format!("set aside in {}", q.display()),
-            (None, _, true) => "deleted (--discard)".to_owned(),
-            (None, true, false) => format!(
-                "to be set aside in {}",
-                plan.dir.join(seglog_log::QUARANTINE_DIR).display()
-            ),
-            (None, false, false) => "set aside".to_owned(),
-        };
         writeln!(
             out,
             "  dropped: {} segments ({} records), {} cut tails, {} swaps; {} bytes {whither}",

@@ -44,7 +44,8 @@ pub enum FileKind {
     Lock,
     /// Named like a segment file (`.log`, an index, or one of them `.cleaned` or `.swap`) but
     /// not one: the part before the first `.` is not a base offset of exactly 20 digits
-    /// (`123.log`, `abc.index`, `00000000000000000000.x.log`). No loader step touches it.
+    /// (`123.log`, `abc.index`, `00000000000000000000.x.log`). No loader step reads it; recovery
+    /// sets it aside.
     Stray,
     /// Anything else.
     Unknown,
@@ -163,21 +164,30 @@ impl PartitionFile {
     }
 
     /// Why the entry is stray, if it is: it looks like a segment or metadata file, but no
-    /// loader step may treat it as one. It is reported and left alone, never deleted.
+    /// loader step may treat it as one. Recovery sets it aside in the quarantine
+    /// ([`PartitionFile::is_set_aside`]), or deletes it with `--discard`; never loads it.
     pub fn stray_reason(&self) -> Option<&'static str> {
         if !self.is_dir && self.name() == QUARANTINE_DIR {
             Some(
                 "a file where recovery's quarantine directory goes: recover cannot set data aside until it is moved away",
             )
         } else if self.is_dir && FileKind::of(self.name()) != FileKind::Unknown {
-            Some("a directory with the name of a segment or metadata file; left alone")
+            Some(
+                "a directory with the name of a segment or metadata file (Kafka's loader skips it, and a file of that name cannot be made)",
+            )
         } else if self.kind == FileKind::Stray {
             Some(
-                "named like a segment file, but its base offset is not 20 digits; not a segment, left alone",
+                "named like a segment file, but its base offset is not 20 digits (Kafka never reads its bytes: it loads an empty segment by the number in its place, or fails on it)",
             )
         } else {
             None
         }
+    }
+
+    /// Whether recovery moves the entry to the quarantine (or deletes it with `--discard`): every
+    /// stray entry but a file where the quarantine itself goes, which recovery cannot move into it.
+    pub fn is_set_aside(&self) -> bool {
+        (self.is_dir || self.name() != QUARANTINE_DIR) && self.stray_reason().is_some()
     }
 
     /// Whether the entry is the partition's quarantine directory ([`QUARANTINE_DIR`]): ours, and
@@ -339,6 +349,7 @@ mod tests {
             let file = PartitionFile::new(PathBuf::from("/d").join(stray));
             assert_eq!(file.kind(), FileKind::Stray, "{stray}");
             assert!(file.stray_reason().is_some() && !file.may_be_segment_file());
+            assert!(file.is_set_aside());
             assert_eq!((file.base_offset(), file.log_base_offset()), (None, None));
         }
         // Kafka deletes every `.deleted` file whatever its name.
@@ -349,13 +360,17 @@ mod tests {
         );
         let dir = PartitionFile::with_kind(PathBuf::from("/d/00000000000000000000.log"), true);
         assert!(dir.stray_reason().is_some() && !dir.may_be_segment_file());
+        assert!(dir.is_set_aside());
         assert_eq!(dir.log_base_offset(), None);
         let other = PartitionFile::with_kind(PathBuf::from("/d/notes"), true);
         assert!(other.stray_reason().is_none() && !other.may_be_segment_file());
+        assert!(!other.is_set_aside());
         let quarantine = PartitionFile::with_kind(PathBuf::from("/d").join(QUARANTINE_DIR), true);
         assert!(quarantine.is_quarantine() && quarantine.stray_reason().is_none());
+        assert!(!quarantine.is_set_aside());
         assert!(!quarantine.may_be_segment_file());
         let in_its_place = PartitionFile::new(PathBuf::from("/d").join(QUARANTINE_DIR));
         assert!(!in_its_place.is_quarantine() && in_its_place.stray_reason().is_some());
+        assert!(!in_its_place.is_set_aside());
     }
 }

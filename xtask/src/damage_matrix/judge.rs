@@ -304,6 +304,7 @@ fn quarantine(before: &Tree, meta: &Meta, exp: &Expected, report: &str) -> Resul
         }
     }
     bytes_dropped += swaps(before, meta, &part_name, &set_aside)?;
+    strays(before, meta, &part_name, &set_aside)?;
     let line = report
         .lines()
         .find(|l| l.contains("\"type\":\"recovered\""))
@@ -355,6 +356,49 @@ fn swaps(
         }
     }
     Ok(bytes_dropped)
+}
+
+/// Any other entry recover took out of the partition (a stray `123.log`, a directory named like a
+/// segment) is in the quarantine, whole: only segment files (20-digit names, judged above), swaps
+/// and Kafka's own `.deleted` and `.cleaned` leftovers may leave otherwise.
+fn strays(
+    before: &Tree,
+    meta: &Meta,
+    part_name: &Path,
+    set_aside: &BTreeMap<String, Vec<u8>>,
+) -> Result<()> {
+    let runs: Vec<PathBuf> = match std::fs::read_dir(meta.dir.join("seglog-quarantine")) {
+        Ok(entries) => entries.map(|e| Ok(e?.path())).collect::<Result<_>>()?,
+        Err(_) => Vec::new(),
+    };
+    for (rel, bytes) in before {
+        let Ok(name) = rel.strip_prefix(part_name) else {
+            continue;
+        };
+        let name = name.display().to_string();
+        let kafkas = name.len() >= 20 && name.bytes().take(20).all(|b| b.is_ascii_digit());
+        if name.contains('/')
+            || name.is_empty()
+            || (kafkas && bytes.is_some())
+            || [".swap", ".deleted", ".cleaned"]
+                .iter()
+                .any(|s| name.ends_with(s))
+            || meta.dir.join(&name).exists()
+        {
+            continue;
+        }
+        match bytes {
+            Some(original) => ensure!(
+                set_aside.get(&name) == Some(original),
+                "{name} left the partition but is not in the quarantine whole"
+            ),
+            None => ensure!(
+                runs.iter().any(|r| r.join(&name).is_dir()),
+                "the directory {name} left the partition but is not in the quarantine"
+            ),
+        }
+    }
+    Ok(())
 }
 
 /// A file name's extension, case as it is (Kafka's names are case-sensitive).

@@ -36,18 +36,7 @@ const DEFAULT_SEED: u64 = 17;
 const INDEX_INTERVAL: &str = "1";
 /// Cases that fail for a known cause, listed in docs/reliability.md: (family, description prefix,
 /// cause). They are judged and printed like the others but do not fail the step.
-const KNOWN: &[(&str, &str, &str)] = &[
-    (
-        "stray",
-        "a file `123.log`",
-        "recover leaves stray files alone (PartitionFile::stray_reason: reported, never moved), so `check` still exits 1 after it; point 8 asks recover to quarantine them",
-    ),
-    (
-        "stray",
-        "a directory named like a segment",
-        "recover leaves stray directories alone (PartitionFile::stray_reason), so `check` still exits 1 after it; point 8 asks recover to quarantine them",
-    ),
-];
+const KNOWN: &[(&str, &str, &str)] = &[];
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut seed = DEFAULT_SEED;

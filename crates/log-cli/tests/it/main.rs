@@ -21,5 +21,6 @@ mod recover_plan;
 mod refusals;
 mod run;
 mod snapshot;
+mod stray_entries;
 mod swap_files;
 mod terminal;

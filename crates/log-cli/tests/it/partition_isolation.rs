@@ -77,6 +77,17 @@ fn a_partition_command_touches_only_its_partition_and_a_bad_sibling_blocks_nothi
     };
     let entry = |text: &str, tp: &str| text.lines().find(|l| l.starts_with(tp)).map(str::to_owned);
     let checkpoint_before = checkpoint(&logs);
+    // check names each stray entry with its path.
+    let out = seglog(&["check", "logs"], cwd, b"");
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    for stray in ["a-0/123.log", "a-0/00000000000000000099.log", "lost+found"] {
+        assert!(
+            report.lines().any(|l| l.contains(stray)
+                && (l.contains("stray_file") || l.contains("not_a_partition"))),
+            "{stray}: {report}"
+        );
+    }
 
     let out = seglog(&["produce", "logs/a-0"], cwd, b"4\n5\n");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -98,9 +109,10 @@ fn a_partition_command_touches_only_its_partition_and_a_bad_sibling_blocks_nothi
     }
     assert_eq!(entry(&checkpoint_after, "a 0 ").as_deref(), Some("a 0 5"));
     assert_eq!(consume("logs/a-0", cwd), ["1", "2", "3", "4", "5"]);
-    assert!(
-        logs.join("a-0/123.log").exists() && logs.join("a-0/00000000000000000099.log").is_dir()
-    );
+    // Opening a-0 set its strays aside, whole, in its own quarantine.
+    let q = logs.join("a-0/seglog-quarantine/1");
+    assert!(q.join("123.log").exists() && q.join("00000000000000000099.log").is_dir());
+    assert!(!logs.join("a-0/123.log").exists());
 
     // The bad partition is refused with its file and cause; the healthy one takes writes.
     let out = seglog(&["produce", "logs/c-0"], cwd, b"x\n");
@@ -114,18 +126,6 @@ fn a_partition_command_touches_only_its_partition_and_a_bad_sibling_blocks_nothi
     let out = seglog(&["produce", "logs/b-0"], cwd, b"4\n");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(consume("logs/b-0", cwd), ["1", "2", "3", "4"]);
-
-    // check names each stray entry with its path.
-    let out = seglog(&["check", "logs"], cwd, b"");
-    assert_eq!(out.status.code(), Some(1));
-    let report = text(&out.stdout);
-    for stray in ["a-0/123.log", "a-0/00000000000000000099.log", "lost+found"] {
-        assert!(
-            report.lines().any(|l| l.contains(stray)
-                && (l.contains("stray_file") || l.contains("not_a_partition"))),
-            "{stray}: {report}"
-        );
-    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
 use super::planner::plan_partition;
-use super::quarantine::Quarantine;
+use super::quarantine::{Quarantine, remove_entry};
 use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
@@ -60,11 +60,11 @@ pub struct LoadReport {
     pub deleted_after_corruption: Vec<i64>,
     /// The plan the load carried out: everything it changed, decided before the first change.
     pub plan: RecoveryPlan,
-    /// The quarantine directory that holds what this load dropped (`None`: nothing was dropped,
-    /// or it was discarded).
+    /// The quarantine directory that holds what this load dropped or set aside (`None`: nothing
+    /// was, or it was discarded).
     pub quarantine: Option<PathBuf>,
-    /// What each dropped file became: its path in the quarantine (`None` when discarded). Cut
-    /// tails are listed under their `.log`.
+    /// What each dropped file and stray entry became: its path in the quarantine (`None` when
+    /// discarded). Cut tails are listed under their `.log`.
     pub moved: Vec<(PathBuf, Option<PathBuf>)>,
     /// How many segments were opened.
     pub segments_loaded: usize,
@@ -219,7 +219,7 @@ impl<F: FileSystem> Inner<F> {
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
         let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
         let plan = plan_partition(&self.fs, &self.dir, interval, options)?;
-        let quarantine = if !plan.drops_data() {
+        let quarantine = if !plan.sets_aside() {
             Quarantine::finish_unfinished(&self.fs, &self.dir)?;
             None
         } else if options.discard {
@@ -229,6 +229,7 @@ impl<F: FileSystem> Inner<F> {
             report.quarantine = Some(q.dir().to_path_buf());
             Some(q)
         };
+        self.set_aside_strays(&plan, quarantine.as_ref(), report)?;
         self.remove_temp_files(&plan, quarantine.as_ref(), report)?;
         self.complete_swaps(&plan, report)?;
         self.drop_segments(&plan, quarantine.as_ref(), report)?;
@@ -316,6 +317,29 @@ impl<F: FileSystem> Inner<F> {
             Some(q) => q.sync(),
             None => self.sync_dir(),
         }
+    }
+
+    /// Before Kafka's steps: the stray entries named like segment files (which no step reads)
+    /// leave, into the quarantine or with `discard` deleted, durably before anything else changes.
+    fn set_aside_strays(
+        &self,
+        plan: &RecoveryPlan,
+        quarantine: Option<&Quarantine<F>>,
+        report: &mut LoadReport,
+    ) -> Result<()> {
+        for stray in &plan.strays {
+            let moved = if let Some(q) = quarantine {
+                Some(q.move_in(&stray.path)?)
+            } else {
+                remove_entry(&self.fs, &stray.path)?;
+                None
+            };
+            report.moved.push((stray.path.clone(), moved));
+        }
+        if !plan.strays.is_empty() {
+            self.sync_drops(quarantine)?;
+        }
+        Ok(())
     }
 
     /// Step 1: delete `.deleted`; abort `.cleaned` (and `.swap` files at or above the smallest

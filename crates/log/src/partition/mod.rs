@@ -42,7 +42,7 @@ pub use planner::plan_partition;
 pub use quarantine::RESTORE_HINT;
 pub use read::{FetchDataInfo, Isolation, ListOffset};
 pub use recovery_plan::{
-    BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal,
+    BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal, Stray,
 };
 pub use retention::RetentionReport;
 

@@ -1,17 +1,20 @@
 //! Making a [`RecoveryPlan`] for one partition directory, read-only: Kafka's `LogLoader` steps in
 //! order, played on the directory's listing instead of on the files (a swap is "renamed" in the
-//! listing only), with every `.log` judged by `scan_segment`. Nothing is opened for writing, no
+//! listing only), with every `.log` judged by `scan_segment`; before them, the stray entries named
+//! like segment files, which no loader step reads, are set aside. Nothing is opened for writing, no
 //! lock is taken, nothing is created: `seglog recover --dry-run` runs exactly this, and
 //! [`PartitionLog::open`](super::PartitionLog::open) runs it before it changes anything.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use seglog_fs::FileSystem;
+use seglog_fs::{File as _, FileSystem, OpenMode};
 use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
 
 use super::LoadOptions;
-use super::recovery_plan::{BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal};
+use super::recovery_plan::{
+    BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
+};
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, PartitionFile};
 
@@ -48,8 +51,20 @@ pub fn plan_partition<F: FileSystem>(
     if !fs.is_dir(dir) {
         return Ok(planner.plan);
     }
-    let files: Vec<PartitionFile> = listing::list(fs, dir)
-        .map_err(|e| Error::io(dir, e))?
+    let listed = listing::list(fs, dir).map_err(|e| Error::io(dir, e))?;
+    planner.plan.strays = listed
+        .iter()
+        .filter(|f| f.is_set_aside())
+        .map(|f| Stray {
+            path: f.path().to_path_buf(),
+            is_dir: f.is_dir(),
+            bytes: (!f.is_dir())
+                .then(|| fs.open(f.path(), OpenMode::ReadOnly).and_then(|h| h.len()))
+                .and_then(std::io::Result::ok),
+            reason: f.stray_reason().unwrap_or_default(),
+        })
+        .collect();
+    let files: Vec<PartitionFile> = listed
         .into_iter()
         .filter(PartitionFile::may_be_segment_file)
         .collect();

@@ -3,7 +3,8 @@
 //! Layout: `<partition>/seglog-quarantine/<n>/`, one numbered directory per recovery that dropped
 //! data. It holds `plan.txt` (the plan, and how to put the data back), the dropped files under
 //! their own names (later segments with their indexes, a damaged `.swap`), each cut tail as
-//! `<segment>.log.cut-at-<position>` (the bytes from that position to the old end), and `done`
+//! `<segment>.log.cut-at-<position>` (the bytes from that position to the old end), the stray
+//! entries named like segment files (`123.log`, a directory `00000000000000000000.log`), and `done`
 //! once every drop is durable. A recovery killed before `done` leaves its directory unfinished;
 //! the next one carries on in it, so a killed and repeated recovery leaves what one uninterrupted
 //! recovery leaves.
@@ -24,7 +25,9 @@ pub const RESTORE_HINT: &str = "To put the data back, stop every writer of the p
 append each <segment>.log.cut-at-<position> file to the end of that segment's .log (which must \
 still be <position> bytes long), move the other files back into the partition directory, and \
 delete the index files of those segments (the next open rebuilds them). Recovery will cut the \
-same damaged bytes again; putting them back is for repairing them by hand.";
+same damaged bytes again; putting them back is for repairing them by hand. A stray file or \
+directory (named like a segment file, but not one) goes back under its own name, where plan.txt \
+says it was; recovery would set it aside again.";
 
 /// One recovery's directory in the quarantine.
 #[derive(Debug)]
@@ -79,6 +82,22 @@ fn write_durably<F: FileSystem>(fs: &F, dir: &Path, name: &str, bytes: &[u8]) ->
     sync_dir(fs, dir)
 }
 
+/// Deletes the file or directory `path` (a directory with everything in it), for `--discard`. An
+/// entry is unlinked first, so a symlink goes alone and its target is never touched. Not durable
+/// until the parent directory is synced; one already gone is no error.
+pub(crate) fn remove_entry<F: FileSystem>(fs: &F, path: &Path) -> Result<()> {
+    match fs.remove_file(path) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(_) if fs.is_dir(path) => {}
+        Err(e) => return Err(Error::io(path, e)),
+    }
+    for entry in fs.read_dir(path).map_err(|e| Error::io(path, e))? {
+        remove_entry(fs, &entry)?;
+    }
+    fs.remove_dir(path).map_err(|e| Error::io(path, e))
+}
+
 impl<F: FileSystem> Quarantine<F> {
     /// The directory for `plan`'s drops: the unfinished one a killed recovery left, else a new one
     /// numbered after the last. Its `plan.txt` is written (durably) before anything is moved.
@@ -124,8 +143,8 @@ impl<F: FileSystem> Quarantine<F> {
         &self.dir
     }
 
-    /// Moves `path` (a file of the partition directory) in, by rename, under its own name. Not
-    /// durable until [`Quarantine::sync`].
+    /// Moves `path` (a file or directory of the partition directory) in, by rename, under its own
+    /// name. Not durable until [`Quarantine::sync`].
     pub(crate) fn move_in(&self, path: &Path) -> Result<PathBuf> {
         let name = path.file_name().unwrap_or_default();
         let to = self.dir.join(name);

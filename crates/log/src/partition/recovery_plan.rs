@@ -1,7 +1,8 @@
 //! [`RecoveryPlan`]: what loading a partition changes, decided before anything changes, so that
 //! a dry run can print it and the loader can carry it out in a crash-safe order. What the plan
-//! drops (a cut tail, the segments after a cut, a damaged `.swap`) goes to the partition's
-//! quarantine (see [`QUARANTINE_DIR`]) unless the caller asked to discard it.
+//! drops (a cut tail, the segments after a cut, a damaged `.swap`) and the stray entries it sets
+//! aside go to the partition's quarantine (see [`QUARANTINE_DIR`]) unless the caller asked to
+//! discard them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -47,6 +48,21 @@ pub struct BadSwap {
     pub bytes: u64,
     /// Where and why its batches stop being valid, in words.
     pub reason: String,
+}
+
+/// A file or directory named like a segment file that is not one (`123.log`, a directory
+/// `00000000000000000000.log`): Kafka never reads its bytes as a segment's, so it is no data of
+/// the log; it is set aside whole, under its own name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stray {
+    /// Where it is.
+    pub path: PathBuf,
+    /// Whether it is a directory.
+    pub is_dir: bool,
+    /// Its size (`None` for a directory, or a file that cannot be opened).
+    pub bytes: Option<u64>,
+    /// Why it is stray, in words.
+    pub reason: &'static str,
 }
 
 /// Bytes cut off the end of a segment's `.log`: everything from the first invalid byte on.
@@ -110,6 +126,8 @@ pub struct RecoveryPlan {
     pub dir: PathBuf,
     /// Files removed, as Kafka's loader removes them.
     pub removed: Vec<(PathBuf, Removal)>,
+    /// Stray entries set aside (first, before anything else changes).
+    pub strays: Vec<Stray>,
     /// Swaps set aside.
     pub bad_swaps: Vec<BadSwap>,
     /// Base offsets of the `.swap` segments renamed into place.
@@ -131,6 +149,7 @@ impl RecoveryPlan {
     /// Whether the plan changes nothing.
     pub fn is_empty(&self) -> bool {
         self.removed.is_empty()
+            && self.strays.is_empty()
             && self.bad_swaps.is_empty()
             && self.completed_swaps.is_empty()
             && self.dropped.is_empty()
@@ -142,6 +161,11 @@ impl RecoveryPlan {
     /// quarantine.
     pub fn drops_data(&self) -> bool {
         !(self.bad_swaps.is_empty() && self.dropped.is_empty() && self.cuts.is_empty())
+    }
+
+    /// Whether the plan moves anything to the quarantine: data it drops, or stray entries.
+    pub fn sets_aside(&self) -> bool {
+        self.drops_data() || !self.strays.is_empty()
     }
 
     /// The records of the segments dropped whole.
@@ -169,6 +193,19 @@ impl fmt::Display for RecoveryPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (path, why) in &self.removed {
             writeln!(f, "remove {} ({why})", path.display())?;
+        }
+        for stray in &self.strays {
+            let what = match (stray.is_dir, stray.bytes) {
+                (true, _) => "a directory".to_owned(),
+                (false, Some(bytes)) => format!("a file of {bytes} bytes"),
+                (false, None) => "a file".to_owned(),
+            };
+            writeln!(
+                f,
+                "set aside the stray {} ({what}): {}",
+                stray.path.display(),
+                stray.reason
+            )?;
         }
         for swap in &self.bad_swaps {
             writeln!(

@@ -1,6 +1,7 @@
 //! One bad partition never blocks the others: a log directory with a partition that fails to
 //! load, stray entries named like segments, and directories that are not partitions opens, reports
-//! each with its path and cause, leaves them alone, and the other partitions take writes.
+//! each with its path and cause, leaves the failed partition and the non-partitions alone, sets the
+//! strays aside in their partition's quarantine, and the other partitions take writes.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::path::Path;
@@ -10,7 +11,8 @@ use crate::common::{self, producer_batch};
 use seglog_fs::sim::SimFs;
 use seglog_fs::{FileSystem, RealFs};
 use seglog_log::{
-    Error, LogConfig, LogDir, LogDirOptions, MockClock, PARTITION_CONFIG_FILE, TopicPartition,
+    Error, LogConfig, LogDir, LogDirOptions, MockClock, PARTITION_CONFIG_FILE, QUARANTINE_DIR,
+    TopicPartition,
 };
 
 fn options(clock: &MockClock) -> LogDirOptions {
@@ -71,7 +73,9 @@ fn failures_and_strays_are_reported_and_the_other_partitions_open_and_take_write
         failure.error
     );
     assert_eq!(report.logs.keys().collect::<Vec<_>>(), [&a, &b]);
-    // The strays are not segments: left alone, not deleted as orphans, not loaded.
+    // The strays are not segments: not deleted as orphans, not loaded, but set aside whole in
+    // the partition's quarantine.
+    let quarantine = a_dir.join(QUARANTINE_DIR).join("1");
     for stray in [
         "00000000000000000099.log",
         "00000000000000000000.log.deleted",
@@ -79,8 +83,13 @@ fn failures_and_strays_are_reported_and_the_other_partitions_open_and_take_write
         "123.index",
         "abc.log.swap",
     ] {
-        assert!(a_dir.join(stray).exists(), "{stray}");
+        assert!(!a_dir.join(stray).exists(), "{stray}");
+        assert!(quarantine.join(stray).exists(), "{stray}");
     }
+    assert_eq!(
+        std::fs::read(quarantine.join("123.log")).unwrap(),
+        b"not a segment"
+    );
     assert_eq!(dir.log(&a).unwrap().segments().len(), 1);
     for tp in [&a, &b] {
         let info = dir

@@ -2,7 +2,7 @@
 //! hole (the cut segment already truncated, a later segment still there) that `check` accepted.
 //! Now a recovery crashed at any event (every write, length change, sync, creation, rename and
 //! removal; power loss, unsynced state dropped) and run again leaves exactly the files, bytes and
-//! quarantine that one uninterrupted recovery leaves.
+//! quarantine that one uninterrupted recovery leaves; so does one that sets stray entries aside.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use crate::common;
@@ -34,26 +34,36 @@ fn load(fs: &SimFs, discard: bool) -> LoadReport {
     report
 }
 
-/// Every file under `dir`, with its live bytes.
-fn tree(fs: &SimFs, dir: &Path, out: &mut BTreeMap<PathBuf, Vec<u8>>) {
+/// Every file under `dir`, with its live bytes, and every directory.
+fn tree(fs: &SimFs, dir: &Path, out: &mut BTreeMap<PathBuf, Option<Vec<u8>>>) {
     for entry in fs.read_dir(dir).unwrap() {
         if fs.is_dir(&entry) {
+            out.insert(entry.clone(), None);
             tree(fs, &entry, out);
         } else {
-            out.insert(entry.clone(), fs.live_bytes(&entry).unwrap());
+            out.insert(entry.clone(), Some(fs.live_bytes(&entry).unwrap()));
         }
     }
 }
 
-fn snapshot(fs: &SimFs) -> BTreeMap<PathBuf, Vec<u8>> {
+fn snapshot(fs: &SimFs) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
     let mut out = BTreeMap::new();
     tree(fs, Path::new(DIR), &mut out);
     out
 }
 
-/// A partition of several segments whose second segment has a damaged batch in its middle,
-/// everything durable.
-fn damaged() -> SimFs {
+/// What the partition holds besides its segments.
+#[derive(Clone, Copy)]
+struct Damage {
+    /// A damaged batch in the middle of the second segment.
+    batch: bool,
+    /// Stray entries named like segment files: a file `123.log` and a directory
+    /// `00000000000000099999.log` holding a file.
+    strays: bool,
+}
+
+/// A partition of several segments with `damage`, everything durable.
+fn damaged(damage: Damage) -> SimFs {
     let fs = SimFs::new();
     let (log, _) = PartitionLog::open(
         fs.clone(),
@@ -77,20 +87,50 @@ fn damaged() -> SimFs {
         .collect();
     logs.sort();
     assert!(logs.len() >= 4, "{logs:?}");
-    let victim = fs.open(&logs[1], OpenMode::Existing).unwrap();
-    let len = victim.len().unwrap();
-    victim.write_all_at(b"\xde\xad\xbe\xef", len / 2).unwrap();
-    victim.sync_data().unwrap();
+    if damage.batch {
+        let victim = fs.open(&logs[1], OpenMode::Existing).unwrap();
+        let len = victim.len().unwrap();
+        victim.write_all_at(b"\xde\xad\xbe\xef", len / 2).unwrap();
+        victim.sync_data().unwrap();
+    }
+    if damage.strays {
+        let dir = Path::new(DIR);
+        let stray_dir = dir.join("00000000000000099999.log");
+        fs.create_dir_all(&stray_dir).unwrap();
+        for (path, bytes) in [
+            (dir.join("123.log"), &b"not a segment"[..]),
+            (stray_dir.join("inside"), b"kept"),
+        ] {
+            let file = fs.open(&path, OpenMode::CreateOrOpen).unwrap();
+            file.write_all_at(bytes, 0).unwrap();
+            file.sync_data().unwrap();
+        }
+        fs.sync_dir(&stray_dir).unwrap();
+        fs.sync_dir(dir).unwrap();
+    }
     fs.crash(Tear::DropAll)
 }
 
-fn crash_everywhere(discard: bool) {
-    let start = damaged();
+fn crash_everywhere(discard: bool, damage: Damage) {
+    let start = damaged(damage);
     let reference = start.crash(Tear::DropAll);
     let report = load(&reference, discard);
-    assert_eq!(report.plan.cuts.len(), 1, "{report:?}");
-    assert!(report.plan.dropped.len() >= 2, "{report:?}");
+    if damage.batch {
+        assert_eq!(report.plan.cuts.len(), 1, "{report:?}");
+        assert!(report.plan.dropped.len() >= 2, "{report:?}");
+    }
+    assert_eq!(
+        report.plan.strays.len(),
+        if damage.strays { 2 } else { 0 },
+        "{report:?}"
+    );
     let expected = snapshot(&reference);
+    let strays_left = expected
+        .keys()
+        .filter(|p| p.parent() == Some(Path::new(DIR)))
+        .filter(|p| p.ends_with("123.log") || p.ends_with("00000000000000099999.log"))
+        .count();
+    assert_eq!(strays_left, 0, "{expected:?}");
     let quarantined = expected
         .keys()
         .filter(|p| p.to_string_lossy().contains(QUARANTINE_DIR))
@@ -108,7 +148,7 @@ fn crash_everywhere(discard: bool) {
     load(&run, discard);
     run.set_capture(None);
     let images = run.take_captured();
-    assert!(images.len() > 20, "{} events", images.len());
+    assert!(images.len() > 10, "{} events", images.len());
     for (event, kind, image) in images {
         load(&image, discard);
         let got = snapshot(&image);
@@ -124,12 +164,37 @@ fn crash_everywhere(discard: bool) {
     }
 }
 
+const BATCH: Damage = Damage {
+    batch: true,
+    strays: false,
+};
+const STRAYS: Damage = Damage {
+    batch: false,
+    strays: true,
+};
+const BOTH: Damage = Damage {
+    batch: true,
+    strays: true,
+};
+
 #[test]
 fn a_recovery_crashed_at_any_event_and_run_again_ends_as_one_uninterrupted_run() {
-    crash_everywhere(false);
+    crash_everywhere(false, BATCH);
 }
 
 #[test]
 fn the_same_holds_with_discard() {
-    crash_everywhere(true);
+    crash_everywhere(true, BATCH);
+}
+
+#[test]
+fn setting_strays_aside_crashed_at_any_event_ends_as_one_uninterrupted_run() {
+    crash_everywhere(false, STRAYS);
+    crash_everywhere(true, STRAYS);
+}
+
+#[test]
+fn strays_and_a_damaged_batch_crashed_at_any_event_end_as_one_uninterrupted_run() {
+    crash_everywhere(false, BOTH);
+    crash_everywhere(true, BOTH);
 }

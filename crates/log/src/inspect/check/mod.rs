@@ -17,7 +17,7 @@ use super::log_dir::LogDirView;
 use super::partition::PartitionView;
 use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
 use crate::error::{Error, Result};
-use crate::listing::FileKind;
+use crate::listing::{FileKind, PartitionFile};
 use crate::topic_partition::{DirKind, TopicPartition};
 
 /// How much a [`Finding`] matters.
@@ -264,6 +264,37 @@ fn leftover_note(kind: Leftover, base: Option<i64>, paths: &[&Path]) -> Finding 
     Finding::note(shown, name, format!("{files}{what}")).with_count(paths.len() as u64)
 }
 
+/// A stray entry named like a segment file, with what recover does with it.
+fn stray_finding(file: &PartitionFile) -> Option<Finding> {
+    let reason = file.stray_reason()?;
+    let then = if file.is_set_aside() {
+        "; recover sets it aside in the quarantine"
+    } else {
+        ""
+    };
+    Some(Finding::new(
+        file.path(),
+        None,
+        "stray_file",
+        format!("{reason}{then}"),
+    ))
+}
+
+/// An empty segment whose base offset lies above the end of the ones before it: Kafka's loader
+/// keeps it as it is and takes its base offset as the log end offset. Kafka makes such segments
+/// itself: `truncateFullyAndStartAt` starts a log at any offset, and a follower rolls at the first
+/// offset of a fetched batch, which lies above its log end when the leader's log was compacted.
+fn gap_note(log: &Path, end: i64, base: i64) -> Finding {
+    Finding::note(
+        log,
+        "empty_segment_after_gap",
+        format!(
+            "an empty segment at base offset {base}, above the end of the segments before it              ({end}): offsets {end}..={} hold no records and the log end offset is {base}; Kafka              loads it as it is",
+            base - 1
+        ),
+    )
+}
+
 /// Checks one partition directory; returns the segments checked and the log end offset.
 fn check_partition<F: FileSystem>(
     partition: &PartitionView<F>,
@@ -295,8 +326,8 @@ fn check_partition<F: FileSystem>(
             findings.push(quarantine::quarantine_note(partition.fs(), path));
             continue;
         }
-        if let Some(reason) = file.stray_reason() {
-            findings.push(Finding::new(path, None, "stray_file", reason));
+        if let Some(finding) = stray_finding(file) {
+            findings.push(finding);
             continue;
         }
         let base = naming::offset_from_file_name(name);
@@ -362,6 +393,9 @@ fn check_partition<F: FileSystem>(
         let batches = log::check_log(partition.fs(), *base, log, findings)?;
         let next_base = logs.get(i + 1).map(|(b, _)| *b);
         records::check_records(partition.fs(), *base, next_base, log, findings)?;
+        if i > 0 && batches.is_empty() && *base > log_end {
+            findings.push(gap_note(log, log_end, *base));
+        }
         if let Some((_, last_offset, _)) = batches.last() {
             previous_last = previous_last.max(*last_offset);
         }

@@ -7,6 +7,7 @@ use seglog_fs::{File, FileSystem, OpenMode};
 use seglog_segment::naming;
 
 use super::Finding;
+use crate::listing::PartitionFile;
 use crate::partition::RESTORE_HINT;
 
 /// What one recovery's directory holds, from its file names.
@@ -15,6 +16,7 @@ struct Run {
     segments: Vec<i64>,
     swaps: Vec<i64>,
     cut_tails: Vec<String>,
+    strays: Vec<String>,
     index_files: usize,
     other_files: Vec<String>,
     bytes: u64,
@@ -24,13 +26,22 @@ struct Run {
 impl Run {
     fn read<F: FileSystem>(fs: &F, dir: &Path) -> Self {
         let mut run = Self::default();
-        let mut names: Vec<_> = fs.read_dir(dir).unwrap_or_default();
-        names.sort();
-        for path in names {
+        for entry in fs.read_dir_kinds(dir).unwrap_or_default() {
+            let path = entry.path;
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
+            if PartitionFile::with_kind(path.clone(), entry.is_dir).is_set_aside() {
+                if !entry.is_dir {
+                    run.bytes += fs
+                        .open(&path, OpenMode::ReadOnly)
+                        .and_then(|f| f.len())
+                        .unwrap_or(0);
+                }
+                run.strays.push(name.to_owned());
+                continue;
+            }
             match name {
                 "done" => {
                     run.done = true;
@@ -72,6 +83,9 @@ impl Run {
         }
         if !self.cut_tails.is_empty() {
             parts.push(format!("cut tails {}", self.cut_tails.join(", ")));
+        }
+        if !self.strays.is_empty() {
+            parts.push(format!("stray entries {}", self.strays.join(", ")));
         }
         if !self.swaps.is_empty() {
             parts.push(format!(
