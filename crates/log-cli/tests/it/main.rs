@@ -19,3 +19,4 @@ mod run;
 mod snapshot;
 mod swap_files;
 mod terminal;
+mod tiny_indexes;
