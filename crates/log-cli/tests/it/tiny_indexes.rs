@@ -9,6 +9,7 @@
 #![allow(clippy::unwrap_used, reason = "tests")]
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -27,7 +28,10 @@ const CONFIG: [&str; 8] = [
 ];
 
 fn lines(range: std::ops::Range<usize>) -> String {
-    range.map(|i| format!("k{}|v{i}\n", i % 7)).collect()
+    range.fold(String::new(), |mut out, i| {
+        let _ = writeln!(out, "k{}|v{i}", i % 7);
+        out
+    })
 }
 
 fn ok(out: &Output) -> String {

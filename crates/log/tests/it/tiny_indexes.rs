@@ -134,7 +134,7 @@ fn a_partition_written_by_crashed_processes_recovers_every_record_and_compacts()
     let active = *log.segments().keys().next_back().unwrap();
     let cleaned = common::read_values(&log, 0);
     // Below the active segment, each key's latest record; from it on, every record.
-    let survivors = latest(&values[..active as usize], keys);
+    let survivors = latest(&values[..usize::try_from(active).unwrap()], keys);
     let expected: Vec<(i64, String)> = values
         .iter()
         .filter(|(o, v)| *o >= active || survivors.values().any(|s| s == v))
