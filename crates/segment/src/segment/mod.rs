@@ -332,13 +332,10 @@ struct BatchFacts {
 /// (the batch's last offset, its start position) and a time entry (the running max timestamp and
 /// the last offset of the batch that holds it).
 ///
-/// An index that is full (`is_full`: the offset index at its last slot, the time index one slot
-/// early) takes no more entries, and the batches after its last entry stay unindexed, which
-/// lookups handle (they scan forward from the last entry). Kafka throws "Attempt to append to a
-/// full index" there, failing the recovery of a segment that needs more entries than append gave
-/// it (each open restarts the byte count, so a segment written by several processes has fewer)
-/// or than `segment.index.bytes` holds (written under other settings), and the append of several
-/// batches at once (the cleaner's) into a nearly full index. docs/reliability.md, section 10.
+/// A full index (`is_full`) takes no more entries; the batches after its last entry stay
+/// unindexed, and lookups scan forward to them. Kafka throws there ("Attempt to append to a full
+/// index"), failing a rebuild that finds more entries due than append wrote (each open restarts
+/// the byte count) or than the index holds: docs/reliability.md, section 10.
 fn index_batch(w: &mut Writer, interval: u32, batch: &BatchFacts, position: u64) -> Result<()> {
     if batch.max_timestamp > w.max_timestamp_and_offset.timestamp {
         w.set_max(TimestampOffset {
