@@ -70,8 +70,9 @@ pub fn plan_recovery<F: FileSystem>(
                     discard: options.discard,
                 };
                 let interval = u32::try_from(config.index_interval_bytes).unwrap_or(0);
-                plan.partitions
-                    .insert(tp, plan_partition(fs, &entry, interval, load)?);
+                let max_index_size = u32::try_from(config.segment_index_bytes).unwrap_or(0);
+                let planned = plan_partition(fs, &entry, interval, max_index_size, load)?;
+                plan.partitions.insert(tp, planned);
             }
             (_, DirKind::Delete) => plan.deleted_dirs.push(entry),
             (_, DirKind::Future | DirKind::Stray) => {}

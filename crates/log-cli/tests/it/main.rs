@@ -24,3 +24,4 @@ mod snapshot;
 mod stray_entries;
 mod swap_files;
 mod terminal;
+mod tiny_indexes;

@@ -218,7 +218,8 @@ impl<F: FileSystem> Inner<F> {
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
         let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
-        let plan = plan_partition(&self.fs, &self.dir, interval, options)?;
+        let max_index_size = u32::try_from(self.config.segment_index_bytes).unwrap_or(0);
+        let plan = plan_partition(&self.fs, &self.dir, interval, max_index_size, options)?;
         let quarantine = if !plan.sets_aside() {
             Quarantine::finish_unfinished(&self.fs, &self.dir)?;
             None

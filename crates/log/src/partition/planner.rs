@@ -28,21 +28,25 @@ struct Planner<'a, F> {
     fs: &'a F,
     dir: &'a Path,
     interval: u32,
+    max_index_size: u32,
     plan: RecoveryPlan,
 }
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
-/// `index_interval_bytes`. A directory that does not exist plans nothing.
+/// `index_interval_bytes` in files of `max_index_size` bytes (`segment.index.bytes`). A directory
+/// that does not exist plans nothing.
 pub fn plan_partition<F: FileSystem>(
     fs: &F,
     dir: &Path,
     index_interval_bytes: u32,
+    max_index_size: u32,
     options: LoadOptions,
 ) -> Result<RecoveryPlan> {
     let mut planner = Planner {
         fs,
         dir,
         interval: index_interval_bytes,
+        max_index_size,
         plan: RecoveryPlan {
             dir: dir.to_path_buf(),
             ..RecoveryPlan::default()
@@ -102,6 +106,7 @@ impl<F: FileSystem> Planner<'_, F> {
             base,
             segment.suffix,
             self.interval,
+            self.max_index_size,
             next,
         )?)
     }

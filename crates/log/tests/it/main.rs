@@ -28,5 +28,6 @@ mod recover_crash_idempotent;
 mod recover_overlapping_segment;
 mod recreated_segment_name_durable;
 mod roll_flushes_indexes;
+mod tiny_indexes;
 mod truncation_checkpoint;
 mod truncation_durable;

@@ -342,6 +342,11 @@ struct BatchFacts {
 /// written since the last entry (strictly more, counted before this batch), add an offset entry
 /// (the batch's last offset, its start position) and a time entry (the running max timestamp and
 /// the last offset of the batch that holds it).
+///
+/// A full index (`is_full`) takes no more entries; the batches after its last entry stay
+/// unindexed, and lookups scan forward to them. Kafka throws there ("Attempt to append to a full
+/// index"), failing a rebuild that finds more entries due than append wrote (each open restarts
+/// the byte count) or than the index holds: docs/reliability.md, section 10.
 fn index_batch(w: &mut Writer, interval: u32, batch: &BatchFacts, position: u64) -> Result<()> {
     if batch.max_timestamp > w.max_timestamp_and_offset.timestamp {
         w.set_max(TimestampOffset {
@@ -352,13 +357,15 @@ fn index_batch(w: &mut Writer, interval: u32, batch: &BatchFacts, position: u64)
     if w.bytes_since_last_index_entry > u64::from(interval) {
         // Segments are below 2 GiB, so a batch position always fits.
         let position = u32::try_from(position).unwrap_or(u32::MAX);
-        w.offset_index
-            .get_mut()?
-            .append(batch.last_offset, position)?;
+        let offset_index = w.offset_index.get_mut()?;
+        if !offset_index.is_full() {
+            offset_index.append(batch.last_offset, position)?;
+        }
         let max = w.max_timestamp_and_offset;
-        w.time_index
-            .get_mut()?
-            .maybe_append(max.timestamp, max.offset, false)?;
+        let time_index = w.time_index.get_mut()?;
+        if !time_index.is_full() {
+            time_index.maybe_append(max.timestamp, max.offset, false)?;
+        }
         w.bytes_since_last_index_entry = 0;
     }
     w.bytes_since_last_index_entry += batch.size;

@@ -46,11 +46,14 @@ impl SegmentScan {
 }
 
 /// The index bytes recovery would write, built with the rule of `index_batch` (the segment's
-/// shared index rule): it must stay its mirror, which the tests hold by comparing with the files
-/// a recovery wrote.
+/// shared index rule, a full index taking no more entries): it must stay its mirror, which the
+/// tests hold by comparing with the files a recovery wrote.
 struct ExpectedIndexes {
     base_offset: i64,
     interval: u64,
+    /// The slots of each index after recovery's reset (`segment.index.bytes` rounded down).
+    offset_slots: usize,
+    time_slots: usize,
     bytes_since_last_entry: u64,
     max: (i64, i64),
     last_time_entry_timestamp: i64,
@@ -59,10 +62,13 @@ struct ExpectedIndexes {
 }
 
 impl ExpectedIndexes {
-    fn new(base_offset: i64, interval: u32) -> Self {
+    fn new(base_offset: i64, interval: u32, max_index_size: u32) -> Self {
+        let size = usize::try_from(max_index_size).unwrap_or(usize::MAX);
         Self {
             base_offset,
             interval: u64::from(interval),
+            offset_slots: size / 8,
+            time_slots: size / 12,
             bytes_since_last_entry: 0,
             max: (-1, base_offset),
             last_time_entry_timestamp: -1,
@@ -73,6 +79,11 @@ impl ExpectedIndexes {
 
     fn relative(&self, offset: i64) -> u32 {
         u32::try_from(offset - self.base_offset).unwrap_or(u32::MAX)
+    }
+
+    /// `TimeIndex::is_full`: the last slot is kept for the final entry.
+    fn time_full(&self) -> bool {
+        self.time_index.len() / 12 + 1 >= self.time_slots
     }
 
     fn time_entry(&mut self) {
@@ -90,11 +101,15 @@ impl ExpectedIndexes {
             self.max = (max_timestamp, last_offset);
         }
         if self.bytes_since_last_entry > self.interval {
-            let relative = self.relative(last_offset);
-            self.offset_index.extend_from_slice(&relative.to_be_bytes());
-            let position = u32::try_from(position).unwrap_or(u32::MAX);
-            self.offset_index.extend_from_slice(&position.to_be_bytes());
-            self.time_entry();
+            if self.offset_index.len() / 8 < self.offset_slots {
+                let relative = self.relative(last_offset);
+                self.offset_index.extend_from_slice(&relative.to_be_bytes());
+                let position = u32::try_from(position).unwrap_or(u32::MAX);
+                self.offset_index.extend_from_slice(&position.to_be_bytes());
+            }
+            if !self.time_full() {
+                self.time_entry();
+            }
             self.bytes_since_last_entry = 0;
         }
         self.bytes_since_last_entry += size;
@@ -120,13 +135,15 @@ fn file_equals<F: FileSystem>(fs: &F, path: &Path, expected: &[u8]) -> Result<bo
 /// Scans the segment at `base_offset` in `dir` (its files named with `suffix`, "" or `.swap`) with
 /// recovery's rules ([`LogSegment::recover_before`](super::LogSegment::recover_before) with the
 /// same `next_base_offset`), opening every file read-only, and compares its index files with what
-/// recovery would write at `index_interval_bytes`.
+/// recovery would write at `index_interval_bytes` into indexes of `max_index_size` bytes
+/// (`segment.index.bytes`).
 pub fn scan_segment<F: FileSystem>(
     fs: &F,
     dir: &Path,
     base_offset: i64,
     suffix: &str,
     index_interval_bytes: u32,
+    max_index_size: u32,
     next_base_offset: Option<i64>,
 ) -> Result<SegmentScan> {
     let path = naming::log_file(dir, base_offset, suffix);
@@ -134,7 +151,7 @@ pub fn scan_segment<F: FileSystem>(
         .open(&path, OpenMode::ReadOnly)
         .map_err(|e| Error::io(&path, "open", e))?;
     let size = file.len().map_err(|e| Error::io(&path, "stat", e))?;
-    let mut expected = ExpectedIndexes::new(base_offset, index_interval_bytes);
+    let mut expected = ExpectedIndexes::new(base_offset, index_interval_bytes, max_index_size);
     let mut last_offset = None;
     let mut records = 0_u64;
     let mut first_offset = None;

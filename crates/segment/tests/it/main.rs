@@ -9,6 +9,7 @@ mod common;
 mod append_equals_recover;
 mod crash_sim;
 mod foreign_writer;
+mod full_index;
 mod io_seam;
 mod kafka_recovered_indexes;
 mod log_segment_kafka;

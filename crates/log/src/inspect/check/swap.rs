@@ -31,7 +31,9 @@ pub(super) fn damaged_swaps<F: FileSystem>(
                 partition.dir(),
                 base,
                 naming::SWAP_FILE_SUFFIX,
+                // Only where the batches stop counts here, not the indexes.
                 4096,
+                10 * 1024 * 1024,
                 None,
             )
             .ok()?;
