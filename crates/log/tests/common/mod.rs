@@ -8,6 +8,8 @@
     reason = "helpers: each test file uses a different subset, on small fixed values"
 )]
 
+pub(crate) mod txn;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -2,14 +2,11 @@
 //! `CompletedFetchTest` and `FetchRequestManagerTest` (read_committed with aborted transactions,
 //! control records, fetch offsets inside a batch).
 
-use seglog_log::record::{
-    BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker, NewRecord,
-};
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, ControlRecordType, NewRecord};
 use seglog_log::{AbortedTransaction, IsolationLevel, consumer_records};
 
-const TS: i64 = 1_700_000_000_000;
+use crate::common::txn::{self, Producer, TS};
 
-/// Appends a data batch of `count` records at `base`; `producer` is `(id, transactional)`.
 fn data(
     out: &mut Vec<u8>,
     base: i64,
@@ -17,46 +14,22 @@ fn data(
     producer: Option<(i64, bool)>,
     codec: Compression,
 ) {
-    let mut options = BatchOptions::new(base, codec);
-    if let Some((id, transactional)) = producer {
-        options.producer_id = id;
-        options.producer_epoch = 0;
-        options.base_sequence = 0;
-        options.transactional = transactional;
-    }
-    let values: Vec<String> = (0..count)
-        .map(|i| format!("v{}", base + i64::from(i)))
-        .collect();
-    let records = values.iter().enumerate().map(|(i, v)| {
-        NewRecord::new(
-            i32::try_from(i).expect("few records"),
-            TS,
-            None,
-            Some(v.as_bytes()),
-        )
-    });
-    BatchBuilder::new()
-        .build(&options, records, out)
-        .expect("a valid batch");
+    let producer =
+        producer.map(|(id, transactional)| (Producer { id, epoch: 0 }, 0, transactional));
+    txn::data(out, base, count, producer, codec);
 }
 
-/// Appends an end-transaction marker of `producer` at `offset`.
 fn marker(out: &mut Vec<u8>, offset: i64, producer: i64, kind: ControlRecordType) {
-    let mut options = BatchOptions::new(offset, Compression::None);
-    options.producer_id = producer;
-    options.producer_epoch = 0;
-    options.transactional = true;
-    options.control = true;
-    let key = kind.key_bytes();
-    let value = EndTransactionMarker {
-        version: 0,
-        coordinator_epoch: 0,
-    }
-    .value_bytes();
-    let record = NewRecord::new(0, TS, Some(&key), Some(&value));
-    BatchBuilder::new()
-        .build(&options, std::iter::once(record), out)
-        .expect("a valid marker");
+    txn::marker(
+        out,
+        offset,
+        Producer {
+            id: producer,
+            epoch: 0,
+        },
+        0,
+        kind,
+    );
 }
 
 fn offsets(

@@ -7,41 +7,23 @@ use seglog_log::producer::{
     CompletedTxn, ProducerStateEntry, ProducerStateManager, ProducerStateManagerConfig,
     load_producers_from_batches, recover_batch,
 };
-use seglog_log::record::{
-    BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker, NewRecord,
-    batches,
-};
+use seglog_log::record::{Compression, ControlRecordType, batches};
 
-const TS: i64 = 1_700_000_000_000;
+use crate::common::txn::{self, Producer};
 
 fn data(out: &mut Vec<u8>, base: i64, count: i32, pid: i64, seq: i32, transactional: bool) {
-    let mut options = BatchOptions::new(base, Compression::None);
-    options.producer_id = pid;
-    options.producer_epoch = 0;
-    options.base_sequence = seq;
-    options.transactional = transactional;
-    let records = (0..count).map(|i| NewRecord::new(i, TS, None, Some(b"v")));
-    BatchBuilder::new()
-        .build(&options, records, out)
-        .expect("a data batch");
+    let producer = Producer { id: pid, epoch: 0 };
+    txn::data(
+        out,
+        base,
+        count,
+        Some((producer, seq, transactional)),
+        Compression::None,
+    );
 }
 
 fn marker(out: &mut Vec<u8>, offset: i64, pid: i64, kind: ControlRecordType) {
-    let mut options = BatchOptions::new(offset, Compression::None);
-    options.producer_id = pid;
-    options.producer_epoch = 0;
-    options.transactional = true;
-    options.control = true;
-    let key = kind.key_bytes();
-    let value = EndTransactionMarker {
-        version: 0,
-        coordinator_epoch: 3,
-    }
-    .value_bytes();
-    let record = NewRecord::new(0, TS, Some(&key), Some(&value));
-    BatchBuilder::new()
-        .build(&options, std::iter::once(record), out)
-        .expect("a marker");
+    txn::marker(out, offset, Producer { id: pid, epoch: 0 }, 3, kind);
 }
 
 /// Producer 1's transaction 0..=1 and producer 2's 2..=3 interleave; 2 aborts at 4, 1 commits at
