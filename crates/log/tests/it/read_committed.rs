@@ -7,6 +7,7 @@
 //! The partitions are built with follower appends of prebuilt transactional batches and
 //! markers. An ABORT's `.txnindex` entry is written with `LogSegment::append_aborted_txn` when
 //! the append path has not written it.
+#![allow(clippy::unwrap_used, reason = "tests")]
 
 use std::ops::ControlFlow;
 
