@@ -12,6 +12,7 @@ use crate::common::{Outcome, Use};
 use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
 use crate::produce::ProduceOptions;
+use seglog_log::IsolationLevel;
 
 /// seglog: inspect, verify and repair Kafka-format log segments and directories.
 #[derive(Debug, Parser)]
@@ -173,6 +174,17 @@ struct ConsumeArgs {
     /// Print the key and a tab before each value.
     #[arg(long)]
     print_key: bool,
+    /// read_uncommitted (the default, as kafka-console-consumer's) prints every data record;
+    /// read_committed stops at the last stable offset and skips aborted transactions. Neither
+    /// prints a transaction marker or any other control record.
+    #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = isolation_level)]
+    isolation_level: IsolationLevel,
+}
+
+/// Parses Kafka's `isolation.level` names.
+fn isolation_level(name: &str) -> Result<IsolationLevel, String> {
+    IsolationLevel::from_name(name)
+        .ok_or_else(|| format!("expected read_uncommitted or read_committed, not {name:?}"))
 }
 
 #[derive(Debug, clap::Args)]
@@ -190,7 +202,7 @@ struct OffsetsArgs {
     /// The log start offset.
     #[arg(long)]
     earliest: bool,
-    /// The log end offset.
+    /// The log end offset (with --isolation-level read_committed: the last stable offset).
     #[arg(long)]
     latest: bool,
     /// The record with the largest timestamp.
@@ -199,6 +211,11 @@ struct OffsetsArgs {
     /// Print {"offset": N or null, "timestamp": T or null}.
     #[arg(long)]
     json: bool,
+    /// As a consumer's ListOffsets: read_committed answers --latest with the last stable offset
+    /// (the first offset of the oldest open transaction, else the log end) and finds nothing at
+    /// or past it by time; read_uncommitted (the default) goes to the log end offset.
+    #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = isolation_level)]
+    isolation_level: IsolationLevel,
 }
 
 const CHECK_EXAMPLES: &str = "\
@@ -247,6 +264,12 @@ Examples:
   seglog consume logs/events-0 --from-timestamp 1700000000000 --json
   seglog consume logs/events-0 --follow
   seglog consume logs/events-0 --follow --timeout-ms 5000   # exit after 5 s without a record
+  seglog consume logs/events-0 --isolation-level read_committed
+
+As a Kafka consumer, consume never prints a control record (a transaction marker); with
+--isolation-level read_committed it prints nothing of an aborted transaction and stops at the
+last stable offset, computed from the producer snapshot and the batches after it, and the
+.txnindex files (the high watermark of a directory read offline is its log end offset).
 
 Records are printed up to the first damage (a corrupt batch, or a batch whose offsets its
 neighbours or the next segment's base offset make impossible), which is reported on stderr
@@ -259,6 +282,7 @@ const OFFSETS_EXAMPLES: &str = "\
 Examples:
   seglog offsets logs/events-0 --latest
   seglog offsets logs/events-0 --timestamp 1700000000000 --json
+  seglog offsets logs/events-0 --latest --isolation-level read_committed   # the last stable offset
 
 Exit status: 0 when the offset was looked up (`none` when no record matches), 1 when damage in
 the data stopped the lookup (reported on stderr, naming the file and byte), 2 on bad usage, a
@@ -366,6 +390,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
                 idle_timeout: args.timeout_ms.map(std::time::Duration::from_millis),
                 json: args.json,
                 print_key: args.print_key,
+                isolation: args.isolation_level,
             };
             crate::consume::consume(&args.dir, &options, out)
         }
@@ -376,7 +401,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
                 (_, _, true) => OffsetQuery::Latest,
                 _ => OffsetQuery::MaxTimestamp,
             };
-            crate::consume::offsets(&args.dir, query, args.json, out)
+            crate::consume::offsets(&args.dir, query, args.isolation_level, args.json, out)
         }
         Command::Stats { dir, json } => crate::stats::stats(&dir, json, out),
         Command::Demo { dir } => crate::demo::demo(&dir, out),

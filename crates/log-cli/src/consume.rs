@@ -6,9 +6,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use seglog_log::RealFs;
 use seglog_log::inspect::{PartitionView, RecordsRead};
 use seglog_log::record::{Batch, TimestampType};
+use seglog_log::{IsolationLevel, RealFs};
 
 use crate::common::{Outcome, b64, json_line, lib, partition_view};
 
@@ -29,6 +29,7 @@ pub(crate) struct ConsumeOptions {
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) json: bool,
     pub(crate) print_key: bool,
+    pub(crate) isolation: IsolationLevel,
 }
 
 fn timestamp_type(batch: &Batch<'_>) -> &'static str {
@@ -40,10 +41,31 @@ fn timestamp_type(batch: &Batch<'_>) -> &'static str {
     }
 }
 
-/// The first offset whose record has a timestamp at least `ts` (Kafka's ListOffsets), if any.
-fn offset_for_timestamp(view: &PartitionView<RealFs>, ts: i64) -> Result<Option<(i64, i64)>> {
-    let found = view.offset_for_timestamp(ts).map_err(lib)?;
-    Ok(found.map(|f| (f.offset, f.timestamp)))
+/// The last offset a consumer at `isolation` may fetch: the last stable offset under
+/// read_committed, else the high watermark, which offline is the log end offset.
+fn last_fetchable(view: &PartitionView<RealFs>, isolation: IsolationLevel) -> Result<i64> {
+    match isolation {
+        IsolationLevel::ReadCommitted => view.last_stable_offset().map_err(lib),
+        IsolationLevel::ReadUncommitted => view.log_end_offset().map_err(lib),
+    }
+}
+
+/// The first offset whose record has a timestamp at least `ts`, as a ListOffsets request at
+/// `isolation` answers it: none if it is at or past the last fetchable offset.
+fn offset_for_timestamp(
+    view: &PartitionView<RealFs>,
+    ts: i64,
+    isolation: IsolationLevel,
+) -> Result<Option<(i64, i64)>> {
+    let Some(found) = view.offset_for_timestamp(ts).map_err(lib)? else {
+        return Ok(None);
+    };
+    let fetchable = match isolation {
+        IsolationLevel::ReadCommitted => found.offset < last_fetchable(view, isolation)?,
+        // Below the log end offset by construction.
+        IsolationLevel::ReadUncommitted => true,
+    };
+    Ok(fetchable.then_some((found.offset, found.timestamp)))
 }
 
 pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
@@ -52,9 +74,9 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
     let mut next = match o.start {
         Start::Beginning => log_start,
         Start::Offset(n) => n.max(log_start),
-        Start::Timestamp(ts) => match offset_for_timestamp(&view, ts)? {
+        Start::Timestamp(ts) => match offset_for_timestamp(&view, ts, o.isolation)? {
             Some((offset, _)) => offset,
-            None if o.follow => view.log_end_offset().map_err(lib)?,
+            None if o.follow => last_fetchable(&view, o.isolation)?,
             None => return Ok(Outcome::Clean),
         },
     };
@@ -65,7 +87,7 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
         // Listed again on every poll, so a follower sees the segments a writer rolled.
         let view = partition_view(dir)?;
         let printed_before = printed;
-        let polled = view.for_each_record(next, |r, batch| {
+        let polled = view.for_each_record(next, o.isolation, |r, batch| {
             if o.max_records.is_some_and(|max| printed >= max) {
                 return ControlFlow::Break(None);
             }
@@ -155,20 +177,29 @@ pub(crate) enum OffsetQuery {
 pub(crate) fn offsets(
     dir: &Path,
     query: OffsetQuery,
+    isolation: IsolationLevel,
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let view = partition_view(dir)?;
     let (offset, timestamp) = match query {
         OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
-        OffsetQuery::Latest => (Some(view.log_end_offset().map_err(lib)?), None),
-        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts)? {
+        OffsetQuery::Latest => (Some(last_fetchable(&view, isolation)?), None),
+        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts, isolation)? {
             Some((o, t)) => (Some(o), Some(t)),
             None => (None, None),
         },
         OffsetQuery::MaxTimestamp => {
             // Record level (KAFKA-16310): the first record carrying the largest timestamp.
             let best = view.max_timestamp().map_err(lib)?;
+            let best = match (best, isolation) {
+                (Some(b), IsolationLevel::ReadCommitted)
+                    if b.offset >= last_fetchable(&view, isolation)? =>
+                {
+                    None
+                }
+                (best, _) => best,
+            };
             (best.map(|b| b.offset), best.map(|b| b.timestamp))
         }
     };

@@ -58,18 +58,9 @@ pub fn consumer_records<'a>(
     isolation: IsolationLevel,
     aborted: &[AbortedTransaction],
 ) -> ConsumerRecords<'a> {
-    let mut queue: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
-    if isolation == IsolationLevel::ReadCommitted {
-        for a in aborted {
-            queue.entry(a.first_offset).or_default().push(a.producer_id);
-        }
-    }
     ConsumerRecords {
         batches: batches(bytes),
-        next_offset: fetch_offset,
-        isolation,
-        aborted: queue,
-        aborted_producers: HashSet::new(),
+        filter: ConsumerFilter::new(fetch_offset, isolation, aborted),
         last_batch_next: None,
         pending: Vec::new().into_iter(),
         failed: false,
@@ -80,11 +71,7 @@ pub fn consumer_records<'a>(
 #[derive(Debug)]
 pub struct ConsumerRecords<'a> {
     batches: Batches<'a>,
-    next_offset: i64,
-    isolation: IsolationLevel,
-    /// Aborted transactions not yet reached, by first offset (the consumer's priority queue).
-    aborted: BTreeMap<i64, Vec<i64>>,
-    aborted_producers: HashSet<i64>,
+    filter: ConsumerFilter,
     /// The next offset of the last batch read.
     last_batch_next: Option<i64>,
     pending: std::vec::IntoIter<Record>,
@@ -95,6 +82,47 @@ impl ConsumerRecords<'_> {
     /// The offset the next fetch starts at (Kafka's `nextFetchOffset`): past every record and
     /// control record returned or skipped so far, and past the last batch once it is done.
     pub fn next_fetch_offset(&self) -> i64 {
+        self.filter.next_offset
+    }
+}
+
+/// The consumer's per-batch rules, batch after batch, for callers that hold the batches one at
+/// a time rather than in one buffer (the read-only view's walk over segment files). Fed the
+/// batches of one or more fetches in offset order with the union of their aborted
+/// transactions, it returns what [`consumer_records`] returns for them.
+#[derive(Debug, Clone)]
+pub struct ConsumerFilter {
+    next_offset: i64,
+    isolation: IsolationLevel,
+    /// Aborted transactions not yet reached, by first offset (the consumer's priority queue).
+    aborted: BTreeMap<i64, Vec<i64>>,
+    aborted_producers: HashSet<i64>,
+}
+
+impl ConsumerFilter {
+    /// A consumer at `isolation` reading from `fetch_offset`, with the fetches' aborted
+    /// transactions (ignored under read_uncommitted).
+    pub fn new(
+        fetch_offset: i64,
+        isolation: IsolationLevel,
+        aborted: &[AbortedTransaction],
+    ) -> Self {
+        let mut queue: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+        if isolation == IsolationLevel::ReadCommitted {
+            for a in aborted {
+                queue.entry(a.first_offset).or_default().push(a.producer_id);
+            }
+        }
+        Self {
+            next_offset: fetch_offset,
+            isolation,
+            aborted: queue,
+            aborted_producers: HashSet::new(),
+        }
+    }
+
+    /// The offset after the last record or control record returned or skipped.
+    pub fn next_offset(&self) -> i64 {
         self.next_offset
     }
 
@@ -109,11 +137,18 @@ impl ConsumerRecords<'_> {
         }
     }
 
-    /// The records of one batch the consumer returns, in order.
-    fn take_batch(&mut self, batch: &Batch<'_>) -> Result<Vec<Record>, Error> {
+    /// The records of `batch` the consumer returns, in order; `decode` gives the batch's records
+    /// and is not called for a batch the consumer skips whole (an aborted transaction's). The
+    /// next offset moves past a skipped batch and past control records; past returned records
+    /// it moves as [`returned`](Self::returned) reports them.
+    pub fn take_batch(
+        &mut self,
+        batch: &Batch<'_>,
+        decode: impl FnOnce() -> Result<Vec<Record>, Error>,
+    ) -> Result<Vec<Record>, Error> {
         let v2 = match batch {
             Batch::V2(v2) => v2,
-            Batch::Legacy(_) => return Ok(self.in_range(batch.to_records()?)),
+            Batch::Legacy(_) => return Ok(self.in_range(decode()?)),
         };
         if self.isolation == IsolationLevel::ReadCommitted && v2.producer_id() >= 0 {
             self.consume_aborted_up_to(v2.last_offset());
@@ -124,7 +159,7 @@ impl ConsumerRecords<'_> {
                 return Ok(Vec::new());
             }
         }
-        let records = self.in_range(v2.to_records()?);
+        let records = self.in_range(decode()?);
         if v2.is_control() {
             // Control records are never returned; the fetch offset moves past them.
             if let Some(last) = records.last() {
@@ -133,6 +168,12 @@ impl ConsumerRecords<'_> {
             return Ok(Vec::new());
         }
         Ok(records)
+    }
+
+    /// Notes that the record at `offset` (one [`take_batch`](Self::take_batch) returned) was
+    /// handed to the application: the next fetch starts after it.
+    pub fn returned(&mut self, offset: i64) {
+        self.next_offset = offset + 1;
     }
 
     fn in_range(&self, mut records: Vec<Record>) -> Vec<Record> {
@@ -160,7 +201,7 @@ impl Iterator for ConsumerRecords<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some(record) = self.pending.next() {
-                self.next_offset = record.offset + 1;
+                self.filter.returned(record.offset);
                 return Some(Ok(record));
             }
             if self.failed {
@@ -170,13 +211,13 @@ impl Iterator for ConsumerRecords<'_> {
                 // As the consumer after its last batch: past that batch's last offset, even
                 // where compaction removed its last records.
                 if let Some(next) = self.last_batch_next.take() {
-                    self.next_offset = next;
+                    self.filter.next_offset = next;
                 }
                 return None;
             };
             let taken = framed.and_then(|f| f.decode()).and_then(|batch| {
                 self.last_batch_next = Some(batch.next_offset());
-                self.take_batch(&batch)
+                self.filter.take_batch(&batch, || batch.to_records())
             });
             match taken {
                 Ok(records) => self.pending = records.into_iter(),

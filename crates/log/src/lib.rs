@@ -77,7 +77,9 @@ pub use checkpoint::{
 };
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
-pub use consumer_records::{AbortedTransaction, ConsumerRecords, IsolationLevel, consumer_records};
+pub use consumer_records::{
+    AbortedTransaction, ConsumerFilter, ConsumerRecords, IsolationLevel, consumer_records,
+};
 pub use error::{Error, Result};
 pub use log_dir::{
     CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,

@@ -1,6 +1,6 @@
 //! Step 6: a KRaft broker fed by two transactional producers (commits and aborts interleaved) and
 //! an idempotent one, across segment rolls. After a clean stop, `seglog check` passes, `seglog
-//! consume` returns what Kafka's consumer returns, and `seglog dump` prints exactly what Kafka's
+//! consume` returns what Kafka's consumer returns at each isolation level, and `seglog dump` prints exactly what Kafka's
 //! `DumpLogSegments` prints for every file of the partition and of the KRaft metadata log.
 
 use std::fs;
@@ -96,11 +96,12 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     )?;
     same_dump(ctx, "step6-dump-metadata", &metadata)?;
     for (level, kafka_read) in &kafka_reads {
-        if *level != "read_uncommitted" {
-            continue;
-        }
         let consumed = ctx.run_ok(
-            seglog_cmd(ctx, &["consume", "--json"], &partition),
+            seglog_cmd(
+                ctx,
+                &["consume", "--json", "--isolation-level", level],
+                &partition,
+            ),
             &format!("step6-seglog-consume-{level}"),
             Duration::from_mins(1),
         )?;
@@ -112,7 +113,7 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     }
 
     eprintln!(
-        "kafka-interop: {} segments, {committed} committed, {aborted} aborted and {plain} idempotent records: seglog consume and dump agree with Kafka ({} files and {} of the metadata log dumped)",
+        "kafka-interop: {} segments, {committed} committed, {aborted} aborted and {plain} idempotent records: seglog consume (read_uncommitted and read_committed) and dump agree with Kafka ({} files and {} of the metadata log dumped)",
         logs.len(),
         files.len(),
         metadata.len()

@@ -2,6 +2,7 @@
 //! `seglog` (`CARGO_BIN_EXE_seglog`) in processes of its own, so none needs a test process alone.
 
 mod commands;
+mod consume_isolation;
 mod corruption_matrix;
 mod dump_matches_kafka;
 mod dump_snapshot_matches_kafka;

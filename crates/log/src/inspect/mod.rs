@@ -11,11 +11,14 @@
 //! - [`LogDirView`]: a log directory (or one partition directory) and its partition directories;
 //!   [`LogDirView::check`] gives the [`CheckReport`].
 //! - [`PartitionView`]: a partition directory's files ([`PartitionFile`]), its segments, its log
-//!   start and end offsets, records from an offset, and lookups by time.
+//!   start and end offsets, its last stable offset and aborted transactions, the records a
+//!   consumer at an isolation level reads from an offset (never a control record), and lookups
+//!   by time.
 //! - [`SegmentLog`]: one `.log` opened read-only, walked batch by batch with Kafka's stop rules,
 //!   or with recovery's offset rules too ([`SegmentLog::judged_batches`]).
 
 mod check;
+mod consumer;
 mod index;
 mod judged;
 mod log_dir;

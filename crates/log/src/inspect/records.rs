@@ -141,6 +141,23 @@ struct Held {
     bytes: Vec<u8>,
     records: Vec<Record>,
     last_offset: i64,
+    position: u64,
+}
+
+/// Where a batch [`PartitionView::for_each_batch`] hands over is stored.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BatchPlace<'a> {
+    /// The segment.
+    pub(super) segment: &'a SegmentEntry,
+    /// The batch's byte position in the segment's `.log`.
+    pub(super) position: u64,
+}
+
+impl BatchPlace<'_> {
+    /// An error about this batch's bytes, naming the file and the batch's position.
+    pub(super) fn corrupt(&self, source: seglog_record_format::Error) -> Error {
+        corrupt(self.segment, self.position, source)
+    }
 }
 
 impl<F: FileSystem> PartitionView<F> {
@@ -155,13 +172,15 @@ impl<F: FileSystem> PartitionView<F> {
             .map_or(0, |p| u64::from(p.position))
     }
 
-    /// Calls `f` with every record at or after `from` (in offset order, with its batch) until
-    /// it breaks. A batch that fails to decode or validate ends the walk with an error naming
-    /// the file and byte position.
-    pub fn for_each_record<T>(
+    /// Calls `f` with every whole batch that may hold offsets at or after `from` and ends below
+    /// `bound` (in offset order, with its records, control records included) until it breaks.
+    /// Batches are judged by recovery's offset rules first. A batch that fails to decode or
+    /// validate ends the walk with an error naming the file and byte position.
+    pub(super) fn for_each_batch<T>(
         &self,
         from: i64,
-        mut f: impl FnMut(&Record, &Batch<'_>) -> ControlFlow<T>,
+        bound: i64,
+        mut f: impl FnMut(&Batch<'_>, Vec<Record>, BatchPlace<'_>) -> ControlFlow<T>,
     ) -> Result<RecordsRead<T>> {
         let segments = self.segments();
         let first = segments
@@ -185,19 +204,27 @@ impl<F: FileSystem> PartitionView<F> {
             };
             let mut failed: Option<Error> = None;
             let mut stopped = None;
-            // Hands a confirmed batch's records to `f`; true when `f` stopped the walk.
+            let mut at_bound = false;
+            // Hands a confirmed batch to `f`; true when the walk ends there (`f` stopped it, or
+            // the batch reaches the bound).
             let mut emit = |h: Held, stopped: &mut Option<T>, next: &mut i64| -> bool {
+                if h.last_offset >= bound {
+                    at_bound = true;
+                    return true;
+                }
                 let Some(Ok(framed)) = seglog_record_format::batches(&h.bytes).next() else {
                     return false;
                 };
                 let Ok(batch) = framed.decode() else {
                     return false;
                 };
-                for record in h.records.iter().filter(|r| r.offset >= from) {
-                    if let ControlFlow::Break(value) = f(record, &batch) {
-                        *stopped = Some(value);
-                        return true;
-                    }
+                let place = BatchPlace {
+                    segment,
+                    position: h.position,
+                };
+                if let ControlFlow::Break(value) = f(&batch, h.records, place) {
+                    *stopped = Some(value);
+                    return true;
                 }
                 *next = (*next).max(h.last_offset + 1);
                 false
@@ -231,6 +258,7 @@ impl<F: FileSystem> PartitionView<F> {
                     bytes: framed.bytes().to_vec(),
                     records,
                     last_offset: facts.last_offset,
+                    position,
                 });
                 ControlFlow::Continue(())
             })?;
@@ -241,7 +269,7 @@ impl<F: FileSystem> PartitionView<F> {
             {
                 emit(h, &mut stopped, &mut next);
             }
-            if stopped.is_some() {
+            if stopped.is_some() || at_bound {
                 return Ok(RecordsRead {
                     next_offset: next,
                     stopped,
@@ -282,10 +310,25 @@ impl<F: FileSystem> PartitionView<F> {
         Ok(next)
     }
 
+    /// Every record at or after `from` as the `.log` stores it, control records included: what
+    /// Kafka's time lookups (`LogSegment.findOffsetByTimestamp`, `offsetOfMaxTimestamp`) walk.
+    fn for_each_stored_record<T>(
+        &self,
+        from: i64,
+        mut f: impl FnMut(&Record) -> ControlFlow<T>,
+    ) -> Result<RecordsRead<T>> {
+        self.for_each_batch(from, i64::MAX, |_, records, _| {
+            records
+                .iter()
+                .filter(|r| r.offset >= from)
+                .try_for_each(&mut f)
+        })
+    }
+
     /// The first record from the log start offset on whose timestamp is at least `timestamp`
-    /// (Kafka's `ListOffsets` by time), if any.
+    /// (Kafka's `ListOffsets` by time, which counts control records too), if any.
     pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<FoundRecord>> {
-        let read = self.for_each_record(self.log_start_offset(), |r, _| {
+        let read = self.for_each_stored_record(self.log_start_offset(), |r| {
             if r.timestamp >= timestamp {
                 return ControlFlow::Break(FoundRecord {
                     offset: r.offset,
@@ -297,11 +340,11 @@ impl<F: FileSystem> PartitionView<F> {
         Ok(read.stopped)
     }
 
-    /// The first record carrying the largest timestamp, record level (KAFKA-16310), if any
-    /// record has a timestamp.
+    /// The first record carrying the largest timestamp, record level (KAFKA-16310; control
+    /// records count, as in Kafka), if any record has a timestamp.
     pub fn max_timestamp(&self) -> Result<Option<FoundRecord>> {
         let mut best: Option<FoundRecord> = None;
-        self.for_each_record(self.log_start_offset(), |r, _| {
+        self.for_each_stored_record(self.log_start_offset(), |r| {
             if r.timestamp >= 0 && best.is_none_or(|b| r.timestamp > b.timestamp) {
                 best = Some(FoundRecord {
                     offset: r.offset,

@@ -8,9 +8,11 @@
 //! is renamed `.deleted` at once, but its files are unlinked only after `file.delete.delay.ms`
 //! *and* once no reader holds it.
 
+mod aborted;
 mod append;
 mod clean;
 mod flush;
+mod list_offsets;
 mod load;
 mod planner;
 mod quarantine;
@@ -37,10 +39,11 @@ use crate::topic_partition::TopicPartition;
 
 pub use append::AppendInfo;
 pub use clean::{CleanOptions, CleanReport, StopAfter};
+pub use list_offsets::ListOffset;
 pub use load::{LoadOptions, LoadReport};
 pub use planner::plan_partition;
 pub use quarantine::RESTORE_HINT;
-pub use read::{FetchDataInfo, Isolation, ListOffset};
+pub use read::{FetchDataInfo, Isolation};
 pub use recovery_plan::{
     BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal, Stray,
 };

@@ -1,36 +1,40 @@
-//! Reads, offset lookups by time (Kafka's `ListOffsets`), the log start offset, and truncation.
+//! Reads (Kafka's `UnifiedLog.read` with its `FetchIsolation`), the log start offset, and
+//! truncation. Lookups by time (`ListOffsets`) are in `list_offsets.rs`, the aborted
+//! transactions of a read_committed fetch in `aborted.rs`.
 
 use crate::loom::sync::Arc;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
-use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment, TimestampAndOffset};
+use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment};
 
+use super::aborted::aborted_in_fetch;
 use super::{Inner, PartitionLog};
+use crate::consumer_records::{AbortedTransaction, IsolationLevel};
 use crate::error::{Error, Result};
 
-/// How far a read may go (Kafka's `FetchIsolation`; transactions are not modelled, so
-/// `TXN_COMMITTED` is not offered).
+/// How far a read may go (Kafka's `FetchIsolation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Isolation {
     /// Up to the log end offset (replication followers).
     LogEnd,
-    /// Up to the high watermark (consumers).
+    /// Up to the high watermark (read_uncommitted consumers).
     HighWatermark,
+    /// Up to the last stable offset, with the aborted transactions the fetch overlaps
+    /// (read_committed consumers, Kafka's `TXN_COMMITTED`).
+    TxnCommitted,
 }
 
-/// The special targets of [`PartitionLog::offset_for_timestamp`] (Kafka's `ListOffsetsRequest`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListOffset {
-    /// `EARLIEST_TIMESTAMP` (-2): the log start offset.
-    Earliest,
-    /// `LATEST_TIMESTAMP` (-1): the log end offset.
-    Latest,
-    /// `MAX_TIMESTAMP` (-3): the record with the largest timestamp (record level, KAFKA-16310).
-    MaxTimestamp,
-    /// The first record whose timestamp is at least this.
-    Timestamp(i64),
+impl Isolation {
+    /// Kafka's `FetchIsolation.of` for a consumer at `level` (followers read with
+    /// [`Isolation::LogEnd`]).
+    pub fn for_consumer(level: IsolationLevel) -> Self {
+        match level {
+            IsolationLevel::ReadUncommitted => Isolation::HighWatermark,
+            IsolationLevel::ReadCommitted => Isolation::TxnCommitted,
+        }
+    }
 }
 
 /// The result of [`PartitionLog::read`]: a byte range of one segment. The segment stays open while
@@ -43,6 +47,11 @@ pub struct FetchDataInfo<F: FileSystem> {
     pub region: FileRegion,
     /// Whether the first batch did not fit in the size asked for.
     pub first_entry_incomplete: bool,
+    /// Kafka's `abortedTransactions`: under [`Isolation::TxnCommitted`], the aborted
+    /// transactions overlapping the fetch (what a consumer needs to drop their records, see
+    /// [`consumer_records`](crate::consumer_records)); `None` under the other isolations, and,
+    /// as in Kafka, when a start offset in range finds no data (everything above it deleted).
+    pub aborted_transactions: Option<Vec<AbortedTransaction>>,
     segment: Option<Arc<LogSegment<F>>>,
 }
 
@@ -79,7 +88,9 @@ impl<F: FileSystem> PartitionLog<F> {
     /// holding `start_offset`, at most `max_bytes` (at least one whole batch with
     /// `min_one_message`), never past the isolation bound. An offset below the log start offset or
     /// above the log end offset is [`Error::OffsetOutOfRange`]; one from the isolation bound up to
-    /// the log end offset reads nothing.
+    /// the log end offset reads nothing. Under [`Isolation::TxnCommitted`] the bound is the last
+    /// stable offset and the result carries the aborted transactions from the start offset to
+    /// the fetch's upper bound (Kafka's `addAbortedTransactions`).
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -135,7 +146,9 @@ impl<F: FileSystem> PartitionLog<F> {
         let max_offset = match isolation {
             Isolation::LogEnd => log_end,
             Isolation::HighWatermark => self.high_watermark().min(log_end),
+            Isolation::TxnCommitted => self.last_stable_offset().min(log_end),
         };
+        let include_aborted = isolation == Isolation::TxnCommitted;
         let empty = |segment: Option<&Arc<LogSegment<F>>>| {
             let base = segment.map_or(0, |s| s.base_offset());
             FetchDataInfo {
@@ -149,6 +162,7 @@ impl<F: FileSystem> PartitionLog<F> {
                     length: 0,
                 },
                 first_entry_incomplete: false,
+                aborted_transactions: include_aborted.then(Vec::new),
                 segment: None,
             }
         };
@@ -181,80 +195,32 @@ impl<F: FileSystem> PartitionLog<F> {
                 max_position,
                 min_one_message,
             )? {
+                let aborted_transactions = if include_aborted {
+                    Some(aborted_in_fetch(
+                        &segments,
+                        segment,
+                        start_offset,
+                        &fetch,
+                        log_end,
+                    )?)
+                } else {
+                    None
+                };
                 return Ok(FetchDataInfo {
                     offset_metadata: fetch.offset_metadata,
                     region: fetch.region,
                     first_entry_incomplete: fetch.first_entry_incomplete,
+                    aborted_transactions,
                     segment: Some(Arc::clone(segment)),
                 });
             }
         }
-        // Everything above start_offset was deleted or compacted away.
-        Ok(empty(segments.values().next_back()))
-    }
-
-    /// Kafka's `fetchOffsetByTimestamp` (ListOffsets): see [`ListOffset`]. For a timestamp, the
-    /// first segment whose largest timestamp (or `.log` modification time, when it has none) is
-    /// at least the target is searched, and the answer is its first record with a timestamp at
-    /// least the target and an offset at least the log start offset.
-    ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use seglog_log::{ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
-    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-    /// # use seglog_fs::RealFs;
-    /// # const T: i64 = 1_700_000_000_000;
-    /// # fn batch(timestamps: &[i64]) -> seglog_record_format::Result<Vec<u8>> {
-    /// #     let records =
-    /// #         (0..).zip(timestamps).map(|(i, ts)| NewRecord::new(i, *ts, None, Some(b"v")));
-    /// #     let mut out = Vec::new();
-    /// #     let options = BatchOptions::new(0, Compression::None);
-    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
-    /// #     Ok(out)
-    /// # }
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let root = tempfile::tempdir()?;
-    /// # let dir = root.path().join("orders-0");
-    /// # let time = Arc::new(SystemClock);
-    /// # let (log, _) =
-    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
-    /// log.append_as_leader(&mut batch(&[T, T + 10])?)?; // offsets 0..=1
-    /// log.append_as_leader(&mut batch(&[T + 30, T + 20])?)?; // offsets 2..=3
-    /// let offset = |target| log.offset_for_timestamp(target).map(|found| found.map(|t| t.offset));
-    ///
-    /// assert_eq!(offset(ListOffset::Earliest)?, Some(0)); // the log start offset
-    /// assert_eq!(offset(ListOffset::Latest)?, Some(4)); // the log end offset
-    /// let max = log.offset_for_timestamp(ListOffset::MaxTimestamp)?.expect("a record");
-    /// assert_eq!((max.timestamp, max.offset), (T + 30, 2)); // a record, not its batch's last
-    /// assert_eq!(offset(ListOffset::Timestamp(T + 5))?, Some(1));
-    /// assert_eq!(offset(ListOffset::Timestamp(T + 15))?, Some(2)); // the first at or past it
-    /// assert_eq!(offset(ListOffset::Timestamp(T + 31))?, None); // none that late
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn offset_for_timestamp(&self, target: ListOffset) -> Result<Option<TimestampAndOffset>> {
-        let log_start = self.log_start_offset();
-        match target {
-            ListOffset::Earliest => Ok(Some(TimestampAndOffset {
-                timestamp: -1,
-                offset: log_start,
-                leader_epoch: None,
-            })),
-            ListOffset::Latest => Ok(Some(TimestampAndOffset {
-                timestamp: -1,
-                offset: self.log_end_offset(),
-                leader_epoch: None,
-            })),
-            ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
-                let segments = self.segments();
-                match lookup_by_time(&segments, target, self.log_start_offset()) {
-                    // Retention removed a segment of the snapshot while the lookup was in it (its
-                    // indexes closed): the answer is in the log as it is now.
-                    Err(_) if !self.snapshot_is_current(&segments) => {}
-                    outcome => return outcome,
-                }
-            },
-        }
+        // Everything above start_offset was deleted or compacted away: as Kafka's
+        // `FetchDataInfo(nextOffsetMetadata, EMPTY)`, no aborted transactions even under
+        // read_committed.
+        let mut nothing = empty(segments.values().next_back());
+        nothing.aborted_transactions = None;
+        Ok(nothing)
     }
 
     /// Raises the log start offset (Kafka's `DeleteRecords`): reads below it fail from now on, and
@@ -450,42 +416,5 @@ impl<F: FileSystem> Inner<F> {
         sync.synced_to = sync.synced_to.min(offset);
         sync.in_flight_goal = sync.in_flight_goal.min(offset);
         sync.truncations += 1;
-    }
-}
-
-/// A time lookup in one snapshot of the segments: the record with the largest timestamp, or the
-/// first record whose timestamp is at least the target's.
-fn lookup_by_time<F: FileSystem>(
-    segments: &super::SegmentMap<F>,
-    target: ListOffset,
-    log_start: i64,
-) -> Result<Option<TimestampAndOffset>> {
-    match target {
-        ListOffset::MaxTimestamp => {
-            let mut best: Option<(i64, &Arc<LogSegment<F>>)> = None;
-            for segment in segments.values() {
-                let ts = segment.max_timestamp_so_far()?;
-                if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
-                    best = Some((ts, segment));
-                }
-            }
-            match best {
-                Some((ts, segment)) => segment
-                    .find_offset_by_timestamp(ts, log_start)
-                    .map_err(Into::into),
-                None => Ok(None),
-            }
-        }
-        ListOffset::Timestamp(ts) => {
-            for segment in segments.values() {
-                if segment.largest_timestamp()? >= ts {
-                    return segment
-                        .find_offset_by_timestamp(ts, log_start)
-                        .map_err(Into::into);
-                }
-            }
-            Ok(None)
-        }
-        ListOffset::Earliest | ListOffset::Latest => Ok(None),
     }
 }

@@ -24,6 +24,7 @@ mod partition_log;
 mod producer_append_model;
 mod producer_replay;
 mod producer_state_matches_kafka;
+mod read_committed;
 mod recover_crash_idempotent;
 mod recover_overlapping_segment;
 mod recreated_segment_name_durable;

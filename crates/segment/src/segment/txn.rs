@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use seglog_fs::FileSystem;
+use seglog_mmap_index::OffsetPosition;
 
 use super::LogSegment;
 use crate::error::Result;
@@ -28,6 +29,27 @@ impl<F: FileSystem> LogSegment<F> {
         self.txn_index
             .lock()
             .collect_aborted_txns(fetch_offset, upper_bound_offset)
+    }
+
+    /// Kafka's `fetchUpperBoundOffset`: the offset of the offset index's first entry at or past
+    /// byte `start_position + fetch_size`, an offset beyond a fetch of `fetch_size` bytes that
+    /// starts at `start_position`; `None` when the index has no such entry. A read_committed
+    /// fetch collects the aborted transactions below it.
+    pub fn fetch_upper_bound_offset(
+        &self,
+        start_offset: i64,
+        start_position: u64,
+        fetch_size: u64,
+    ) -> Result<Option<i64>> {
+        let start = OffsetPosition {
+            offset: start_offset,
+            position: u32::try_from(start_position).unwrap_or(u32::MAX),
+        };
+        let size = u32::try_from(fetch_size).unwrap_or(u32::MAX);
+        Ok(self
+            .offset_reader()?
+            .fetch_upper_bound_offset(start, size)?
+            .map(|p| p.offset))
     }
 
     /// Every entry of this segment's `.txnindex` (Kafka's `allAbortedTxns`).

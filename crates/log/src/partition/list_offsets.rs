@@ -1,0 +1,179 @@
+//! Offset lookups (Kafka's `ListOffsets`: `UnifiedLog.fetchOffsetByTimestamp` and, with an
+//! isolation level, `Partition.fetchOffsetForTimestamp`).
+
+use crate::loom::sync::Arc;
+
+use seglog_fs::FileSystem;
+use seglog_segment::{LogSegment, TimestampAndOffset};
+
+use super::PartitionLog;
+use crate::consumer_records::IsolationLevel;
+use crate::error::Result;
+
+/// The special targets of [`PartitionLog::offset_for_timestamp`] (Kafka's `ListOffsetsRequest`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListOffset {
+    /// `EARLIEST_TIMESTAMP` (-2): the log start offset.
+    Earliest,
+    /// `LATEST_TIMESTAMP` (-1): the log end offset (for a consumer: the high watermark, or the
+    /// last stable offset under read_committed).
+    Latest,
+    /// `MAX_TIMESTAMP` (-3): the record with the largest timestamp (record level, KAFKA-16310).
+    MaxTimestamp,
+    /// The first record whose timestamp is at least this.
+    Timestamp(i64),
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// Kafka's `fetchOffsetByTimestamp` (ListOffsets): see [`ListOffset`]. For a timestamp, the
+    /// first segment whose largest timestamp (or `.log` modification time, when it has none) is
+    /// at least the target is searched, and the answer is its first record with a timestamp at
+    /// least the target and an offset at least the log start offset.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_fs::RealFs;
+    /// # const T: i64 = 1_700_000_000_000;
+    /// # fn batch(timestamps: &[i64]) -> seglog_record_format::Result<Vec<u8>> {
+    /// #     let records =
+    /// #         (0..).zip(timestamps).map(|(i, ts)| NewRecord::new(i, *ts, None, Some(b"v")));
+    /// #     let mut out = Vec::new();
+    /// #     let options = BatchOptions::new(0, Compression::None);
+    /// #     BatchBuilder::new().build(&options, records, &mut out)?;
+    /// #     Ok(out)
+    /// # }
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let time = Arc::new(SystemClock);
+    /// # let (log, _) =
+    /// #     PartitionLog::open(RealFs, &dir, LogConfig::default(), LoadOptions::default(), time)?;
+    /// log.append_as_leader(&mut batch(&[T, T + 10])?)?; // offsets 0..=1
+    /// log.append_as_leader(&mut batch(&[T + 30, T + 20])?)?; // offsets 2..=3
+    /// let offset = |target| log.offset_for_timestamp(target).map(|found| found.map(|t| t.offset));
+    ///
+    /// assert_eq!(offset(ListOffset::Earliest)?, Some(0)); // the log start offset
+    /// assert_eq!(offset(ListOffset::Latest)?, Some(4)); // the log end offset
+    /// let max = log.offset_for_timestamp(ListOffset::MaxTimestamp)?.expect("a record");
+    /// assert_eq!((max.timestamp, max.offset), (T + 30, 2)); // a record, not its batch's last
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 5))?, Some(1));
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 15))?, Some(2)); // the first at or past it
+    /// assert_eq!(offset(ListOffset::Timestamp(T + 31))?, None); // none that late
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn offset_for_timestamp(&self, target: ListOffset) -> Result<Option<TimestampAndOffset>> {
+        self.fetch_offset_for_timestamp(target, None)
+    }
+
+    /// Kafka's `Partition.fetchOffsetForTimestamp`: [`offset_for_timestamp`](Self::offset_for_timestamp)
+    /// as a ListOffsets request with an isolation level sees it. The last fetchable offset is
+    /// the last stable offset under read_committed, the high watermark under read_uncommitted
+    /// and the log end offset without a level (a follower's request). [`ListOffset::Latest`]
+    /// answers it; a lookup by time that finds a record at or past it answers `None`, as the
+    /// broker's unknown offset (-1).
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use seglog_log::{IsolationLevel, ListOffset, LoadOptions, LogConfig, PartitionLog};
+    /// # use seglog_log::SystemClock;
+    /// # use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+    /// # use seglog_fs::RealFs;
+    /// # const T: i64 = 1_700_000_000_000;
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let root = tempfile::tempdir()?;
+    /// # let dir = root.path().join("orders-0");
+    /// # let (log, _) = PartitionLog::open(
+    /// #     RealFs, &dir, LogConfig::default(), LoadOptions::default(), Arc::new(SystemClock))?;
+    /// let mut batch = Vec::new();
+    /// let records = (0..4).map(|i| NewRecord::new(i, T + i64::from(i), None, Some(b"v")));
+    /// BatchBuilder::new().build(&BatchOptions::new(0, Compression::None), records, &mut batch)?;
+    /// log.append_as_leader(&mut batch)?; // offsets 0..=3
+    /// log.set_high_watermark(2);
+    /// let latest = |level| log.fetch_offset_for_timestamp(ListOffset::Latest, level);
+    /// assert_eq!(latest(None)?.map(|t| t.offset), Some(4)); // the log end offset
+    /// let uncommitted = latest(Some(IsolationLevel::ReadUncommitted))?;
+    /// assert_eq!(uncommitted.map(|t| t.offset), Some(2)); // the high watermark
+    /// let committed = latest(Some(IsolationLevel::ReadCommitted))?;
+    /// assert_eq!(committed.map(|t| t.offset), Some(log.last_stable_offset()));
+    /// // A record past what a consumer may fetch is not an answer.
+    /// let late = ListOffset::Timestamp(T + 3);
+    /// assert_eq!(log.fetch_offset_for_timestamp(late, None)?.map(|t| t.offset), Some(3));
+    /// assert_eq!(log.fetch_offset_for_timestamp(late, Some(IsolationLevel::ReadUncommitted))?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn fetch_offset_for_timestamp(
+        &self,
+        target: ListOffset,
+        isolation: Option<IsolationLevel>,
+    ) -> Result<Option<TimestampAndOffset>> {
+        let last_fetchable = match isolation {
+            Some(IsolationLevel::ReadCommitted) => self.last_stable_offset(),
+            Some(IsolationLevel::ReadUncommitted) => self.high_watermark(),
+            None => self.log_end_offset(),
+        };
+        let log_start = self.log_start_offset();
+        match target {
+            ListOffset::Earliest => Ok(Some(TimestampAndOffset {
+                timestamp: -1,
+                offset: log_start,
+                leader_epoch: None,
+            })),
+            ListOffset::Latest => Ok(Some(TimestampAndOffset {
+                timestamp: -1,
+                offset: last_fetchable,
+                leader_epoch: None,
+            })),
+            ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
+                let segments = self.segments();
+                match lookup_by_time(&segments, target, self.log_start_offset()) {
+                    // Retention removed a segment of the snapshot while the lookup was in it (its
+                    // indexes closed): the answer is in the log as it is now.
+                    Err(_) if !self.snapshot_is_current(&segments) => {}
+                    // ReplicaManager: a found offset at or past the last fetchable one is none.
+                    outcome => return outcome.map(|f| f.filter(|t| t.offset < last_fetchable)),
+                }
+            },
+        }
+    }
+}
+
+/// A time lookup in one snapshot of the segments: the record with the largest timestamp, or the
+/// first record whose timestamp is at least the target's.
+fn lookup_by_time<F: FileSystem>(
+    segments: &super::SegmentMap<F>,
+    target: ListOffset,
+    log_start: i64,
+) -> Result<Option<TimestampAndOffset>> {
+    match target {
+        ListOffset::MaxTimestamp => {
+            let mut best: Option<(i64, &Arc<LogSegment<F>>)> = None;
+            for segment in segments.values() {
+                let ts = segment.max_timestamp_so_far()?;
+                if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
+                    best = Some((ts, segment));
+                }
+            }
+            match best {
+                Some((ts, segment)) => segment
+                    .find_offset_by_timestamp(ts, log_start)
+                    .map_err(Into::into),
+                None => Ok(None),
+            }
+        }
+        ListOffset::Timestamp(ts) => {
+            for segment in segments.values() {
+                if segment.largest_timestamp()? >= ts {
+                    return segment
+                        .find_offset_by_timestamp(ts, log_start)
+                        .map_err(Into::into);
+                }
+            }
+            Ok(None)
+        }
+        ListOffset::Earliest | ListOffset::Latest => Ok(None),
+    }
+}
