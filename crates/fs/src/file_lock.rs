@@ -16,8 +16,6 @@ use std::sync::Mutex;
 
 use rustix::fs::FlockOperation;
 
-use crate::real::RealLock;
-
 /// The `.lock` files this process holds, as (device, inode).
 static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 
@@ -33,8 +31,9 @@ fn would_block(path: &Path, by: &str) -> io::Error {
     )
 }
 
-/// Creates `path` if needed and takes both locks, without waiting.
-pub(crate) fn lock_file(path: &Path) -> io::Result<RealLock> {
+/// Creates `path` if needed and takes both locks, without waiting: the open file, and its
+/// (device, inode) to [`release`] when the lock is dropped.
+pub(crate) fn lock_file(path: &Path) -> io::Result<(fs::File, (u64, u64))> {
     let mut table = held();
     if let Ok(meta) = fs::metadata(path)
         && table.contains(&(meta.dev(), meta.ino()))
@@ -70,37 +69,10 @@ pub(crate) fn lock_file(path: &Path) -> io::Result<RealLock> {
         Err(e) => return Err(e.into()),
     }
     table.push(key);
-    Ok(RealLock::held(file, key))
+    Ok((file, key))
 }
 
 /// Forgets a held `.lock` (its `RealLock` is being dropped; the descriptor closes next).
 pub(crate) fn release(key: (u64, u64)) {
     held().retain(|k| *k != key);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_second_lock_in_this_process_is_refused_before_it_opens_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".lock");
-        let first = lock_file(&path).unwrap();
-        let again = lock_file(&path).unwrap_err();
-        assert_eq!(again.kind(), io::ErrorKind::WouldBlock);
-        assert!(again.to_string().contains("this process"), "{again}");
-        // Through a symlink too: the table is keyed by the file, not the name.
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink(&path, &link).unwrap();
-        assert_eq!(
-            lock_file(&link).unwrap_err().kind(),
-            io::ErrorKind::WouldBlock
-        );
-        drop(first);
-        let second = lock_file(&link).unwrap();
-        drop(second);
-        let m = fs::metadata(&path).unwrap();
-        assert!(!held().contains(&(m.dev(), m.ino())), "released on drop");
-    }
 }

@@ -141,7 +141,8 @@ impl FileSystem for RealFs {
     }
 
     fn try_lock(&self, path: &Path) -> io::Result<RealLock> {
-        crate::file_lock::lock_file(path)
+        let (file, key) = crate::file_lock::lock_file(path)?;
+        Ok(RealLock::held(file, key))
     }
 
     fn try_lock_dir(&self, dir: &Path) -> io::Result<RealLock> {
@@ -349,5 +350,29 @@ mod tests {
         RealFs.remove_file(&q.join("a")).unwrap();
         RealFs.remove_dir(&q).unwrap();
         assert!(!RealFs.exists(&q));
+    }
+
+    #[test]
+    fn a_second_lock_file_in_this_process_is_refused_before_it_opens_the_file() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".lock");
+        let first = RealFs.try_lock(&path).unwrap();
+        let again = RealFs.try_lock(&path).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::WouldBlock);
+        assert!(again.to_string().contains("this process"), "{again}");
+        // Through a symlink too: the table is keyed by the file, not the name.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(
+            RealFs.try_lock(&link).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        drop(first);
+        let second = RealFs.try_lock(&link).unwrap();
+        let m = fs::metadata(&path).unwrap();
+        assert_eq!(second.held, Some((m.dev(), m.ino())));
+        drop(second);
+        assert!(RealFs.try_lock(&path).is_ok(), "released on drop");
     }
 }
