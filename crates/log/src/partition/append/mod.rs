@@ -71,10 +71,16 @@ struct AppendTarget<F: FileSystem> {
 impl<F: FileSystem> PartitionLog<F> {
     /// Appends producer batches as the partition leader: checks each batch (magic 2, base offset
     /// 0 as clients send it, size within `max.message.bytes`, CRC, timestamps within
-    /// `message.timestamp.before/after.max.ms`), assigns offsets from the log end offset, stamps
-    /// the append time under `LogAppendTime`, rolls if needed and appends. The batches in
+    /// `message.timestamp.before/after.max.ms`, no control batch), assigns offsets from the log end
+    /// offset, stamps the append time under `LogAppendTime`, validates every batch with a
+    /// producer id against the producer state, rolls if needed and appends. The batches in
     /// `records` are edited in place. The high watermark does not move (see
     /// [`PartitionLog::set_high_watermark`]).
+    ///
+    /// A batch that retries one of its producer's last five is a duplicate: nothing is appended,
+    /// and the result has the original batch's offsets (Kafka's answer). A sequence gap, an older
+    /// producer epoch or a transactional-state violation is [`Error::Producer`] with Kafka's
+    /// message, and nothing of the append is written.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -120,7 +126,9 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// Appends batches whose offsets are already assigned, as a follower replica does: the first
     /// batch must start at or after the log end offset and offsets must increase. Offsets and
-    /// timestamps are kept as they are, and timestamps are not checked against the clock.
+    /// timestamps are kept as they are, and timestamps are not checked against the clock. The
+    /// producer state follows with Kafka's replication rules (no sequence checks, epochs not
+    /// enforced), and markers complete their transactions.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -159,7 +167,8 @@ impl<F: FileSystem> PartitionLog<F> {
         self.inner.append_as_follower(records)
     }
 
-    /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says.
+    /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says, with a producer
+    /// snapshot at its base offset.
     pub fn roll(&self) -> Result<Arc<LogSegment<F>>> {
         let _writer = self.inner.writer.lock();
         self.inner.roll(None)
