@@ -807,3 +807,25 @@ fn the_log_dir_scheduler_expires_idle_producers() {
     assert_eq!(log.producer_id_count(), 0);
     dir.close().unwrap();
 }
+
+#[test]
+fn a_failed_txnindex_write_leaves_the_transaction_unstable() {
+    // Kafka: testAppendToTransactionIndexFailure (its first part: seglog has no offline log
+    // directory to refuse the appends after it).
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(NOW);
+    let dir = common::partition_dir(root.path());
+    let log = open(&dir, LogConfig::default(), &clock);
+    TxnProducer::new(1, 0).append(&log, 10);
+    // A directory where the `.txnindex` would be created makes its first write fail.
+    std::fs::create_dir(dir.join("00000000000000000000.txnindex")).unwrap();
+    let e = log.append_end_txn_marker(1, 0, 1, false, 0).unwrap_err();
+    assert!(e.to_string().contains(".txnindex"), "{e}");
+    // The marker is in the log and the log end moved past it, as in Kafka; the transaction
+    // stays open in the producer state, so the last stable offset does not pass it.
+    assert_eq!(log.log_end_offset(), 11);
+    assert_eq!(log.last_stable_offset(), 0);
+    log.set_high_watermark(11);
+    assert_eq!(log.last_stable_offset(), 0);
+    assert_eq!(log.first_unstable_offset(), Some(0));
+}
