@@ -1,6 +1,6 @@
-//! Partition-log benches: leader appends against segment appends in the same run, durable appends
-//! with group commit against one fsync per append (concurrent, and serialized as in a log
-//! without group commit), opening a 10,000-segment log after a clean
+//! Partition-log benches: leader appends (plain and idempotent) against segment appends in the
+//! same run, durable appends with group commit against one fsync per append (concurrent, and
+//! serialized as in a log without group commit), opening a 10,000-segment log after a clean
 //! shutdown, and random one-record reads (in wall time, or in CPU time with
 //! `SEGLOG_BENCH_CPU_TIME=1`).
 #![allow(
@@ -46,6 +46,34 @@ fn producer_batch(count: i32, size: usize) -> Vec<u8> {
     let mut out = Vec::new();
     BatchBuilder::new()
         .build(&BatchOptions::new(0, Compression::None), records, &mut out)
+        .unwrap();
+    out
+}
+
+/// [`producer_batch`] of producer `producer_id`, starting at sequence `base_sequence`.
+fn idempotent_batch(
+    count: i32,
+    size: usize,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+) -> Vec<u8> {
+    let value = vec![b'v'; size];
+    let records = (0..count).map(|i| {
+        NewRecord::new(
+            i,
+            1_700_000_000_000 + i64::from(i),
+            Some(b"key-0001"),
+            Some(&value[..]),
+        )
+    });
+    let mut options = BatchOptions::new(0, Compression::None);
+    options.producer_id = producer_id;
+    options.producer_epoch = producer_epoch;
+    options.base_sequence = base_sequence;
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(&options, records, &mut out)
         .unwrap();
     out
 }
@@ -109,6 +137,30 @@ fn append(c: &mut Criterion) {
                 let log = open_log(&root.path().join(format!("t-{run}")), LogConfig::default());
                 log.active_segment().index_entries().unwrap();
                 let prepared: Vec<Vec<u8>> = (0..batches).map(|_| template.clone()).collect();
+                (log, prepared)
+            },
+            |(log, mut prepared)| {
+                for bytes in &mut prepared {
+                    log.append_as_leader(bytes).unwrap();
+                }
+                log
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    // The same batches from one idempotent producer: sequences continue across the batches, so
+    // every append is validated against the producer state (issue 18: at least 0.9x the plain
+    // leader append above).
+    group.bench_function("partition_idempotent_leader_append", |b| {
+        b.iter_batched(
+            || {
+                let _ = std::fs::remove_dir_all(root.path().join(format!("t-{run}")));
+                run += 1;
+                let log = open_log(&root.path().join(format!("t-{run}")), LogConfig::default());
+                log.active_segment().index_entries().unwrap();
+                let prepared: Vec<Vec<u8>> = (0..batches)
+                    .map(|i| idempotent_batch(16, 1024, 1, 0, i as i32 * 16))
+                    .collect();
                 (log, prepared)
             },
             |(log, mut prepared)| {

@@ -26,6 +26,9 @@ pub struct SchedulerConfig {
     pub checkpoint_interval_ms: u64,
     /// `log.cleaner.backoff.ms`: how often the cleaner looks for a log to compact (Kafka: 15 s).
     pub cleaner_backoff_ms: u64,
+    /// `producer.id.expiration.check.interval.ms`: how often idle producers are expired
+    /// (Kafka: 10 minutes).
+    pub producer_id_expiration_check_interval_ms: u64,
 }
 
 impl Default for SchedulerConfig {
@@ -35,6 +38,7 @@ impl Default for SchedulerConfig {
             retention_check_interval_ms: 300_000,
             checkpoint_interval_ms: 60_000,
             cleaner_backoff_ms: 15_000,
+            producer_id_expiration_check_interval_ms: 600_000,
         }
     }
 }

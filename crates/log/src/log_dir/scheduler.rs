@@ -1,5 +1,5 @@
-//! The background scheduler: one thread that runs the flush checks, retention, checkpoints and
-//! the cleaner at their intervals.
+//! The background scheduler: one thread that runs the flush checks, retention, checkpoints, the
+//! cleaner and producer expiry at their intervals.
 
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -40,8 +40,16 @@ impl<F: FileSystem> LogDir<F> {
         Ok(deleted)
     }
 
-    /// Starts the background scheduler (one thread): flush checks, retention and checkpoints at
-    /// their intervals. [`LogDir::close`] stops it and waits for it.
+    /// Expires the idle producers of every log (Kafka's `PeriodicProducerExpirationCheck`).
+    pub fn remove_expired_producers(&self) {
+        let now = self.time.now_ms();
+        for log in self.logs() {
+            log.remove_expired_producers(now);
+        }
+    }
+
+    /// Starts the background scheduler (one thread): flush checks, retention, checkpoints, the
+    /// cleaner and producer expiry at their intervals. [`LogDir::close`] stops it and waits for it.
     pub fn start_scheduler(self: &Arc<Self>, config: SchedulerConfig) {
         let mut slot = self.scheduler.lock();
         if slot.is_some() {
@@ -55,6 +63,7 @@ impl<F: FileSystem> LogDir<F> {
             let mut since_retention = 0_u64;
             let mut since_checkpoint = 0_u64;
             let mut since_cleaner = 0_u64;
+            let mut since_producer_expiry = 0_u64;
             loop {
                 {
                     let (lock, cond) = &*stop_thread;
@@ -79,6 +88,11 @@ impl<F: FileSystem> LogDir<F> {
                 if since_checkpoint >= config.checkpoint_interval_ms {
                     since_checkpoint = 0;
                     let _ = dir.checkpoint();
+                }
+                since_producer_expiry += config.flush_check_interval_ms;
+                if since_producer_expiry >= config.producer_id_expiration_check_interval_ms {
+                    since_producer_expiry = 0;
+                    dir.remove_expired_producers();
                 }
                 since_cleaner += config.flush_check_interval_ms;
                 if since_cleaner >= config.cleaner_backoff_ms {

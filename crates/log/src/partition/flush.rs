@@ -103,8 +103,8 @@ impl<F: FileSystem> PartitionLog<F> {
         }
     }
 
-    /// Flushes and closes every segment (trimming the active one's preallocated files). The log
-    /// must not be used afterwards.
+    /// Flushes and closes every segment (trimming the active one's preallocated files), after a
+    /// producer snapshot at the log end (Kafka's `close`). The log must not be used afterwards.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -140,10 +140,14 @@ impl<F: FileSystem> PartitionLog<F> {
         self.flush()?;
         // Nothing reads through this log any more: `.deleted` files need not wait for their delay
         // (Kafka leaves them for the next start; a clean directory is friendlier).
+        let fs = &self.inner.fs;
         self.inner
             .pending_deletes
             .lock()
-            .retain(|p| !(is_unreferenced(&p.segment) && p.segment.delete().is_ok()));
+            .retain(|p| !(is_unreferenced(&p.segment) && p.delete(fs).is_ok()));
+        // Kafka's `UnifiedLog.close`: a snapshot at the log end, so the next open need not scan
+        // the log for producer state.
+        self.inner.producer_state.lock().take_snapshot(true)?;
         for segment in self.segments().values() {
             segment.close()?;
         }

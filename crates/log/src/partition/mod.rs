@@ -122,6 +122,19 @@ pub(crate) struct Inner<F: FileSystem> {
 struct PendingDelete<F: FileSystem> {
     due_ms: i64,
     segment: Arc<LogSegment<F>>,
+    /// The producer snapshot at the segment's base offset, renamed `.deleted` with it (Kafka
+    /// deletes it after the same delay).
+    snapshot: Option<PathBuf>,
+}
+
+impl<F: FileSystem> PendingDelete<F> {
+    fn delete(&self, fs: &F) -> Result<()> {
+        self.segment.delete()?;
+        match &self.snapshot {
+            Some(path) => crate::producer::delete_if_exists(fs, path),
+            None => Ok(()),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -189,10 +202,14 @@ impl<F: FileSystem> PartitionLog<F> {
     /// undecided transaction, or the high watermark if that is lower. read_committed reads stop
     /// below it.
     pub fn last_stable_offset(&self) -> i64 {
+        // The high watermark first: one read before a concurrent append and high watermark
+        // update is low, never past an undecided transaction, whereas a first unstable offset
+        // read before the append could pair with a high watermark read after it.
+        let high_watermark = self.high_watermark();
         self.inner
             .first_unstable_offset
             .load(Ordering::Acquire)
-            .min(self.high_watermark())
+            .min(high_watermark)
     }
 
     /// How many producer ids the log keeps state for (Kafka's `producerIdCount` gauge).
@@ -200,10 +217,18 @@ impl<F: FileSystem> PartitionLog<F> {
         self.inner.producer_state.lock().active_producers().len()
     }
 
-    /// Sets the high watermark, clamped to `[log start, log end]` as Kafka does.
+    /// Sets the high watermark, clamped to `[log start, log end]` as Kafka does; transactions
+    /// whose markers it passes become stable (Kafka's `onHighWatermarkUpdated` and
+    /// `maybeIncrementFirstUnstableOffset`).
     pub fn set_high_watermark(&self, offset: i64) {
+        // Under the producer state's lock, which an append holds from its new log end offset to
+        // its new first unstable offset: the high watermark never covers an append whose
+        // transaction is not yet counted.
+        let mut state = self.inner.producer_state.lock();
         let clamped = offset.clamp(self.log_start_offset(), self.log_end_offset());
         self.inner.high_watermark.store(clamped, Ordering::Release);
+        state.on_high_watermark_updated(clamped);
+        self.inner.refresh_first_unstable_offset(&state);
     }
 
     /// Every offset below the recovery point is on stable storage; recovery after a crash starts
@@ -309,6 +334,16 @@ impl<F: FileSystem> Inner<F> {
     /// rename would replace its files, and deleting it once its readers leave would unlink this
     /// segment's files under this segment's readers.
     fn schedule_delete(&self, segment: Arc<LogSegment<F>>) -> Result<()> {
+        self.schedule_delete_with_snapshot(segment, None)
+    }
+
+    /// [`Inner::schedule_delete`], the segment's producer snapshot (already renamed `.deleted`)
+    /// deleted with it.
+    fn schedule_delete_with_snapshot(
+        &self,
+        segment: Arc<LogSegment<F>>,
+        snapshot: Option<PathBuf>,
+    ) -> Result<()> {
         let base = segment.base_offset();
         {
             let pending = self.pending_deletes.lock();
@@ -325,9 +360,11 @@ impl<F: FileSystem> Inner<F> {
             .time
             .now_ms()
             .saturating_add(self.config.file_delete_delay_ms);
-        self.pending_deletes
-            .lock()
-            .push(PendingDelete { due_ms, segment });
+        self.pending_deletes.lock().push(PendingDelete {
+            due_ms,
+            segment,
+            snapshot,
+        });
         Ok(())
     }
 
@@ -360,7 +397,7 @@ impl<F: FileSystem> PartitionLog<F> {
         for p in pending.drain(..) {
             // Only our queue holds it: no reader can be reading it.
             if p.due_ms <= now && is_unreferenced(&p.segment) {
-                p.segment.delete()?;
+                p.delete(&self.inner.fs)?;
                 deleted += 1;
             } else {
                 keep.push(p);

@@ -275,11 +275,15 @@ impl<F: FileSystem> PartitionLog<F> {
                 ),
             });
         }
-        Ok(self
+        let moved = self
             .inner
             .log_start_offset
             .fetch_max(offset, Ordering::AcqRel)
-            < offset)
+            < offset;
+        if moved {
+            self.inner.on_log_start_offset_incremented(offset);
+        }
+        Ok(moved)
     }
 
     /// Kafka's `truncateTo` (a follower dropping a divergent tail): removes every batch from the

@@ -1,6 +1,7 @@
 //! Retention (Kafka's `UnifiedLog.deleteOldSegments`): log-start-offset breach, then size, then
 //! time; never at or above the high watermark; deleted segments renamed `.deleted` and removed
-//! after `file.delete.delay.ms`.
+//! after `file.delete.delay.ms`, with their producer snapshots (Kafka's
+//! `deleteProducerSnapshots`); the producer state follows the new log start offset.
 
 use crate::loom::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -103,12 +104,19 @@ impl<F: FileSystem> PartitionLog<F> {
         // segments leave the list (Kafka's order): a reader whose snapshot lacks them then also
         // sees the new start, and gets OffsetOutOfRange rather than later data.
         let new_start = inner.first_base_after(last_deleted);
-        inner
+        let old_start = inner
             .log_start_offset
             .fetch_max(new_start, Ordering::AcqRel);
+        if old_start < new_start {
+            inner.on_log_start_offset_incremented(new_start);
+        }
         inner.swap_segments(|s| s.retain(|base, _| *base > last_deleted));
         for segment in deletable {
-            inner.schedule_delete(segment)?;
+            let snapshot = inner
+                .producer_state
+                .lock()
+                .remove_and_mark_snapshot_for_deletion(segment.base_offset())?;
+            inner.schedule_delete_with_snapshot(segment, snapshot)?;
         }
         Ok(deleted)
     }

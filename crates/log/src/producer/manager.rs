@@ -432,6 +432,31 @@ impl<F: FileSystem> ProducerStateManager<F> {
         Ok(())
     }
 
+    /// Forgets the snapshot at `offset` and renames it `<name>.deleted`, for deletion after
+    /// `file.delete.delay.ms` with the segment of that base offset (Kafka's
+    /// `removeAndMarkSnapshotForDeletion`). Returns the renamed file; none if there was no
+    /// snapshot there or its file is gone already.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] on a rename failure other than the file being gone.
+    pub fn remove_and_mark_snapshot_for_deletion(
+        &mut self,
+        offset: i64,
+    ) -> Result<Option<PathBuf>> {
+        let Some(snapshot) = self.snapshots.remove(&offset) else {
+            return Ok(None);
+        };
+        let mut deleted = snapshot.path.clone().into_os_string();
+        deleted.push(seglog_segment::naming::DELETED_FILE_SUFFIX);
+        let deleted = PathBuf::from(deleted);
+        match self.fs.rename(&snapshot.path, &deleted) {
+            Ok(()) => Ok(Some(deleted)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(&snapshot.path, e)),
+        }
+    }
+
     fn remove_and_delete_snapshot(&mut self, offset: i64) -> Result<()> {
         match self.snapshots.remove(&offset) {
             Some(s) => snapshot_file::delete_if_exists(&self.fs, &s.path),

@@ -215,6 +215,7 @@ fn the_scheduler_applies_retention_and_stops_cleanly() {
         retention_check_interval_ms: 5,
         checkpoint_interval_ms: 5,
         cleaner_backoff_ms: 5,
+        producer_id_expiration_check_interval_ms: 5,
     });
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let checkpoint = root.path().join("recovery-point-offset-checkpoint");

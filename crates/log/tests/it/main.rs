@@ -21,6 +21,7 @@ mod log_dir_scope;
 mod open_damaged_active_segment;
 mod partition_lock;
 mod partition_log;
+mod producer_append;
 mod producer_append_model;
 mod producer_replay;
 mod producer_state_matches_kafka;

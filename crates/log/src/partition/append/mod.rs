@@ -1,10 +1,19 @@
 //! Appends (Kafka's `UnifiedLog.append` for leaders and followers) and rolls; durable appends
-//! with group commit are in `group_commit`, the input checks in `validate`.
+//! with group commit are in `group_commit`, the input checks in `validate`, the producer state's
+//! part in `producer`.
+//!
+//! An append's order, as Kafka's: the input checked, offsets assigned (leader), the producer
+//! state validated (a duplicate returns here), then the roll if due, the write, the log end
+//! offset, the producer state and the `.txnindex`. Unlike Kafka, the roll decision is made before
+//! the producer-state validation but the roll itself after it, so an append that is refused or
+//! is a duplicate creates no segment and no snapshot.
 
 mod group_commit;
+mod producer;
 mod validate;
 
 use crate::loom::sync::Arc;
+use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
@@ -14,6 +23,8 @@ use seglog_segment::{LogSegment, RollParams, naming};
 use super::{Inner, PartitionLog};
 use crate::config::MessageTimestampType;
 use crate::error::{Error, Result};
+use crate::producer::{AppendOrigin, TV_UNKNOWN, flush_snapshot};
+use producer::ProducerAnalysis;
 
 /// What an append did (Kafka's `LogAppendInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,15 +51,36 @@ struct InputBatch {
     last_offset: i64,
     last_offset_delta: i64,
     max_timestamp: i64,
+    /// -1 for a batch without producer state.
+    producer_id: i64,
+}
+
+/// A local roll's result: the new active segment, and the one that became inactive (none when
+/// an empty active segment was recreated).
+type Rolled<F> = (Arc<LogSegment<F>>, Option<Arc<LogSegment<F>>>);
+
+/// Where an append goes: the active segment, or a new one rolled at the append's first offset.
+struct AppendTarget<F: FileSystem> {
+    active: Arc<LogSegment<F>>,
+    roll: bool,
+    /// The base offset of the segment that takes the append, and the byte position there.
+    segment_base: i64,
+    position: u64,
 }
 
 impl<F: FileSystem> PartitionLog<F> {
     /// Appends producer batches as the partition leader: checks each batch (magic 2, base offset
     /// 0 as clients send it, size within `max.message.bytes`, CRC, timestamps within
-    /// `message.timestamp.before/after.max.ms`), assigns offsets from the log end offset, stamps
-    /// the append time under `LogAppendTime`, rolls if needed and appends. The batches in
+    /// `message.timestamp.before/after.max.ms`, no control batch), assigns offsets from the log end
+    /// offset, stamps the append time under `LogAppendTime`, validates every batch with a
+    /// producer id against the producer state, rolls if needed and appends. The batches in
     /// `records` are edited in place. The high watermark does not move (see
     /// [`PartitionLog::set_high_watermark`]).
+    ///
+    /// A batch that retries one of its producer's last five is a duplicate: nothing is appended,
+    /// and the result has the original batch's offsets (Kafka's answer). A sequence gap, an older
+    /// producer epoch or a transactional-state violation is [`Error::Producer`] with Kafka's
+    /// message, and nothing of the append is written.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -88,50 +120,15 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # }
     /// ```
     pub fn append_as_leader(&self, records: &mut [u8]) -> Result<AppendInfo> {
-        let inner = &self.inner;
-        let _writer = inner.writer.lock();
-        let now = inner.time.now_ms();
-        let batches = inner.validate(records, true, now)?;
-        let log_append_time = (inner.config.message_timestamp_type
-            == MessageTimestampType::LogAppendTime)
-            .then_some(now);
-        let mut next = inner.log_end_offset.load(Ordering::Acquire);
-        let mut max_timestamp = -1;
-        let mut assigned = Vec::with_capacity(batches.len());
-        for b in &batches {
-            let bytes = records
-                .get_mut(b.start..b.start + b.size)
-                .unwrap_or_default();
-            let invalid = |e: rf::Error| inner.invalid(b.start, e.to_string());
-            rf::set_base_offset(bytes, next).map_err(invalid)?;
-            let batch_max = match log_append_time {
-                Some(t) => {
-                    rf::set_max_timestamp(bytes, TimestampType::LogAppendTime, t)
-                        .map_err(invalid)?;
-                    t
-                }
-                None => b.max_timestamp,
-            };
-            max_timestamp = max_timestamp.max(batch_max);
-            assigned.push((next, next + b.last_offset_delta));
-            next += b.last_offset_delta + 1;
-        }
-        let first_offset = assigned.first().map_or(next, |a| a.0);
-        let last_offset = next - 1;
-        inner.append_locked(records, first_offset, last_offset, max_timestamp)?;
-        Ok(AppendInfo {
-            first_offset,
-            last_offset,
-            max_timestamp,
-            log_append_time,
-            batches: batches.len(),
-            valid_bytes: records.len() as u64,
-        })
+        self.inner
+            .append_as_leader(records, AppendOrigin::Client, TV_UNKNOWN)
     }
 
     /// Appends batches whose offsets are already assigned, as a follower replica does: the first
     /// batch must start at or after the log end offset and offsets must increase. Offsets and
-    /// timestamps are kept as they are, and timestamps are not checked against the clock.
+    /// timestamps are kept as they are, and timestamps are not checked against the clock. The
+    /// producer state follows with Kafka's replication rules (no sequence checks, epochs not
+    /// enforced), and markers complete their transactions.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -167,35 +164,127 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # }
     /// ```
     pub fn append_as_follower(&self, records: &[u8]) -> Result<AppendInfo> {
-        let inner = &self.inner;
-        let _writer = inner.writer.lock();
-        let batches = inner.validate(records, false, inner.time.now_ms())?;
+        self.inner.append_as_follower(records)
+    }
+
+    /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says, with a producer
+    /// snapshot at its base offset.
+    pub fn roll(&self) -> Result<Arc<LogSegment<F>>> {
+        let _writer = self.inner.writer.lock();
+        self.inner.roll(None)
+    }
+}
+
+impl<F: FileSystem> Inner<F> {
+    /// Kafka's `appendAsLeader` from `origin` (a client, or a coordinator's marker): checks,
+    /// assigns offsets from the log end offset, validates the producer state and appends.
+    fn append_as_leader(
+        &self,
+        records: &mut [u8],
+        origin: AppendOrigin,
+        transaction_version: i16,
+    ) -> Result<AppendInfo> {
+        let _writer = self.writer.lock();
+        let now = self.time.now_ms();
+        let batches = self.validate(records, origin, now)?;
+        let log_append_time = (self.config.message_timestamp_type
+            == MessageTimestampType::LogAppendTime)
+            .then_some(now);
+        let mut next = self.log_end_offset.load(Ordering::Acquire);
+        let first_offset = next;
+        let mut max_timestamp = -1;
+        for b in &batches {
+            let bytes = records
+                .get_mut(b.start..b.start + b.size)
+                .unwrap_or_default();
+            let invalid = |e: rf::Error| self.invalid(b.start, e.to_string());
+            rf::set_base_offset(bytes, next).map_err(invalid)?;
+            let batch_max = match log_append_time {
+                Some(t) => {
+                    rf::set_max_timestamp(bytes, TimestampType::LogAppendTime, t)
+                        .map_err(invalid)?;
+                    t
+                }
+                None => b.max_timestamp,
+            };
+            max_timestamp = max_timestamp.max(batch_max);
+            next += b.last_offset_delta + 1;
+        }
+        let last_offset = next - 1;
+        let target = self.append_target(records.len(), first_offset, last_offset, max_timestamp)?;
+        let analysis = self.analyze_producer_state(
+            records,
+            &batches,
+            (target.segment_base, target.position),
+            origin,
+            transaction_version,
+        )?;
+        if let Some(duplicate) = analysis.duplicate {
+            // Kafka's answer to a retried batch: the offsets it got the first time.
+            return Ok(AppendInfo {
+                first_offset: duplicate.first_offset(),
+                last_offset: duplicate.last_offset,
+                max_timestamp,
+                log_append_time: Some(duplicate.timestamp),
+                batches: batches.len(),
+                valid_bytes: records.len() as u64,
+            });
+        }
+        self.write(records, target, first_offset, last_offset, &analysis)?;
+        Ok(AppendInfo {
+            first_offset,
+            last_offset,
+            max_timestamp,
+            log_append_time,
+            batches: batches.len(),
+            valid_bytes: records.len() as u64,
+        })
+    }
+
+    /// Kafka's `appendAsFollower`: offsets kept, the producer state updated with the replication
+    /// origin (no sequence checks, epochs not enforced), markers completing transactions.
+    fn append_as_follower(&self, records: &[u8]) -> Result<AppendInfo> {
+        let _writer = self.writer.lock();
+        let batches = self.validate(records, AppendOrigin::Replication, self.time.now_ms())?;
         let Some(first) = batches.first() else {
-            return Err(inner.invalid(0, "no record batch in the append".to_owned()));
+            return Err(self.invalid(0, "no record batch in the append".to_owned()));
         };
-        let log_end = inner.log_end_offset.load(Ordering::Acquire);
+        let log_end = self.log_end_offset.load(Ordering::Acquire);
         if first.first_offset < log_end {
-            return Err(inner.invalid(
+            return Err(self.invalid(
                 0,
                 format!(
                     "Unexpected offset in append to {}. First offset {} is less than the next offset {log_end}",
-                    inner.tp, first.first_offset
+                    self.tp, first.first_offset
                 ),
             ));
         }
         let mut previous = i64::MIN;
         for b in &batches {
             if b.first_offset <= previous || b.last_offset < b.first_offset {
-                return Err(inner.invalid(
+                return Err(self.invalid(
                     b.start,
-                    format!("Out of order offsets found in append to {}", inner.tp),
+                    format!("Out of order offsets found in append to {}", self.tp),
                 ));
             }
             previous = b.last_offset;
         }
         let max_timestamp = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
         let last_offset = previous;
-        inner.append_locked(records, first.first_offset, last_offset, max_timestamp)?;
+        let target = self.append_target(
+            records.len(),
+            first.first_offset,
+            last_offset,
+            max_timestamp,
+        )?;
+        let analysis = self.analyze_producer_state(
+            records,
+            &batches,
+            (target.segment_base, target.position),
+            AppendOrigin::Replication,
+            TV_UNKNOWN,
+        )?;
+        self.write(records, target, first.first_offset, last_offset, &analysis)?;
         Ok(AppendInfo {
             first_offset: first.first_offset,
             last_offset,
@@ -206,24 +295,16 @@ impl<F: FileSystem> PartitionLog<F> {
         })
     }
 
-    /// Rolls a new active segment now (Kafka's `roll`), whatever `should_roll` says.
-    pub fn roll(&self) -> Result<Arc<LogSegment<F>>> {
-        let _writer = self.inner.writer.lock();
-        self.inner.roll(None)
-    }
-}
-
-impl<F: FileSystem> Inner<F> {
-    /// Rolls if needed, appends to the active segment, moves the log end offset, and applies
-    /// `flush.messages`. The caller holds the writer lock.
-    fn append_locked(
+    /// Which segment an append of `size` bytes goes to (Kafka's `maybeRoll` decision, without
+    /// the roll). The caller holds the writer lock.
+    fn append_target(
         &self,
-        records: &[u8],
+        size: usize,
         first_offset: i64,
         last_offset: i64,
         max_timestamp: i64,
-    ) -> Result<()> {
-        let mut active = self.active();
+    ) -> Result<AppendTarget<F>> {
+        let active = self.active();
         if self.active_needs_resize.swap(false, Ordering::AcqRel) {
             active.resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
         }
@@ -232,15 +313,48 @@ impl<F: FileSystem> Inner<F> {
             max_segment_bytes: u64::try_from(self.config.segment_bytes).unwrap_or(0),
             max_timestamp_in_messages: max_timestamp,
             max_offset_in_messages: last_offset,
-            messages_size: records.len() as u64,
+            messages_size: size as u64,
             now_ms: self.time.now_ms(),
         };
-        if active.should_roll(params)? {
-            active = self.roll(Some(first_offset))?;
+        let roll = active.should_roll(params)?;
+        let (segment_base, position) = if roll {
+            let log_end = self.log_end_offset.load(Ordering::Acquire);
+            (first_offset.max(log_end), 0)
+        } else {
+            (active.base_offset(), active.size())
+        };
+        Ok(AppendTarget {
+            active,
+            roll,
+            segment_base,
+            position,
+        })
+    }
+
+    /// Rolls if due, appends, moves the log end offset, takes over the producer state and applies
+    /// `flush.messages`. The caller holds the writer lock.
+    fn write(
+        &self,
+        records: &[u8],
+        target: AppendTarget<F>,
+        first_offset: i64,
+        last_offset: i64,
+        analysis: &ProducerAnalysis,
+    ) -> Result<()> {
+        let segment = if target.roll {
+            self.roll(Some(first_offset))?
+        } else {
+            target.active
+        };
+        segment.append(last_offset, records)?;
+        {
+            let mut state = self.producer_state.lock();
+            // The log end moves first, as in Kafka: should the `.txnindex` write below fail,
+            // later appends still get increasing offsets (recovery repairs the index).
+            self.log_end_offset
+                .store(last_offset + 1, Ordering::Release);
+            self.apply_producer_state(&mut state, &segment, analysis, last_offset + 1)?;
         }
-        active.append(last_offset, records)?;
-        self.log_end_offset
-            .store(last_offset + 1, Ordering::Release);
         let unflushed = last_offset + 1 - self.recovery_point.load(Ordering::Acquire);
         if unflushed >= self.config.flush_messages {
             self.flush_up_to(last_offset + 1)?;
@@ -248,9 +362,30 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 
-    /// Kafka's `LocalLog.roll` plus `UnifiedLog.roll`'s background flush of older segments.
-    /// The caller holds the writer lock.
+    /// Kafka's `UnifiedLog.roll`: the local roll, then a producer snapshot at the new segment's
+    /// base offset, written unsynced under the lock; the background flush of the older segments
+    /// syncs it first. The caller holds the writer lock.
     pub(super) fn roll(&self, expected_next_offset: Option<i64>) -> Result<Arc<LogSegment<F>>> {
+        let (segment, rolled) = self.roll_local(expected_next_offset)?;
+        let snapshot = {
+            let mut state = self.producer_state.lock();
+            state.update_map_end_offset(segment.base_offset());
+            state.take_snapshot(false)?
+        };
+        match rolled {
+            Some(rolled) => self.schedule_flush_before(segment.base_offset(), rolled, snapshot),
+            // A recreated empty segment: no older segment to flush, only the snapshot.
+            None => {
+                if let Some(path) = snapshot {
+                    flush_snapshot(&self.fs, &path)?;
+                }
+            }
+        }
+        Ok(segment)
+    }
+
+    /// Kafka's `LocalLog.roll`. The caller holds the writer lock.
+    fn roll_local(&self, expected_next_offset: Option<i64>) -> Result<Rolled<F>> {
         let log_end = self.log_end_offset.load(Ordering::Acquire);
         let new_offset = expected_next_offset.unwrap_or(0).max(log_end);
         let active = self.active();
@@ -265,7 +400,7 @@ impl<F: FileSystem> Inner<F> {
                 self.swap_segments(|s| {
                     s.insert(new_offset, Arc::clone(&fresh));
                 });
-                return Ok(fresh);
+                return Ok((fresh, None));
             }
             return Err(Error::InvalidRequest {
                 partition: self.partition(),
@@ -297,8 +432,7 @@ impl<F: FileSystem> Inner<F> {
         self.swap_segments(|s| {
             s.insert(new_offset, Arc::clone(&segment));
         });
-        self.schedule_flush_before(new_offset, active);
-        Ok(segment)
+        Ok((segment, Some(active)))
     }
 
     fn open_new_segment(&self, base: i64) -> Result<LogSegment<F>> {
@@ -317,23 +451,46 @@ impl<F: FileSystem> Inner<F> {
         Ok(segment)
     }
 
-    /// Flushes every segment below `offset` in the background and then moves the recovery point
-    /// to `offset`, as Kafka's "flush-log" task after a roll; see [`Inner::flush_after_roll`].
-    fn schedule_flush_before(&self, offset: i64, rolled: Arc<LogSegment<F>>) {
+    /// Syncs the roll's producer snapshot, then flushes every segment below `offset` and moves
+    /// the recovery point to `offset`, in the background, as Kafka's "flush-log" task after a
+    /// roll; see [`Inner::flush_after_roll`].
+    fn schedule_flush_before(
+        &self,
+        offset: i64,
+        rolled: Arc<LogSegment<F>>,
+        snapshot: Option<PathBuf>,
+    ) {
         if self.roll_flush_inline.load(Ordering::Acquire) {
             // As in the background: a failure leaves the recovery point where it was.
-            let _ = self.flush_after_roll(offset, &rolled);
+            let _ = self.flush_after_roll_with_snapshot(offset, &rolled, snapshot.as_deref());
             return;
         }
         let me = self.me.clone();
         let handle = std::thread::spawn(move || {
             if let Some(inner) = me.upgrade() {
                 // A failure leaves the recovery point where it was: the next flush retries.
-                let _ = inner.flush_after_roll(offset, &rolled);
+                let _ = inner.flush_after_roll_with_snapshot(offset, &rolled, snapshot.as_deref());
             }
         });
         let mut background = self.background.lock();
         background.retain(|h| !h.is_finished());
         background.push(handle);
+    }
+
+    /// The roll's snapshot synced (a snapshot that retention has renamed `.deleted` since needs
+    /// none), then [`Inner::flush_after_roll`].
+    fn flush_after_roll_with_snapshot(
+        &self,
+        offset: i64,
+        rolled: &LogSegment<F>,
+        snapshot: Option<&std::path::Path>,
+    ) -> Result<()> {
+        if let Some(path) = snapshot {
+            match flush_snapshot(&self.fs, path) {
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {}
+                other => other?,
+            }
+        }
+        self.flush_after_roll(offset, rolled)
     }
 }

@@ -1,5 +1,6 @@
 //! Kafka's checks of an append's input (`analyzeAndValidateRecords`): framing, sizes, CRC,
-//! base offsets and CreateTime bounds.
+//! base offsets and CreateTime bounds; and `LogValidator.validateBatch`'s checks of a client's
+//! batch (offset range and count, no control batch, a sequence with a producer id).
 
 use seglog_fs::FileSystem;
 use seglog_record_format::{self as rf, Batch};
@@ -8,6 +9,7 @@ use super::InputBatch;
 use crate::config::MessageTimestampType;
 use crate::error::{Error, Result};
 use crate::partition::Inner;
+use crate::producer::AppendOrigin;
 
 impl<F: FileSystem> Inner<F> {
     pub(super) fn invalid(&self, position: usize, reason: String) -> Error {
@@ -18,13 +20,17 @@ impl<F: FileSystem> Inner<F> {
         }
     }
 
-    /// Kafka's `analyzeAndValidateRecords`: frames the whole input and checks every batch.
+    /// Kafka's `analyzeAndValidateRecords`: frames the whole input and checks every batch. A
+    /// leader append (any origin but replication) also reads every record back, and checks
+    /// CreateTime bounds; a client's batches get `LogValidator`'s checks as well.
     pub(super) fn validate(
         &self,
         records: &[u8],
-        leader: bool,
+        origin: AppendOrigin,
         now: i64,
     ) -> Result<Vec<InputBatch>> {
+        let leader = origin != AppendOrigin::Replication;
+        let client = origin == AppendOrigin::Client;
         let mut out = Vec::new();
         let mut scratch = Vec::new();
         let mut framing = rf::batches(records);
@@ -78,7 +84,7 @@ impl<F: FileSystem> Inner<F> {
                         )
                     })?;
             }
-            if leader && v2.base_offset() != 0 {
+            if client && v2.base_offset() != 0 {
                 return Err(self.invalid(
                     start,
                     format!(
@@ -87,6 +93,9 @@ impl<F: FileSystem> Inner<F> {
                         v2.base_offset()
                     ),
                 ));
+            }
+            if client {
+                self.check_client_batch(start, &v2)?;
             }
             if leader && self.config.message_timestamp_type == MessageTimestampType::CreateTime {
                 self.check_timestamps(start, &v2, now)?;
@@ -98,6 +107,7 @@ impl<F: FileSystem> Inner<F> {
                 last_offset: v2.last_offset(),
                 last_offset_delta: i64::from(v2.last_offset_delta()),
                 max_timestamp: v2.max_timestamp(),
+                producer_id: v2.producer_id(),
             });
         }
         if framing.position() != records.len() || out.is_empty() {
@@ -117,6 +127,43 @@ impl<F: FileSystem> Inner<F> {
             ));
         }
         Ok(out)
+    }
+
+    /// Kafka's `LogValidator.validateBatch` for a client's v2 batch, with its messages.
+    fn check_client_batch(&self, start: usize, batch: &rf::RecordBatch<'_>) -> Result<()> {
+        let tp = &self.tp;
+        let (base, last) = (batch.base_offset(), batch.last_offset());
+        let count_from_offsets = last - base + 1;
+        let count = i64::from(batch.records_count());
+        let refuse = |reason: String| Err(self.invalid(start, reason));
+        if count_from_offsets <= 0 {
+            return refuse(format!(
+                "Batch has an invalid offset range: [{base}, {last}] in topic partition {tp}"
+            ));
+        }
+        if count <= 0 {
+            return refuse(format!(
+                "Invalid reported count for record batch: {count} in topic partition {tp}"
+            ));
+        }
+        if count_from_offsets != count {
+            return refuse(format!(
+                "Inconsistent batch offset range [{base}, {last}] and count of records {count} in topic partition {tp}"
+            ));
+        }
+        if batch.is_control() {
+            return refuse(format!(
+                "Clients are not allowed to write control records in topic partition {tp}"
+            ));
+        }
+        if batch.producer_id() > crate::producer::NO_PRODUCER_ID && batch.base_sequence() < 0 {
+            return refuse(format!(
+                "Invalid sequence number {} in record batch with producerId {} in topic partition {tp}",
+                batch.base_sequence(),
+                batch.producer_id()
+            ));
+        }
+        Ok(())
     }
 
     /// Kafka's CreateTime bounds (`message.timestamp.before.max.ms` / `after.max.ms`), checked on
