@@ -163,6 +163,11 @@ fn fill_then_use(mount: &Path) {
     // A check after recovery (or after the indexes were trimmed at close) finds nothing.
     let check = seglog(&["check", partition], b"");
     assert!(check.status.success(), "{}", text(&check.stdout));
+    println!(
+        "full disk at {}: {count} records acknowledged before ENOSPC, {} read back after recover",
+        mount.display(),
+        values.len()
+    );
 }
 
 #[test]
