@@ -18,7 +18,7 @@ use crate::common;
 
 use seglog_log::{
     AbortedTransaction, CleanOptions, IsolationLevel, LoadOptions, LogConfig, MockClock,
-    PartitionLog, consumer_records,
+    PartitionLog, StopAfter, consumer_records,
 };
 use seglog_record_format::{
     Batch, BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker,
@@ -32,7 +32,8 @@ const LARGE: i64 = i64::MAX - RETENTION_MS - 1;
 
 /// A partition log written as a follower, with the bookkeeping of a leader for the `.txnindex`.
 struct TxnLog {
-    _root: tempfile::TempDir,
+    root: tempfile::TempDir,
+    config: LogConfig,
     clock: MockClock,
     log: PartitionLog,
     sequences: HashMap<i64, i32>,
@@ -53,12 +54,13 @@ impl TxnLog {
         .unwrap();
         let (log, _) = common::open(
             &common::partition_dir(root.path()),
-            config,
+            config.clone(),
             LoadOptions::default(),
             &clock,
         );
         Self {
-            _root: root,
+            root,
+            config,
             clock,
             log,
             sequences: HashMap::new(),
@@ -155,6 +157,34 @@ impl TxnLog {
             .active_segment()
             .append_aborted_txn(AbortedTxn::new(pid, first, offset, lso))
             .unwrap();
+    }
+
+    /// Closes the log as a crash would (nothing more written) and opens it again.
+    fn reopen(&mut self) -> seglog_log::LoadReport {
+        let dir = common::partition_dir(self.root.path());
+        let (log, report) = common::open(
+            &dir,
+            self.config.clone(),
+            LoadOptions::default(),
+            &self.clock,
+        );
+        self.log = log;
+        report
+    }
+
+    /// The live `.txnindex` files, by name.
+    fn txn_index_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(common::partition_dir(self.root.path()))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| {
+                std::path::Path::new(n)
+                    .extension()
+                    .is_some_and(|e| e == "txnindex")
+            })
+            .collect();
+        names.sort();
+        names
     }
 
     fn roll(&self) {
@@ -801,5 +831,52 @@ fn read_committed_after_cleaning_returns_the_latest_committed_value_of_each_key(
             .map(|r| (r.0, r.1.clone().unwrap()))
             .collect();
         assert_eq!(data, expected, "after cleaning at {now}");
+    }
+}
+
+#[test]
+fn the_cleaned_txn_index_travels_with_the_swap_and_survives_a_crash_at_each_phase() {
+    for stop in [
+        StopAfter::Cleaned,
+        StopAfter::Swapped,
+        StopAfter::OldDeleted,
+        StopAfter::Never,
+    ] {
+        let mut t = TxnLog::new(1 << 20);
+        t.txn(1, &[1]); // 0
+        t.roll();
+        t.txn(2, &[5]); // 1
+        t.abort(1); // 2: indexed in segment 1
+        t.commit(2); // 3
+        t.txn(1, &[3]); // 4
+        t.roll();
+        let entry = (1, 0, 2, 1);
+        assert_eq!(t.aborted(), vec![entry]);
+        assert_eq!(t.txn_index_files(), vec!["00000000000000000001.txnindex"]);
+        // The first cleaning merges both segments: the entry moves to the cleaned segment's index.
+        t.clean(0, 0);
+        assert_eq!(t.aborted(), vec![entry], "{stop:?}");
+        assert_eq!(t.txn_index_files(), vec!["00000000000000000000.txnindex"]);
+        t.reopen();
+        assert_eq!(t.aborted(), vec![entry], "{stop:?}: after reopening");
+        // The second finds the aborted transaction empty: no entry in the new index. Stopped
+        // after `stop`, the loader finishes or undoes the swap, the index with it.
+        t.clock.set(1);
+        let report = t.log.clean_until(&CleanOptions::default(), stop).unwrap();
+        assert!(!report.aborted, "{stop:?}: {report:?}");
+        let load = t.reopen();
+        let expected = if stop == StopAfter::Cleaned {
+            vec![entry]
+        } else {
+            vec![]
+        };
+        assert_eq!(t.aborted(), expected, "{stop:?}: {load:?}");
+        assert_eq!(
+            t.txn_index_files().len(),
+            expected.len(),
+            "{stop:?}: {:?}",
+            t.txn_index_files()
+        );
+        assert_eq!(t.offsets(), vec![1, 2, 3, 4], "{stop:?}");
     }
 }
