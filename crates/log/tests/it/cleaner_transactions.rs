@@ -316,8 +316,11 @@ struct BatchInfo {
     producer_id: i64,
     last_sequence: i32,
     delete_horizon: Option<i64>,
-    records: Vec<(i64, Option<Vec<u8>>, Option<Vec<u8>>)>,
+    records: Vec<Rec>,
 }
+
+/// A record: offset, key, value.
+type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
 
 fn key_records(keys: &[i64]) -> Vec<(Vec<u8>, Vec<u8>)> {
     keys.iter()

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
 use seglog_record_format::{
-    self as rf, Batch, BatchOptions, Header, NewRecord, RecordBatch, TimestampType,
+    self as rf, Batch, BatchBuilder, BatchOptions, Header, NewRecord, RecordBatch, TimestampType,
     write_empty_batch,
 };
 use seglog_segment::txn_index::AbortedTxn;
@@ -135,6 +135,9 @@ impl<F: FileSystem> Inner<F> {
                 if let Some(txn) = filtered.index_entry {
                     cleaned.append_aborted_txn(txn)?;
                 }
+                if !filtered.keep && matches!(&batch, Batch::V2(b) if b.is_control()) {
+                    report.markers_removed += 1;
+                }
                 if filtered.keep {
                     cleaned.append(batch.last_offset(), &work.out)?;
                     report.bytes_written += work.out.len() as u64;
@@ -219,17 +222,12 @@ impl<F: FileSystem> Inner<F> {
         if check.discard_records && !control {
             report.aborted_records_removed += u64::try_from(v2.records_count()).unwrap_or(0);
         }
-        let dropped = |report: &mut CleanReport| {
-            if control {
-                report.markers_removed += 1;
-            }
+        let dropped = Filtered {
+            keep: false,
+            index_entry: check.index_entry,
         };
         if check.retention == Retention::Delete {
-            dropped(report);
-            return Ok(Filtered {
-                keep: false,
-                index_entry: check.index_entry,
-            });
+            return Ok(dropped);
         }
         let latest = round.map.latest_offset();
         let horizon = v2.delete_horizon_ms();
@@ -280,34 +278,15 @@ impl<F: FileSystem> Inner<F> {
             work.out.extend_from_slice(bytes);
             return Ok(keep);
         }
-        let log_append = v2.timestamp_type() == TimestampType::LogAppendTime;
-        let options = BatchOptions {
-            base_offset: v2.base_offset(),
-            partition_leader_epoch: v2.partition_leader_epoch(),
-            producer_id: v2.producer_id(),
-            producer_epoch: v2.producer_epoch(),
-            base_sequence: v2.base_sequence(),
-            transactional: v2.is_transactional(),
-            control,
-            timestamp_type: v2.timestamp_type(),
-            log_append_time: if log_append { v2.max_timestamp() } else { -1 },
-            // A new horizon when a tombstone or an emptied transaction's marker is first kept;
-            // an earlier one stays (Kafka's `filterTo`).
-            delete_horizon_ms: if needs_horizon {
-                Some(round.now.saturating_add(self.config.delete_retention_ms))
-            } else {
-                horizon
-            },
-            compression: v2.compression()?,
-            last_offset_delta: Some(v2.last_offset_delta()),
+        let delete_horizon_ms = if needs_horizon {
+            Some(round.now.saturating_add(self.config.delete_retention_ms))
+        } else {
+            horizon
         };
+        let options = kept_batch_options(&v2, delete_horizon_ms)?;
         if kept == 0 {
             if check.retention != Retention::RetainEmpty {
-                dropped(report);
-                return Ok(Filtered {
-                    keep: false,
-                    index_entry: check.index_entry,
-                });
+                return Ok(dropped);
             }
             // Kept empty: a producer's last batch keeps its epoch and last sequence (Kafka's
             // `testLogCleanerRetainsProducerLastSequence`), the round's last its last offset.
@@ -319,23 +298,65 @@ impl<F: FileSystem> Inner<F> {
             )?;
             return Ok(keep);
         }
-        // Rebuilt from borrowed slices; headers go into one flat list sliced per record.
-        let mut headers: Vec<Header<'_>> = Vec::new();
-        let mut spans = Vec::with_capacity(kept);
-        for (view, keep) in views.iter().zip(&work.keep) {
-            if *keep {
-                let start = headers.len();
-                headers.extend(view.headers());
-                spans.push((view, start..headers.len()));
-            }
-        }
-        let base = v2.base_offset();
-        let records = spans.iter().map(|(r, range)| {
-            let delta = i32::try_from(r.offset() - base).unwrap_or(i32::MAX);
-            NewRecord::new(delta, r.timestamp(), r.key(), r.value())
-                .with_headers(headers.get(range.clone()).unwrap_or_default())
-        });
-        work.builder.build(&options, records, &mut work.out)?;
+        rebuild(
+            &options,
+            &views,
+            &work.keep,
+            &mut work.builder,
+            &mut work.out,
+        )?;
         Ok(keep)
     }
+}
+
+/// The options of a kept batch: its own header fields, with the delete horizon given (a new one
+/// when a tombstone or an emptied transaction's marker is first kept, else the batch's own:
+/// Kafka's `filterTo`), and its last offset, so the producer's last sequence stays.
+fn kept_batch_options(
+    v2: &RecordBatch<'_>,
+    delete_horizon_ms: Option<i64>,
+) -> rf::Result<BatchOptions> {
+    let log_append = v2.timestamp_type() == TimestampType::LogAppendTime;
+    Ok(BatchOptions {
+        base_offset: v2.base_offset(),
+        partition_leader_epoch: v2.partition_leader_epoch(),
+        producer_id: v2.producer_id(),
+        producer_epoch: v2.producer_epoch(),
+        base_sequence: v2.base_sequence(),
+        transactional: v2.is_transactional(),
+        control: v2.is_control(),
+        timestamp_type: v2.timestamp_type(),
+        log_append_time: if log_append { v2.max_timestamp() } else { -1 },
+        delete_horizon_ms,
+        compression: v2.compression()?,
+        last_offset_delta: Some(v2.last_offset_delta()),
+    })
+}
+
+/// Builds the batch of the kept records into `out`, from borrowed slices; headers go into one
+/// flat list sliced per record.
+fn rebuild(
+    options: &BatchOptions,
+    views: &[rf::RecordView<'_>],
+    keep: &[bool],
+    builder: &mut BatchBuilder,
+    out: &mut Vec<u8>,
+) -> rf::Result<()> {
+    let mut headers: Vec<Header<'_>> = Vec::new();
+    let mut spans = Vec::new();
+    for (view, keep) in views.iter().zip(keep) {
+        if *keep {
+            let start = headers.len();
+            headers.extend(view.headers());
+            spans.push((view, start..headers.len()));
+        }
+    }
+    let base = options.base_offset;
+    let records = spans.iter().map(|(r, range)| {
+        let delta = i32::try_from(r.offset() - base).unwrap_or(i32::MAX);
+        NewRecord::new(delta, r.timestamp(), r.key(), r.value())
+            .with_headers(headers.get(range.clone()).unwrap_or_default())
+    });
+    builder.build(options, records, out)?;
+    Ok(())
 }
