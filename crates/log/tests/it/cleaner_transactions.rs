@@ -883,3 +883,40 @@ fn the_cleaned_txn_index_travels_with_the_swap_and_survives_a_crash_at_each_phas
         assert_eq!(t.offsets(), vec![1, 2, 3, 4], "{stop:?}");
     }
 }
+
+#[test]
+fn a_marker_with_a_bad_key_stops_the_cleaning_with_the_file_and_byte() {
+    let t = TxnLog::new(1 << 20);
+    t.plain(1, 1);
+    t.plain(1, 2);
+    let position = t.log.active_segment().size();
+    // A control batch whose key is two bytes: no version and type to read.
+    let options = BatchOptions {
+        base_offset: t.log.log_end_offset(),
+        producer_id: 7,
+        producer_epoch: 0,
+        transactional: true,
+        control: true,
+        ..BatchOptions::new(0, Compression::None)
+    };
+    let mut batch = Vec::new();
+    BatchBuilder::new()
+        .build(
+            &options,
+            [NewRecord::new(0, 0, Some(&[0, 0][..]), Some(&[0; 6][..]))],
+            &mut batch,
+        )
+        .unwrap();
+    // Kafka's follower append would refuse it (its producer state parses the marker); ours takes
+    // it today, which is how a damaged marker can reach the cleaner here.
+    t.log.append_as_follower(&batch).unwrap();
+    t.roll();
+    let error = t
+        .log
+        .clean(&CleanOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("00000000000000000000.log"), "{error}");
+    assert!(error.contains(&format!("at byte {position}")), "{error}");
+    assert_eq!(t.offsets(), vec![0, 1, 2], "the cleaning changed the log");
+}

@@ -38,7 +38,7 @@ pub(super) fn build_offset_map<F: FileSystem>(
     let mut pending: Vec<(u128, i64)> = Vec::new();
     for (base, segment) in &dirty {
         let mut full = false;
-        let scan = segment.scan_batches(0, |_, framed| {
+        let scan = segment.scan_batches(0, |position, framed| {
             let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
             if batch.last_offset() < start {
                 return Ok(ControlFlow::Continue(()));
@@ -50,7 +50,7 @@ pub(super) fn build_offset_map<F: FileSystem>(
             throttle.account(framed.size_in_bytes() as u64);
             if let Batch::V2(b) = &batch {
                 let skip = if b.is_control() {
-                    txns.on_control_batch_read(b, &mut scratch)
+                    txns.on_control_batch_read(b, position, &mut scratch)
                         .map_err(|e| corrupt(segment, &e))?;
                     true
                 } else {

@@ -124,13 +124,13 @@ impl<F: FileSystem> Inner<F> {
                 segment.base_offset(),
                 upper,
             )?);
-            let scan = segment.scan_batches(0, |_, framed| {
+            let scan = segment.scan_batches(0, |position, framed| {
                 let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
                 report.bytes_read += framed.size_in_bytes() as u64;
                 throttle.account(framed.size_in_bytes() as u64);
                 work.out.clear();
                 let filtered = self
-                    .filter_batch(&batch, framed.bytes(), round, work, report)
+                    .filter_batch(&batch, framed.bytes(), position, round, work, report)
                     .map_err(|e| corrupt(segment, &e))?;
                 if let Some(txn) = filtered.index_entry {
                     cleaned.append_aborted_txn(txn)?;
@@ -160,12 +160,15 @@ impl<F: FileSystem> Inner<F> {
     /// and the batch ending at the round's upper bound stay, emptied if need be.
     fn batch_retention(
         batch: &RecordBatch<'_>,
+        position: u64,
         round: &Round<'_, F>,
         work: &mut Work,
     ) -> rf::Result<Check> {
         let control = batch.is_control();
         let (can_discard, index_entry) = if control {
-            let outcome = work.txns.on_control_batch_read(batch, &mut work.scratch)?;
+            let outcome = work
+                .txns
+                .on_control_batch_read(batch, position, &mut work.scratch)?;
             (outcome.discardable, outcome.index_entry)
         } else {
             (work.txns.on_batch_read(batch), None)
@@ -202,6 +205,7 @@ impl<F: FileSystem> Inner<F> {
         &self,
         batch: &Batch<'_>,
         bytes: &[u8],
+        position: u64,
         round: &Round<'_, F>,
         work: &mut Work,
         report: &mut CleanReport,
@@ -217,7 +221,7 @@ impl<F: FileSystem> Inner<F> {
                 });
             }
         };
-        let check = Self::batch_retention(&v2, round, work)?;
+        let check = Self::batch_retention(&v2, position, round, work)?;
         let control = v2.is_control();
         if check.discard_records && !control {
             report.aborted_records_removed += u64::try_from(v2.records_count()).unwrap_or(0);

@@ -102,10 +102,12 @@ impl CleanedTxns {
 
     /// Kafka's `onControlBatchRead`. An ABORT whose transaction still has data is kept and
     /// indexed; a COMMIT is kept if the cleaning saw data of its transaction; an emptied control
-    /// batch (cleaned before) may go; other control types stay.
+    /// batch (cleaned before) may go; other control types stay. A bad key is reported at
+    /// `position`, the batch's byte in its file.
     pub(super) fn on_control_batch_read(
         &mut self,
         batch: &RecordBatch<'_>,
+        position: u64,
         scratch: &mut Vec<u8>,
     ) -> rf::Result<ControlOutcome> {
         self.consume_aborted_up_to(batch.last_offset());
@@ -117,7 +119,10 @@ impl CleanedTxns {
         };
         let record = record?;
         let producer = batch.producer_id();
-        let (discardable, index_entry) = match parse_control_key(record.key())?.1 {
+        let kind = parse_control_key(record.key())
+            .map_err(|e| e.offset_by(position))?
+            .1;
+        let (discardable, index_entry) = match kind {
             ControlRecordType::Abort => match self.ongoing_aborted.remove(&producer) {
                 Some(Ongoing {
                     txn,
