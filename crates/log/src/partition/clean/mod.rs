@@ -18,7 +18,8 @@
 //!   data of its transaction remains, gets a delete horizon when the cleaning first finds its
 //!   transaction empty, and goes at a later cleaning past that horizon; the cleaned segment's
 //!   `.txnindex` holds the aborted transactions whose data remains;
-//! - legacy (v0/v1) tombstones are kept (Kafka's legacy horizon uses segment modification times).
+//! - legacy (v0/v1) entries are kept as they are (Kafka compacts them too, with a tombstone
+//!   horizon from segment modification times, and rewrites what it keeps as v2).
 
 mod plan;
 mod rewrite;
