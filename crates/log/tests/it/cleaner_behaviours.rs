@@ -10,7 +10,7 @@
 //! `testMessageLargerThanMaxMessageSize`), and grouping keeps each cleaned segment's offsets
 //! within `i32::MAX` of its base across sparse offsets and empty segments
 //! (`testSegmentGroupingWithSparseOffsets...`), and of batches the cleaning empties only the one
-//! ending at the first uncleanable offset stays (`testCleanSegmentsRetainingLastEmptyBatch`).
+//! ending at the high watermark stays (`testCleanSegmentsRetainingLastEmptyBatch`).
 //! Transactions: `cleaner_transactions.rs`.
 #![allow(
     clippy::unwrap_used,
@@ -615,10 +615,11 @@ fn the_last_batch_of_each_producer_is_kept_even_when_emptied() {
 }
 
 #[test]
-fn only_the_batch_ending_at_the_first_uncleanable_offset_is_kept_emptied() {
+fn only_the_batch_ending_at_the_high_watermark_is_kept_emptied() {
     // Kafka's testCleanSegmentsRetainingLastEmptyBatch (KAFKA-17076): when cleaning empties every
-    // batch, only the one ending just below the round's upper bound stays (as an empty batch), so
-    // the last offset is not lost; the emptied last batches of the other groups go.
+    // batch, only the one ending just below the high watermark (Kafka 4.4's bound; here also the
+    // first uncleanable offset) stays, as an empty batch, so the last offset is not lost; the
+    // emptied last batches of the other groups go.
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(0);
     let dir = common::partition_dir(root.path());

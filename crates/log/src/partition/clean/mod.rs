@@ -9,7 +9,7 @@
 //!   records in the cleaned range are dropped; tombstones are kept until their batch's delete
 //!   horizon (set on the first cleaning that keeps them to now + `delete.retention.ms`);
 //! - batches keep their base and last offsets; an emptied batch is dropped, except the one ending
-//!   at the first uncleanable offset, kept empty so the round's last offset stays, and the last
+//!   at the high watermark, kept empty so the last offset stays (Kafka 4.4), and the last
 //!   record of each producer (its last data batch, or the marker that gave it its epoch), kept
 //!   empty so its epoch and last sequence survive (Kafka keeps those of active producers; seglog
 //!   reads them from the log and never expires a producer);
@@ -224,7 +224,6 @@ impl<F: FileSystem> PartitionLog<F> {
             segments,
             map: &map,
             now,
-            upper: uncleanable,
         };
         for group in groups {
             let cleaned =
@@ -265,6 +264,8 @@ struct Work {
     last_records: HashMap<i64, LastRecord>,
     /// The transactions of the round, carried from group to group.
     txns: CleanedTxns,
+    /// The high watermark when the segment being cleaned was started.
+    high_watermark: i64,
 }
 
 /// Keeps reading and writing under `log.cleaner.io.max.bytes.per.second`.

@@ -3,6 +3,7 @@
 //! aborted transactions whose data remains.
 
 use std::ops::ControlFlow;
+use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
 use seglog_record_format::{
@@ -25,9 +26,6 @@ pub(super) struct Round<'a, F: FileSystem> {
     pub segments: &'a SegmentMap<F>,
     pub map: &'a OffsetMap,
     pub now: i64,
-    /// Kafka's `upperBoundOffsetOfCleaningRound`: the first uncleanable offset. The batch that ends
-    /// just below it is kept, even empty, so the round's last offset is not lost.
-    pub upper: i64,
 }
 
 /// Kafka's `BatchRetention`.
@@ -124,6 +122,9 @@ impl<F: FileSystem> Inner<F> {
                 segment.base_offset(),
                 upper,
             )?);
+            // The batch ending at the high watermark stays, even emptied, so that the last offset
+            // is not lost (Kafka 4.4's `cleanInto`, KAFKA-17076).
+            work.high_watermark = self.high_watermark.load(Ordering::Acquire);
             let scan = segment.scan_batches(0, |position, framed| {
                 let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
                 report.bytes_read += framed.size_in_bytes() as u64;
@@ -157,7 +158,7 @@ impl<F: FileSystem> Inner<F> {
 
     /// Kafka's `checkBatchRetention` for one batch: aborted data goes whole; a marker may go once
     /// its transaction has no data left and its delete horizon passed; a producer's last batch
-    /// and the batch ending at the round's upper bound stay, emptied if need be.
+    /// and the batch ending at the high watermark stay, emptied if need be.
     fn batch_retention(
         batch: &RecordBatch<'_>,
         position: u64,
@@ -184,7 +185,7 @@ impl<F: FileSystem> Inner<F> {
                 .last_records
                 .get(&batch.producer_id())
                 .is_some_and(|last| last.is_batch(batch));
-        let retention = if last_of_producer || batch.next_offset() == round.upper {
+        let retention = if last_of_producer || batch.next_offset() == work.high_watermark {
             Retention::RetainEmpty
         } else if discard_records {
             Retention::Delete
