@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use seglog_record_format::{
     self as rf, ATTRIBUTES_OFFSET, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET,
-    LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PRODUCER_ID, NO_TIMESTAMP,
-    PRODUCER_ID_OFFSET,
+    LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
+    NO_TIMESTAMP, PRODUCER_ID_OFFSET,
 };
 
 use seglog_fs::File;
@@ -248,6 +248,8 @@ pub struct BatchHeader {
     pub max_timestamp: i64,
     /// The producer id of a v2 batch, -1 (`NO_PRODUCER_ID`) for none and for legacy entries.
     pub producer_id: i64,
+    /// The producer epoch of a v2 batch, -1 (`NO_PRODUCER_EPOCH`) for legacy entries.
+    pub producer_epoch: i16,
     /// Whether this is a v2 control batch (a transaction marker).
     pub is_control: bool,
 }
@@ -396,7 +398,7 @@ fn parse_header(
     };
     let offset_field = be_i64(head, 0).ok_or_else(|| corrupt("truncated batch header"))?;
     let magic = head.get(16).copied().unwrap_or(0).cast_signed();
-    let (last_offset, max_timestamp, producer_id, is_control) = match magic {
+    let (last_offset, max_timestamp, producer_id, producer_epoch, is_control) = match magic {
         2.. => {
             if size < HEADER_PREFIX as u64 {
                 return Err(corrupt("record batch smaller than its 61-byte header"));
@@ -407,6 +409,9 @@ fn parse_header(
                 be_i64(head, MAX_TIMESTAMP_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
             let producer_id =
                 be_i64(head, PRODUCER_ID_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
+            // The epoch follows the 8-byte producer id.
+            let producer_epoch =
+                be_i16(head, PRODUCER_ID_OFFSET + 8).ok_or_else(|| corrupt("truncated header"))?;
             let attributes =
                 be_i16(head, ATTRIBUTES_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
             let is_control = rf::Attributes(attributes).is_control();
@@ -414,6 +419,7 @@ fn parse_header(
                 offset_field.wrapping_add(i64::from(delta)),
                 max_ts,
                 producer_id,
+                producer_epoch,
                 is_control,
             )
         }
@@ -422,9 +428,16 @@ fn parse_header(
             offset_field,
             be_i64(head, 18).unwrap_or(NO_TIMESTAMP),
             NO_PRODUCER_ID,
+            NO_PRODUCER_EPOCH,
             false,
         ),
-        _ => (offset_field, NO_TIMESTAMP, NO_PRODUCER_ID, false),
+        _ => (
+            offset_field,
+            NO_TIMESTAMP,
+            NO_PRODUCER_ID,
+            NO_PRODUCER_EPOCH,
+            false,
+        ),
     };
     Ok(BatchHeader {
         position,
@@ -434,6 +447,7 @@ fn parse_header(
         last_offset,
         max_timestamp,
         producer_id,
+        producer_epoch,
         is_control,
     })
 }

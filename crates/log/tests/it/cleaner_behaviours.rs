@@ -9,7 +9,9 @@
 //! a batch larger than today's `max.message.bytes` is still cleaned (`testLargeMessage`,
 //! `testMessageLargerThanMaxMessageSize`), and grouping keeps each cleaned segment's offsets
 //! within `i32::MAX` of its base across sparse offsets and empty segments
-//! (`testSegmentGroupingWithSparseOffsets...`).
+//! (`testSegmentGroupingWithSparseOffsets...`), and of batches the cleaning empties only the one
+//! ending at the high watermark stays (`testCleanSegmentsRetainingLastEmptyBatch`).
+//! Transactions: `cleaner_transactions.rs`.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -610,4 +612,43 @@ fn the_last_batch_of_each_producer_is_kept_even_when_emptied() {
         records,
         vec![(3, Some("0".to_owned())), (4, Some("1".to_owned()))]
     );
+}
+
+#[test]
+fn only_the_batch_ending_at_the_high_watermark_is_kept_emptied() {
+    // Kafka's testCleanSegmentsRetainingLastEmptyBatch (KAFKA-17076): when cleaning empties every
+    // batch, only the one ending just below the high watermark (Kafka 4.4's bound; here also the
+    // first uncleanable offset) stays, as an empty batch, so the last offset is not lost; the
+    // emptied last batches of the other groups go.
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let dir = common::partition_dir(root.path());
+    let (log, _) = common::open(&dir, config(), LoadOptions::default(), &clock);
+    let keys: Vec<String> = (0..30).map(|k| k.to_string()).collect();
+    let values: Vec<_> = keys.iter().map(|k| (Some(k.as_str()), Some("v"))).collect();
+    append(&log, &values, 1_000);
+    let tombstones: Vec<_> = keys.iter().map(|k| (Some(k.as_str()), None)).collect();
+    append(&log, &tombstones, 1_000);
+    roll_and_commit(&log);
+    let active = log.active_segment().base_offset();
+    assert_eq!(active, 60);
+    assert!(log.segment_count() > 3, "the setup needs several groups");
+    // The first cleaning sets the tombstones' horizons, the second removes them all.
+    log.clean(&CleanOptions::default()).unwrap();
+    clock.advance(1_001);
+    let report = log.clean(&CleanOptions::default()).unwrap();
+    assert!(report.groups > 1, "{report:?}");
+    assert!(all(&log).is_empty(), "{:?}", all(&log));
+    let mut batches = Vec::new();
+    for segment in log.segments().values() {
+        let bytes = std::fs::read(segment.log_path()).unwrap();
+        for framed in seglog_record_format::batches(&bytes) {
+            let seglog_record_format::Batch::V2(b) = framed.unwrap().decode().unwrap() else {
+                panic!("v2 expected");
+            };
+            batches.push((b.last_offset(), b.records_count()));
+        }
+    }
+    assert_eq!(batches, vec![(active - 1, 0)]);
+    assert_eq!(log.log_end_offset(), active);
 }

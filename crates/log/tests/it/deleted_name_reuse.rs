@@ -17,7 +17,9 @@ use seglog_log::{CleanOptions, LogConfig, MockClock};
 fn a_second_segment_renamed_deleted_under_the_same_name_keeps_its_files() {
     let root = tempfile::tempdir().unwrap();
     let dir = common::partition_dir(root.path());
-    let clock = MockClock::new(1_700_000_000_000);
+    // Far ahead of the files' modification times: a segment the cleaning emptied has no record
+    // timestamp, and time retention takes its modification time instead, as Kafka's does.
+    let clock = MockClock::new(4_102_444_800_000);
     let config = LogConfig {
         file_delete_delay_ms: 0,
         ..LogConfig::from_pairs([

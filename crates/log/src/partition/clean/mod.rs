@@ -8,17 +8,23 @@
 //! - a record is kept when its offset is beyond the map, or when it is its key's latest; unkeyed
 //!   records in the cleaned range are dropped; tombstones are kept until their batch's delete
 //!   horizon (set on the first cleaning that keeps them to now + `delete.retention.ms`);
-//! - batches keep their base and last offsets; an emptied batch is dropped, except the last of
-//!   each group, kept empty so the group's offsets stay covered, and the last data batch of each
-//!   producer, kept empty so its epoch and last sequence survive (Kafka keeps those of active
-//!   producers; seglog keeps no producer state and never expires a producer);
-//! - control batches are kept as they are, and transactions are not modelled: records of aborted
-//!   transactions are treated as committed, and markers are never removed;
-//! - legacy (v0/v1) tombstones are kept (Kafka's legacy horizon uses segment modification times).
+//! - batches keep their base and last offsets; an emptied batch is dropped, except the one ending
+//!   at the high watermark, kept empty so the last offset stays (Kafka 4.4), and the last
+//!   record of each producer (its last data batch, or the marker that gave it its epoch), kept
+//!   empty so its epoch and last sequence survive (Kafka keeps those of active producers; seglog
+//!   reads them from the log and never expires a producer);
+//! - transactions (`txn`): the aborted ones are read from the segments' `.txnindex` files; their
+//!   data is removed and never enters the key map, nor do control batches; a marker stays while
+//!   data of its transaction remains, gets a delete horizon when the cleaning first finds its
+//!   transaction empty, and goes at a later cleaning past that horizon; the cleaned segment's
+//!   `.txnindex` holds the aborted transactions whose data remains;
+//! - legacy (v0/v1) entries are kept as they are (Kafka compacts them too, with a tombstone
+//!   horizon from segment modification times, and rewrites what it keeps as v2).
 
 mod plan;
 mod rewrite;
 mod swap;
+mod txn;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -30,7 +36,9 @@ use seglog_segment::LogSegment;
 use super::{PartitionLog, SegmentMap};
 use crate::error::Result;
 
-use plan::{build_offset_map, group_segments, last_batch_of_each_producer};
+use plan::{build_offset_map, group_segments};
+use rewrite::Round;
+use txn::{CleanedTxns, LastRecord, last_records_of_producers};
 
 /// How a cleaning runs.
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +86,10 @@ pub struct CleanReport {
     pub records_kept: u64,
     /// Tombstones removed because their delete horizon had passed.
     pub tombstones_removed: u64,
+    /// Records of aborted transactions removed.
+    pub aborted_records_removed: u64,
+    /// Transaction markers (control batches) removed.
+    pub markers_removed: u64,
     /// True when a source segment disappeared meanwhile (retention or truncation) and the cleaning
     /// was abandoned without changing anything.
     pub aborted: bool,
@@ -98,14 +110,15 @@ pub enum StopAfter {
 }
 
 impl<F: FileSystem> PartitionLog<F> {
-    /// Kafka's `firstUncleanableDirtyOffset`: the active segment's base, the high watermark, and
-    /// the first non-active segment at or after `first_dirty` whose largest timestamp is younger
-    /// than `min.compaction.lag.ms`, whichever is lowest (and never below `first_dirty`).
+    /// Kafka's `firstUncleanableDirtyOffset`: the active segment's base, the last stable offset
+    /// (the high watermark, or the first offset of an undecided transaction below it), and the
+    /// first non-active segment at or after `first_dirty` whose largest timestamp is younger than
+    /// `min.compaction.lag.ms`, whichever is lowest (and never below `first_dirty`).
     pub fn first_uncleanable_offset(&self, first_dirty: i64) -> Result<i64> {
         let now = self.inner.time.now_ms();
         let segments = self.segments();
         let active = segments.keys().next_back().copied().unwrap_or(0);
-        let mut bound = active.min(self.high_watermark());
+        let mut bound = active.min(self.last_stable_offset());
         let lag = self.inner.config.min_compaction_lag_ms;
         if lag > 0 {
             let floor = segments
@@ -204,12 +217,17 @@ impl<F: FileSystem> PartitionLog<F> {
         report.end_offset = map.latest_offset() + 1;
         let groups = group_segments(inner, segments, report.end_offset)?;
         let mut work = Work {
-            last_batch_of_producer: last_batch_of_each_producer(segments)?,
+            last_records: last_records_of_producers(segments)?,
             ..Work::default()
+        };
+        let round = Round {
+            segments,
+            map: &map,
+            now,
         };
         for group in groups {
             let cleaned =
-                inner.clean_group(&group, &map, now, &mut report, &mut throttle, &mut work)?;
+                inner.clean_group(&group, &round, &mut report, &mut throttle, &mut work)?;
             if stop == StopAfter::Cleaned {
                 return Ok(report);
             }
@@ -242,8 +260,12 @@ struct Work {
     keep: Vec<bool>,
     /// The key hash of each record of a batch that the map is asked about (0: not asked).
     hashes: Vec<u128>,
-    /// The last offset of the last data batch of each producer in the log.
-    last_batch_of_producer: HashMap<i64, i64>,
+    /// The last record of each producer in the log.
+    last_records: HashMap<i64, LastRecord>,
+    /// The transactions of the round, carried from group to group.
+    txns: CleanedTxns,
+    /// The high watermark when the segment being cleaned was started.
+    high_watermark: i64,
 }
 
 /// Keeps reading and writing under `log.cleaner.io.max.bytes.per.second`.

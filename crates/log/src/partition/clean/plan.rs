@@ -1,39 +1,23 @@
-//! Planning a cleaning: the producers whose last batch must survive, the key map over the dirty
-//! range (Kafka's `buildOffsetMap`), and the groups of segments each rewritten into one.
+//! Planning a cleaning: the key map over the dirty range (Kafka's `buildOffsetMap`), and the
+//! groups of segments each rewritten into one.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
-use seglog_record_format::{self as rf, Batch};
+use seglog_record_format::Batch;
 use seglog_segment::LogSegment;
 
+use super::txn::{CleanedTxns, collect_aborted};
 use super::{Throttle, batch_first_offset, corrupt, for_each_record, whole_segment_read};
 use crate::error::Result;
 use crate::loom::sync::Arc;
 use crate::offset_map::{OffsetMap, key_hash};
 use crate::partition::{Inner, SegmentMap};
 
-/// The last offset of the last data batch of every producer with a batch in `segments` (Kafka's
-/// `lastRecordsOfActiveProducers`; seglog keeps no producer state, so the log is its record, and
-/// producers never expire). Only batch headers are read.
-pub(super) fn last_batch_of_each_producer<F: FileSystem>(
-    segments: &SegmentMap<F>,
-) -> Result<HashMap<i64, i64>> {
-    let mut last = HashMap::new();
-    for segment in segments.values() {
-        segment.scan_batch_headers(0, |h| {
-            if h.producer_id != rf::NO_PRODUCER_ID && !h.is_control {
-                last.insert(h.producer_id, h.last_offset);
-            }
-            Ok(ControlFlow::<()>::Continue(()))
-        })?;
-    }
-    Ok(last)
-}
-
 /// Kafka's `buildOffsetMap`: the latest offset of every key from `start` up to `end`, stopping at a
-/// batch boundary when the map is full (a later cleaning continues from there).
+/// batch boundary when the map is full (a later cleaning continues from there). Keys of aborted
+/// transactions (known from the `.txnindex` files) and of control batches never enter the map;
+/// their offsets still count as covered.
 pub(super) fn build_offset_map<F: FileSystem>(
     segments: &SegmentMap<F>,
     start: i64,
@@ -48,11 +32,13 @@ pub(super) fn build_offset_map<F: FileSystem>(
         .map_or(i64::MIN, |(b, _)| *b);
     let dirty: Vec<(i64, &Arc<LogSegment<F>>)> =
         segments.range(floor..end).map(|(b, s)| (*b, s)).collect();
+    let mut txns = CleanedTxns::default();
+    txns.add_aborted(collect_aborted(segments, start, end)?);
     let mut scratch = Vec::new();
     let mut pending: Vec<(u128, i64)> = Vec::new();
     for (base, segment) in &dirty {
         let mut full = false;
-        let scan = segment.scan_batches(0, |_, framed| {
+        let scan = segment.scan_batches(0, |position, framed| {
             let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
             if batch.last_offset() < start {
                 return Ok(ControlFlow::Continue(()));
@@ -63,8 +49,15 @@ pub(super) fn build_offset_map<F: FileSystem>(
             }
             throttle.account(framed.size_in_bytes() as u64);
             if let Batch::V2(b) = &batch {
-                if b.is_control() {
-                    map.advance_to(b.last_offset());
+                let skip = if b.is_control() {
+                    txns.on_control_batch_read(b, position, &mut scratch)
+                        .map_err(|e| corrupt(segment, &e))?;
+                    true
+                } else {
+                    txns.on_batch_read(b)
+                };
+                if skip {
+                    map.advance_to(b.last_offset().min(end - 1));
                     return Ok(ControlFlow::Continue(()));
                 }
                 let count = usize::try_from(b.records_count()).unwrap_or(0);
