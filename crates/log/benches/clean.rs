@@ -158,6 +158,7 @@ fn clean(c: &mut Criterion) {
                     first_dirty_offset: 0,
                     dedupe_buffer_bytes: budget,
                     io_max_bytes_per_second: None,
+                    uncleanable_offset: None,
                 };
                 let report = log.clean(&options).unwrap();
                 assert!(report.records_kept * 5 < report.records_read);

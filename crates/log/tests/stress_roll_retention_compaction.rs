@@ -289,6 +289,7 @@ fn run(max_segment_mappings: i64) {
                         first_dirty_offset: checkpoint,
                         dedupe_buffer_bytes: 1 << 20,
                         io_max_bytes_per_second: None,
+                        uncleanable_offset: None,
                     })
                     .unwrap();
                 if !report.aborted {

@@ -18,7 +18,13 @@ use super::records::{json_lines, same_records};
 const TOPIC: &str = "transactional";
 const ROUNDS: &str = "40";
 
-pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
+/// What Kafka's consumer read at one isolation level.
+type LevelRead = (&'static str, Vec<Value>);
+
+/// The broker's part: the producers, then Kafka's consumer under each isolation level (each
+/// checked against what the producers acknowledged), then a clean stop. Returns what was
+/// produced, in offset order, and each level's read.
+fn kafka_writes(ctx: &Ctx, kafka: &KafkaNode) -> Result<(Vec<Value>, Vec<LevelRead>)> {
     let broker = kafka.start(ctx)?;
     let cmd = ctx.oracle(&[
         "create-topic",
@@ -32,12 +38,6 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     let produced = ctx.run_ok(cmd, "step6-txn-produce", Duration::from_mins(4))?;
     let mut produced = json_lines(&produced, "produced")?;
     produced.sort_by_key(|v| v["offset"].as_i64());
-    let count = |txn: &str| produced.iter().filter(|v| v["txn"] == txn).count();
-    let (committed, aborted, plain) = (count("committed"), count("aborted"), count("none"));
-    ensure!(
-        committed > 0 && aborted > 0 && plain > 0,
-        "the producers made {committed} committed, {aborted} aborted and {plain} idempotent records"
-    );
     let visible: Vec<Value> = produced
         .iter()
         .filter(|v| v["txn"] != "aborted")
@@ -71,6 +71,17 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     }
     broker.errors_about(&format!("{TOPIC}-0"))?;
     broker.stop()?;
+    Ok((produced, kafka_reads))
+}
+
+pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
+    let (produced, kafka_reads) = kafka_writes(ctx, kafka)?;
+    let count = |txn: &str| produced.iter().filter(|v| v["txn"] == txn).count();
+    let (committed, aborted, plain) = (count("committed"), count("aborted"), count("none"));
+    ensure!(
+        committed > 0 && aborted > 0 && plain > 0,
+        "the producers made {committed} committed, {aborted} aborted and {plain} idempotent records"
+    );
 
     // A copy, so that nothing seglog does can touch the broker's own directory.
     let partition = ctx.work.join("step6").join(format!("{TOPIC}-0"));
@@ -88,7 +99,21 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     )?;
     eprintln!("kafka-interop: seglog check: {}", out.trim());
 
-    let files = files_with(&partition, &["log", "index", "timeindex"])?;
+    let files = files_with(
+        &partition,
+        &["log", "index", "timeindex", "txnindex", "snapshot"],
+    )?;
+    let count_of = |ext: &str| {
+        files
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == ext))
+            .count()
+    };
+    let (txnindexes, snapshots) = (count_of("txnindex"), count_of("snapshot"));
+    ensure!(
+        txnindexes > 0 && snapshots > 0,
+        "the broker left {txnindexes} .txnindex and {snapshots} .snapshot files"
+    );
     same_dump(ctx, "step6-dump-partition", &files)?;
     let metadata = files_with(
         &kafka.log_dir.join("__cluster_metadata-0"),
@@ -113,7 +138,7 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     }
 
     eprintln!(
-        "kafka-interop: {} segments, {committed} committed, {aborted} aborted and {plain} idempotent records: seglog consume (read_uncommitted and read_committed) and dump agree with Kafka ({} files and {} of the metadata log dumped)",
+        "kafka-interop: {} segments, {committed} committed, {aborted} aborted and {plain} idempotent records: seglog consume (read_uncommitted and read_committed) and dump agree with Kafka ({} files, {txnindexes} of them .txnindex and {snapshots} .snapshot, and {} of the metadata log dumped)",
         logs.len(),
         files.len(),
         metadata.len()

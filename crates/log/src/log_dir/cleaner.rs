@@ -44,6 +44,7 @@ impl<F: FileSystem> LogDir<F> {
             first_dirty_offset: self.first_dirty_offset(&log),
             dedupe_buffer_bytes: settings.dedupe_buffer_bytes,
             io_max_bytes_per_second: settings.io_max_bytes_per_second,
+            uncleanable_offset: None,
         };
         let report = log.clean(&options)?;
         if !report.aborted {

@@ -144,19 +144,21 @@ impl TxnLog {
         self.ongoing.remove(&pid);
     }
 
-    /// The ABORT marker, and its `.txnindex` entry in the segment holding it, as Kafka's leader
-    /// writes it: the last stable offset is the first offset of the oldest other ongoing
-    /// transaction, or the offset after the marker.
+    /// The ABORT marker; the append writes its `.txnindex` entry in the segment holding it, as
+    /// Kafka's leader does, which this checks: the last stable offset is the first offset of the
+    /// oldest other ongoing transaction, or the offset after the marker.
     fn abort(&mut self, pid: i64) {
         let offset = self.marker(pid, ControlRecordType::Abort);
         let Some(first) = self.ongoing.remove(&pid) else {
             return;
         };
         let lso = self.ongoing.values().min().copied().unwrap_or(offset + 1);
-        self.log
-            .active_segment()
-            .append_aborted_txn(AbortedTxn::new(pid, first, offset, lso))
-            .unwrap();
+        let written = self.log.active_segment().all_aborted_txns().unwrap();
+        assert_eq!(
+            written.last(),
+            Some(&AbortedTxn::new(pid, first, offset, lso)),
+            "the append's .txnindex entry"
+        );
     }
 
     /// Closes the log as a crash would (nothing more written) and opens it again.
@@ -195,10 +197,14 @@ impl TxnLog {
     /// Kafka's `doClean(LogToClean(tp, log, first_dirty, activeSegment.baseOffset), now)`.
     fn clean(&self, first_dirty: i64, now: i64) -> i64 {
         self.clock.set(now);
+        self.log.set_high_watermark(self.log.log_end_offset());
         let report = self
             .log
             .clean(&CleanOptions {
                 first_dirty_offset: first_dirty,
+                // Kafka's tests clean up to the active segment (`LogToClean(.., activeSegment
+                // .baseOffset)`), an ongoing transaction's data included.
+                uncleanable_offset: Some(self.log.active_segment().base_offset()),
                 ..CleanOptions::default()
             })
             .unwrap();
@@ -907,9 +913,11 @@ fn a_marker_with_a_bad_key_stops_the_cleaning_with_the_file_and_byte() {
             &mut batch,
         )
         .unwrap();
-    // Kafka's follower append would refuse it (its producer state parses the marker); ours takes
-    // it today, which is how a damaged marker can reach the cleaner here.
-    t.log.append_as_follower(&batch).unwrap();
+    // The follower append refuses it, as Kafka's (its producer state parses the marker)...
+    let refused = t.log.append_as_follower(&batch).unwrap_err().to_string();
+    assert!(refused.contains("control record key"), "{refused}");
+    // ...so it reaches the segment as damage would, below the log's bookkeeping.
+    t.log.active_segment().append(2, &batch).unwrap();
     t.roll();
     let error = t
         .log

@@ -226,10 +226,13 @@ impl Txns {
             .unwrap();
         let marker = log.append_as_follower(&batch).unwrap().first_offset;
         if !commit {
+            // The append wrote the `.txnindex` entry, as Kafka's leader does.
             let lso = self.last_stable_offset(marker + 1);
-            log.active_segment()
-                .append_aborted_txn(AbortedTxn::new(i64::from(producer), first, marker, lso))
-                .unwrap();
+            let written = log.active_segment().all_aborted_txns().unwrap();
+            assert_eq!(
+                written.last(),
+                Some(&AbortedTxn::new(i64::from(producer), first, marker, lso))
+            );
             self.aborted.extend(offsets);
         }
     }
@@ -346,6 +349,7 @@ fn run(ops: &[Op]) {
                     first_dirty_offset: first_dirty,
                     dedupe_buffer_bytes: usize::from(*budget_keys) * 24 * 2,
                     io_max_bytes_per_second: None,
+                    uncleanable_offset: None,
                 };
                 let report = log.clean(&options).unwrap();
                 let after = read_all(&log);

@@ -49,6 +49,10 @@ pub struct CleanOptions {
     pub dedupe_buffer_bytes: usize,
     /// `log.cleaner.io.max.bytes.per.second`: reading and writing slow down to stay under it.
     pub io_max_bytes_per_second: Option<f64>,
+    /// Where cleaning stops (Kafka's `LogToClean.uncleanableOffset`), kept at or below the
+    /// active segment's base offset; `None`: [`PartitionLog::first_uncleanable_offset`], which
+    /// also stops at the last stable offset and `min.compaction.lag.ms`.
+    pub uncleanable_offset: Option<i64>,
 }
 
 impl Default for CleanOptions {
@@ -57,6 +61,7 @@ impl Default for CleanOptions {
             first_dirty_offset: 0,
             dedupe_buffer_bytes: 128 * 1024 * 1024,
             io_max_bytes_per_second: None,
+            uncleanable_offset: None,
         }
     }
 }
@@ -192,7 +197,13 @@ impl<F: FileSystem> PartitionLog<F> {
         let first_dirty = options
             .first_dirty_offset
             .clamp(self.log_start_offset(), log_end);
-        let uncleanable = self.first_uncleanable_offset(first_dirty)?;
+        let uncleanable = match options.uncleanable_offset {
+            Some(offset) => {
+                let active = segments.keys().next_back().copied().unwrap_or(0);
+                offset.min(active).max(first_dirty)
+            }
+            None => self.first_uncleanable_offset(first_dirty)?,
+        };
         let mut report = CleanReport {
             first_dirty_offset: first_dirty,
             end_offset: first_dirty,
