@@ -13,10 +13,12 @@ mod clean;
 mod flush;
 mod load;
 mod planner;
+mod producer_load;
 mod quarantine;
 mod read;
 mod recovery_plan;
 mod retention;
+mod snapshot_plan;
 
 use crate::loom::sync::Arc;
 use std::collections::BTreeMap;
@@ -42,7 +44,8 @@ pub use planner::plan_partition;
 pub use quarantine::RESTORE_HINT;
 pub use read::{FetchDataInfo, Isolation, ListOffset};
 pub use recovery_plan::{
-    BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal,
+    BadSwap, Cut, DropReason, DroppedSegment, DroppedSnapshot, QUARANTINE_DIR, RecoveryPlan,
+    Removal, SnapshotDrop,
 };
 pub use retention::RetentionReport;
 

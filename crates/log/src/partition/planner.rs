@@ -12,6 +12,7 @@ use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
 
 use super::LoadOptions;
 use super::recovery_plan::{BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal};
+use super::snapshot_plan;
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, PartitionFile};
 
@@ -26,6 +27,8 @@ struct Planner<'a, F> {
     dir: &'a Path,
     interval: u32,
     plan: RecoveryPlan,
+    /// The end offset (exclusive) of each segment scanned.
+    scan_ends: BTreeMap<i64, i64>,
 }
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
@@ -44,6 +47,7 @@ pub fn plan_partition<F: FileSystem>(
             dir: dir.to_path_buf(),
             ..RecoveryPlan::default()
         },
+        scan_ends: BTreeMap::new(),
     };
     if !fs.is_dir(dir) {
         return Ok(planner.plan);
@@ -56,6 +60,7 @@ pub fn plan_partition<F: FileSystem>(
     let (live, swaps) = planner.temp_files(files);
     let (live, segments) = planner.swaps(live, &swaps)?;
     planner.recover(&live, &segments, options)?;
+    planner.producer_snapshots(&live, &segments, options)?;
     Ok(planner.plan)
 }
 
@@ -81,14 +86,12 @@ impl<F: FileSystem> Planner<'_, F> {
         } else {
             None
         };
-        Ok(scan_segment(
-            self.fs,
-            self.dir,
-            base,
-            segment.suffix,
-            self.interval,
-            next,
-        )?)
+        let scan = scan_segment(self.fs, self.dir, base, segment.suffix, self.interval, next)?;
+        if segment.suffix.is_empty() {
+            self.scan_ends
+                .insert(base, scan.last_offset.map_or(base, |o| o + 1));
+        }
+        Ok(scan)
     }
 
     /// Step 1: `.deleted` removed; `.cleaned`, and `.swap` at or above the smallest cleaned
@@ -104,6 +107,11 @@ impl<F: FileSystem> Planner<'_, F> {
                     self.plan.removed.push((file.into_path(), Removal::Deleted));
                 }
                 FileKind::Cleaned => cleaned.push(file),
+                FileKind::SnapshotTemp => {
+                    self.plan
+                        .removed
+                        .push((file.into_path(), Removal::UnfinishedSnapshot));
+                }
                 FileKind::Swap => swaps.push(file),
                 _ => live.push(file),
             }
@@ -263,6 +271,22 @@ impl<F: FileSystem> Planner<'_, F> {
             self.add_cut(*base, &scan, false);
             judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
         }
+        // Kafka's loader runs the `.txnindex` sanity check on every segment and recovers one
+        // that fails it, keeping the later segments.
+        for (base, segment) in segments {
+            let txn = naming::txn_index_file(self.dir, *base, "");
+            if judged.contains_key(base) || !names.contains(name(&txn)) {
+                continue;
+            }
+            if let Some(why) = snapshot_plan::txn_index_problem(self.fs, &txn, *base)? {
+                let scan = self.scan(*base, *segment, segments)?;
+                self.plan.scanned.push(*base);
+                self.plan.rebuilt_indexes.push(*base);
+                self.plan.corrupt_txn_indexes.push((*base, why));
+                self.add_cut(*base, &scan, false);
+                judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+            }
+        }
         if options.had_clean_shutdown {
             if let Some((base, segment)) = segments.iter().next_back()
                 && !judged.contains_key(base)
@@ -326,6 +350,40 @@ impl<F: FileSystem> Planner<'_, F> {
         self.plan
             .dropped
             .sort_by_key(|d| std::cmp::Reverse(d.base_offset));
+        Ok(())
+    }
+
+    /// The producer snapshots the plan sets aside: past the log end it leaves, or corrupt (from
+    /// the latest in range down to the first that decodes, the ones Kafka's load would try).
+    fn producer_snapshots(
+        &mut self,
+        live: &[PartitionFile],
+        segments: &BTreeMap<i64, Segment>,
+        options: LoadOptions,
+    ) -> Result<()> {
+        let dropped: BTreeSet<i64> = self.plan.dropped.iter().map(|d| d.base_offset).collect();
+        let kept = segments.iter().filter(|(b, _)| !dropped.contains(b));
+        let log_end = match kept.clone().next_back() {
+            Some((base, segment)) => {
+                if let Some(cut) = self.plan.cuts.iter().find(|c| c.base_offset == *base) {
+                    cut.next_offset
+                } else if let Some(end) = self.scan_ends.get(base) {
+                    *end
+                } else {
+                    walk_tail(self.fs, self.dir, *base, segment.suffix)?.next_offset
+                }
+            }
+            None => options.log_start_offset.max(0),
+        };
+        let first_base = kept.map(|(b, _)| *b).next().unwrap_or(0);
+        let log_start = options.log_start_offset.max(first_base);
+        let log_end = log_end.max(options.log_start_offset);
+        self.plan.log_end_offset = Some(log_end);
+        self.plan
+            .dropped_snapshots
+            .extend(snapshot_plan::plan_snapshots(
+                self.fs, live, log_start, log_end,
+            )?);
         Ok(())
     }
 

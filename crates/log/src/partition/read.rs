@@ -395,6 +395,9 @@ impl<F: FileSystem> PartitionLog<F> {
         active.truncate_to(offset, inner.time.now_ms())?;
         active.flush()?;
         inner.after_truncation(offset);
+        // Kafka's truncateTo -> rebuildProducerState: the snapshots above `offset` deleted, the
+        // state reloaded from the latest one at or below it.
+        inner.rebuild_after_truncation(offset)?;
         Ok(true)
     }
 
@@ -438,6 +441,10 @@ impl<F: FileSystem> Inner<F> {
         self.sync_dir()?;
         self.log_start_offset.store(offset, Ordering::Release);
         self.after_truncation(offset);
+        self.producer_state
+            .lock()
+            .truncate_fully_and_start_at(offset)?;
+        self.rebuild_after_truncation(offset)?;
         Ok(())
     }
 

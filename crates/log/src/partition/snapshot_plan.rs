@@ -1,0 +1,83 @@
+//! The recovery plan's view of producer state files, read-only: which `<offset>.snapshot` files
+//! recovery sets aside (past the log end it leaves, or corrupt where Kafka's load would try them)
+//! and whether a `.txnindex` passes Kafka's sanity check.
+
+use std::path::Path;
+
+use seglog_fs::FileSystem;
+use seglog_segment::txn_index::TransactionIndex;
+
+use super::recovery_plan::{DroppedSnapshot, SnapshotDrop};
+use crate::error::{Error, Result};
+use crate::listing::{FileKind, PartitionFile};
+use crate::producer::read_snapshot;
+
+/// Why the `.txnindex` at `path` of the segment at `base` fails Kafka's `sanityCheck` (an entry
+/// below the base offset, or of an unknown version), or `None` if it passes.
+///
+/// # Errors
+///
+/// The file cannot be read.
+pub(super) fn txn_index_problem<F: FileSystem>(
+    fs: &F,
+    path: &Path,
+    base: i64,
+) -> Result<Option<String>> {
+    let index = TransactionIndex::open_read_only(fs.clone(), path, base)?;
+    match index.sanity_check() {
+        Ok(()) => Ok(None),
+        Err(e @ seglog_segment::Error::Io { .. }) => Err(e.into()),
+        Err(e) => Ok(Some(e.to_string())),
+    }
+}
+
+/// The snapshots among `live` to set aside: each past `log_end`, then, from the latest at or
+/// below `log_end` and above `log_start` down, each corrupt one until one decodes (Kafka's
+/// `loadFromSnapshot` deletes exactly those; seglog keeps them in the quarantine).
+///
+/// # Errors
+///
+/// A snapshot cannot be read.
+pub(super) fn plan_snapshots<F: FileSystem>(
+    fs: &F,
+    live: &[PartitionFile],
+    log_start: i64,
+    log_end: i64,
+) -> Result<Vec<DroppedSnapshot>> {
+    let mut snapshots: Vec<(i64, &Path)> = live
+        .iter()
+        .filter(|f| f.kind() == FileKind::Snapshot)
+        .filter_map(|f| f.base_offset().map(|o| (o, f.path())))
+        .collect();
+    snapshots.sort_unstable();
+    let mut out = Vec::new();
+    for (offset, path) in snapshots.iter().rev() {
+        if *offset > log_end {
+            out.push(DroppedSnapshot {
+                path: path.to_path_buf(),
+                offset: *offset,
+                reason: SnapshotDrop::PastLogEnd {
+                    log_end_offset: log_end,
+                },
+            });
+            continue;
+        }
+        if *offset <= log_start {
+            break;
+        }
+        match read_snapshot(fs, path) {
+            Ok(_) => break,
+            Err(Error::CorruptSnapshot {
+                position, message, ..
+            }) => out.push(DroppedSnapshot {
+                path: path.to_path_buf(),
+                offset: *offset,
+                reason: SnapshotDrop::Corrupt {
+                    reason: format!("at byte {position}: {message}"),
+                },
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
