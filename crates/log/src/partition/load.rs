@@ -340,9 +340,10 @@ impl<F: FileSystem> Inner<F> {
     ) -> Result<()> {
         for (path, why) in &plan.removed {
             match why {
-                Removal::Deleted => report.deleted_files.push(path.clone()),
+                Removal::Deleted | Removal::UnfinishedSnapshot => {
+                    report.deleted_files.push(path.clone());
+                }
                 Removal::Aborted => report.aborted_files.push(path.clone()),
-                Removal::UnfinishedSnapshot => report.deleted_files.push(path.clone()),
                 _ => continue,
             }
             self.remove(path)?;

@@ -271,22 +271,7 @@ impl<F: FileSystem> Planner<'_, F> {
             self.add_cut(*base, &scan, false);
             judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
         }
-        // Kafka's loader runs the `.txnindex` sanity check on every segment and recovers one
-        // that fails it, keeping the later segments.
-        for (base, segment) in segments {
-            let txn = naming::txn_index_file(self.dir, *base, "");
-            if judged.contains_key(base) || !names.contains(name(&txn)) {
-                continue;
-            }
-            if let Some(why) = snapshot_plan::txn_index_problem(self.fs, &txn, *base)? {
-                let scan = self.scan(*base, *segment, segments)?;
-                self.plan.scanned.push(*base);
-                self.plan.rebuilt_indexes.push(*base);
-                self.plan.corrupt_txn_indexes.push((*base, why));
-                self.add_cut(*base, &scan, false);
-                judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
-            }
-        }
+        self.txn_index_sanity(&names, segments, &mut judged)?;
         if options.had_clean_shutdown {
             if let Some((base, segment)) = segments.iter().next_back()
                 && !judged.contains_key(base)
@@ -350,6 +335,31 @@ impl<F: FileSystem> Planner<'_, F> {
         self.plan
             .dropped
             .sort_by_key(|d| std::cmp::Reverse(d.base_offset));
+        Ok(())
+    }
+
+    /// Kafka's loader runs the `.txnindex` sanity check on every segment and recovers one that
+    /// fails it, keeping the later segments.
+    fn txn_index_sanity(
+        &mut self,
+        names: &BTreeSet<&str>,
+        segments: &BTreeMap<i64, Segment>,
+        judged: &mut BTreeMap<i64, i64>,
+    ) -> Result<()> {
+        for (base, segment) in segments {
+            let txn = naming::txn_index_file(self.dir, *base, "");
+            if judged.contains_key(base) || !names.contains(name(&txn)) {
+                continue;
+            }
+            if let Some(why) = snapshot_plan::txn_index_problem(self.fs, &txn, *base)? {
+                let scan = self.scan(*base, *segment, segments)?;
+                self.plan.scanned.push(*base);
+                self.plan.rebuilt_indexes.push(*base);
+                self.plan.corrupt_txn_indexes.push((*base, why));
+                self.add_cut(*base, &scan, false);
+                judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+            }
+        }
         Ok(())
     }
 

@@ -312,3 +312,19 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 }
+
+impl<F: FileSystem> super::PartitionLog<F> {
+    /// A copy of the producers the log keeps state for, by ascending producer id.
+    pub fn producer_entries(&self) -> Vec<crate::producer::ProducerStateEntry> {
+        let manager = self.inner.producer_state.lock();
+        let mut entries: Vec<_> = manager.active_producers().values().cloned().collect();
+        entries.sort_by_key(crate::producer::ProducerStateEntry::producer_id);
+        entries
+    }
+
+    /// The offsets of the producer snapshot files the log knows, ascending.
+    pub fn producer_snapshot_offsets(&self) -> Vec<i64> {
+        let manager = self.inner.producer_state.lock();
+        manager.snapshot_files().map(|s| s.offset).collect()
+    }
+}

@@ -441,6 +441,8 @@ impl<F: FileSystem> Inner<F> {
         self.sync_dir()?;
         self.log_start_offset.store(offset, Ordering::Release);
         self.after_truncation(offset);
+        // Kafka's updateHighWatermark(logEndOffsetMetadata): the new, empty log's end.
+        self.high_watermark.store(offset, Ordering::Release);
         self.producer_state
             .lock()
             .truncate_fully_and_start_at(offset)?;
