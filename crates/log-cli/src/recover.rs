@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
     DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
-    RealFs, RecoveryPlan, SystemClock, TopicPartition, plan_recovery,
+    RealFs, RecoveryPlan, SnapshotDrop, SystemClock, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
@@ -231,6 +231,19 @@ fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
         })).collect::<Vec<_>>(),
         "rebuilt_indexes": plan.rebuilt_indexes,
         "scanned": plan.scanned,
+        "dropped_snapshots": plan.dropped_snapshots.iter().map(|s| serde_json::json!({
+            "file": path_str(&s.path),
+            "offset": s.offset,
+            "reason": match &s.reason {
+                SnapshotDrop::PastLogEnd { .. } => "past_log_end".to_owned(),
+                SnapshotDrop::Corrupt { reason } => format!("corrupt: {reason}"),
+                _ => "other".to_owned(),
+            },
+        })).collect::<Vec<_>>(),
+        "corrupt_txn_indexes": plan.corrupt_txn_indexes.iter().map(|(base, why)| serde_json::json!({
+            "base_offset": base,
+            "reason": why,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -363,11 +376,12 @@ fn print_text(
         };
         writeln!(
             out,
-            "  dropped: {} segments ({} records), {} cut tails, {} swaps; {} bytes {whither}",
+            "  dropped: {} segments ({} records), {} cut tails, {} swaps, {} producer snapshots; {} bytes {whither}",
             plan.dropped.len(),
             plan.records_dropped(),
             plan.cuts.len(),
             plan.bad_swaps.len(),
+            plan.dropped_snapshots.len(),
             plan.bytes_dropped()
         )?;
     }
