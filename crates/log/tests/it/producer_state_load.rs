@@ -479,3 +479,89 @@ fn an_unfinished_snapshot_write_is_removed() {
     assert!(!fs.exists(&tmp));
     assert_matches_replay(&log, &w.batches);
 }
+
+/// A `.txnindex` that passes Kafka's sanity check but is not what the markers give (here a
+/// last stable offset changed) is rewritten when its segment is in the recovery range, with the
+/// segment's `.log` and other indexes left alone; the load report names it.
+#[test]
+fn a_wrong_txn_index_in_the_recovery_range_is_rewritten() {
+    let w = Workload::standard(5);
+    let fs = written(&w);
+    let (log, _) = open(&fs, unclean());
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    log.close().unwrap();
+    drop(log);
+    let want = txn_index_bytes(&fs);
+    let (victim, good) = want
+        .iter()
+        .find(|(p, b)| !b.is_empty() && p != &naming::txn_index_file(&dir(), bases[0], ""))
+        .cloned()
+        .unwrap();
+    let mut bad = good.clone();
+    bad[33] ^= 1;
+    let file = fs.open(&victim, OpenMode::Existing).unwrap();
+    file.write_all_at(&bad, 0).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+    let index = naming::offset_index_file(&dir(), bases[1], "");
+    let index_before = fs.live_bytes(&index).unwrap();
+    let (log, report) = open(&fs, unclean());
+    assert_eq!(report.rebuilt_txn_indexes.len(), 1, "{report:?}");
+    assert!(victim.ends_with(format!("{:020}.txnindex", report.rebuilt_txn_indexes[0])));
+    assert_eq!(txn_index_bytes(&fs), want);
+    assert_eq!(fs.live_bytes(&index).unwrap(), index_before);
+    assert_matches_replay(&log, &w.batches);
+}
+
+/// `check` (read-only) finds what the two tests above damage, one finding per cause with the
+/// file and byte: a `.txnindex` entry that differs from the markers, and a snapshot past the
+/// log end; a healthy transactional partition has no finding.
+#[test]
+fn check_compares_txn_indexes_with_the_markers_and_snapshots_with_the_log() {
+    use seglog_log::inspect::LogDirView;
+    let w = Workload::standard(5);
+    let fs = written(&w);
+    let (log, _) = open(&fs, unclean());
+    let end = log.log_end_offset();
+    log.close().unwrap();
+    drop(log);
+    let report = LogDirView::open(fs.clone(), &dir())
+        .unwrap()
+        .check(|| {})
+        .unwrap();
+    assert!(report.is_clean(), "{report:?}");
+    assert!(report.findings.is_empty(), "{report:?}");
+
+    let (victim, good) = txn_index_bytes(&fs)
+        .into_iter()
+        .find(|(_, b)| b.len() >= 68)
+        .unwrap();
+    let mut bad = good.clone();
+    bad[34 + 33] ^= 1; // the second entry's last stable offset
+    let file = fs.open(&victim, OpenMode::Existing).unwrap();
+    file.write_all_at(&bad, 0).unwrap();
+    drop(file);
+    let ahead = snapshot_path(&dir(), end + 7);
+    let bytes = fs.live_bytes(&snapshot_path(&dir(), end)).unwrap();
+    let file = fs.open(&ahead, OpenMode::CreateOrOpen).unwrap();
+    file.write_all_at(&bytes, 0).unwrap();
+    drop(file);
+    let report = LogDirView::open(fs.clone(), &dir())
+        .unwrap()
+        .check(|| {})
+        .unwrap();
+    let kinds: Vec<(&str, &Path, Option<u64>, u64)> = report
+        .findings
+        .iter()
+        .map(|f| (f.kind, f.file.as_path(), f.position, f.count))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("snapshot_past_log_end", ahead.as_path(), None, 1),
+            ("txn_index_mismatch", victim.as_path(), Some(34), 1),
+        ],
+        "{report:?}"
+    );
+    assert_eq!(report.problems(), 2);
+}
