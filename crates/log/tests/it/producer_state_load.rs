@@ -565,3 +565,86 @@ fn check_compares_txn_indexes_with_the_markers_and_snapshots_with_the_log() {
     );
     assert_eq!(report.problems(), 2);
 }
+
+/// Kafka's `testProducerSnapshotsRecoveryAfterUncleanShutdownCurrentMessageFormat`: with only the
+/// last two segments' snapshots and the log end's left and the recovery point in the fourth
+/// segment from the end, the last four segments are recovered, and afterwards the snapshots are
+/// those at the last four segments' base offsets and at the log end.
+#[test]
+fn unclean_recovery_leaves_kafkas_snapshot_files() {
+    let w = Workload::standard(6);
+    let fs = written(&w);
+    let (log, _) = open(&fs, unclean());
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    let end = log.log_end_offset();
+    log.close().unwrap();
+    drop(log);
+    let n = bases.len();
+    assert!(n >= 5, "{bases:?}");
+    for name in txn_log::snapshot_files(&fs, &dir()) {
+        let offset: i64 = name.split('.').next().unwrap().parse().unwrap();
+        if offset < bases[n - 2] {
+            fs.remove_file(&dir().join(name)).unwrap();
+        }
+    }
+    let options = LoadOptions {
+        recovery_point: bases[n - 4] + 1,
+        ..LoadOptions::default()
+    };
+    let (log, report) = open(&fs, options);
+    assert_eq!(report.plan.scanned, bases[n - 4..].to_vec());
+    let mut want: Vec<i64> = bases[n - 4..].to_vec();
+    want.push(end);
+    assert_eq!(log.producer_snapshot_offsets(), want);
+    let on_disk: Vec<String> = want.iter().map(|o| format!("{o:020}.snapshot")).collect();
+    assert_eq!(txn_log::snapshot_files(&fs, &dir()), on_disk);
+    assert_matches_replay(&log, &w.batches);
+}
+
+/// Kafka's `LogSegmentTest.testRecoverTransactionIndex`, through the partition: in a segment at
+/// 100, producer 5's transaction at 100..=101, producer 10's at 102..=103, plain records at
+/// 104..=105, producer 10 aborts at 106 and 5 commits at 107; recovery writes the one entry
+/// (10, 102, 106, last stable offset 100) and the state ends at 108.
+#[test]
+fn recovery_writes_kafkas_txn_index_entry() {
+    let fs = SimFs::new();
+    let (log, _) = open(&fs, unclean());
+    log.truncate_fully_and_start_at(100).unwrap();
+    let mut w = Workload::starting_at(100);
+    w.data(5, 2, true).data(10, 2, true).plain(2);
+    w.marker(10, ControlRecordType::Abort, 0);
+    w.marker(5, ControlRecordType::Commit, 0);
+    w.append_to(&log);
+    log.flush().unwrap();
+    drop(log);
+    let fs = fs.crash(Tear::DropAll);
+    let (log, report) = open(&fs, unclean());
+    assert_eq!(report.plan.scanned, vec![100]);
+    let entries = txn_entries(&log);
+    assert_eq!(
+        entries[&100],
+        vec![seglog_segment::txn_index::AbortedTxn::new(
+            10, 102, 106, 100
+        )]
+    );
+    assert_eq!(log.producer_snapshot_offsets().last(), Some(&108));
+    assert_matches_replay(&log, &w.batches);
+    log.close().unwrap();
+    drop(log);
+
+    // Again, the transaction of producer 10 having begun at 75 in a segment before (a snapshot at
+    // 100 says so): the entry starts at 75.
+    let earlier = seglog_log::producer::ProducerStateEntry::new(10, 0, 0, TS, Some(75));
+    seglog_log::producer::write_snapshot(
+        &fs,
+        &snapshot_path(&dir(), 100),
+        std::iter::once(&earlier),
+        true,
+    )
+    .unwrap();
+    let (log, _) = open(&fs, unclean());
+    assert_eq!(
+        txn_entries(&log)[&100],
+        vec![seglog_segment::txn_index::AbortedTxn::new(10, 75, 106, 100)]
+    );
+}

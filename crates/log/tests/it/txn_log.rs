@@ -28,11 +28,29 @@ pub(crate) struct Workload {
 
 impl Workload {
     pub(crate) fn new() -> Self {
+        Self::starting_at(0)
+    }
+
+    /// A workload whose first batch gets `offset`.
+    pub(crate) fn starting_at(offset: i64) -> Self {
         Self {
             batches: Vec::new(),
-            next_offset: 0,
+            next_offset: offset,
             sequences: BTreeMap::new(),
         }
+    }
+
+    /// `count` records without a producer id.
+    pub(crate) fn plain(&mut self, count: i32) -> &mut Self {
+        let options = BatchOptions::new(self.next_offset, Compression::None);
+        let records = (0..count).map(|i| NewRecord::new(i, TS, Some(b"k"), Some(b"value")));
+        let mut out = Vec::new();
+        BatchBuilder::new()
+            .build(&options, records, &mut out)
+            .unwrap();
+        self.next_offset += i64::from(count);
+        self.batches.push(out);
+        self
     }
 
     /// `count` records of producer `pid`, transactional or only idempotent.
