@@ -10,6 +10,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
 use super::planner::plan_partition;
+use super::producer_load::TxnRecovery;
 use super::quarantine::Quarantine;
 use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
@@ -467,6 +468,7 @@ impl<F: FileSystem> Inner<F> {
         scanned.extend(&plan.rebuilt_indexes);
         scanned.sort_unstable();
         scanned.dedup();
+        let mut txn = TxnRecovery::new(options.log_start_offset);
         for base in &scanned {
             let Some(segment) = segments.get(base) else {
                 continue;
@@ -474,13 +476,7 @@ impl<F: FileSystem> Inner<F> {
             let next_base = plan.next_base_offsets.get(base).copied().flatten();
             if !plan.rebuilt_indexes.contains(base) {
                 // Its `.log` and indexes are valid: only its `.txnindex` may need rebuilding.
-                if self.recover_txn_index(
-                    segments,
-                    segment,
-                    options.log_start_offset,
-                    next_base,
-                    false,
-                )? {
+                if self.recover_txn_index(&mut txn, segments, segment, next_base, false)? {
                     report.rebuilt_txn_indexes.push(*base);
                 }
                 continue;
@@ -505,13 +501,7 @@ impl<F: FileSystem> Inner<F> {
                             ),
                         });
                     }
-                    self.recover_txn_index(
-                        segments,
-                        segment,
-                        options.log_start_offset,
-                        next_base,
-                        true,
-                    )?;
+                    self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
                     if cut.is_some() {
                         // The cut durable before the quarantine is marked done: a power loss
                         // must not bring back a tail whose copy a finished directory holds.

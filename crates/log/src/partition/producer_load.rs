@@ -228,34 +228,61 @@ impl<F: FileSystem> Inner<F> {
     }
 }
 
+/// The producer state a load's segment recoveries share.
+#[derive(Debug)]
+pub(super) struct TxnRecovery<F: FileSystem> {
+    manager: Option<ProducerStateManager<F>>,
+    log_start_offset: i64,
+}
+
+impl<F: FileSystem> TxnRecovery<F> {
+    /// For a load with the checkpointed `log_start_offset`.
+    pub(super) fn new(log_start_offset: i64) -> Self {
+        Self {
+            manager: None,
+            log_start_offset,
+        }
+    }
+}
+
 impl<F: FileSystem> Inner<F> {
-    /// The producer-state half of Kafka's `recoverSegment`: a fresh manager rebuilt up to the
+    /// The producer-state half of Kafka's `recoverSegment`: a manager rebuilt up to the
     /// segment's base offset, then every batch of the segment replayed into it; a segment just
     /// `recovered` (its `.txnindex` reset) gets each aborted transaction appended, one found valid
     /// by the plan is recovered only if its `.txnindex` differs from what recovery writes. A
     /// snapshot is taken at the end of the segment, as Kafka does. Returns whether the
     /// `.txnindex` was rewritten.
+    ///
+    /// Kafka makes a fresh manager (listing the directory) per segment; one manager serves every
+    /// segment of a load here, with the producers a fresh load would drop as expired dropped
+    /// first, which gives the same state and snapshots without a listing per segment.
     pub(super) fn recover_txn_index(
         &self,
+        recovery: &mut TxnRecovery<F>,
         segments: &SegmentMap<F>,
         segment: &LogSegment<F>,
-        log_start_offset: i64,
         next_base_offset: Option<i64>,
         recovered: bool,
     ) -> Result<bool> {
         let base = segment.base_offset();
-        let mut manager = self.new_producer_state()?;
         let now = self.time.now_ms();
+        let manager = match &mut recovery.manager {
+            Some(m) => {
+                m.remove_expired_producers(now);
+                m
+            }
+            None => recovery.manager.insert(self.new_producer_state()?),
+        };
         rebuild_producer_state(
-            &mut manager,
+            manager,
             segments,
-            log_start_offset,
+            recovery.log_start_offset,
             base,
             base,
             now,
             false,
         )?;
-        let aborted = replay_segment(&mut manager, segment)?;
+        let aborted = replay_segment(manager, segment)?;
         let rewrite = recovered || segment.all_aborted_txns()? != aborted;
         if rewrite {
             if !recovered {
