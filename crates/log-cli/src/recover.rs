@@ -228,6 +228,7 @@ fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
             "bytes": c.bytes,
             "next_offset": c.next_offset,
             "reason": c.reason,
+            "txn_entries_dropped": c.txn_entries_dropped,
         })).collect::<Vec<_>>(),
         "rebuilt_indexes": plan.rebuilt_indexes,
         "scanned": plan.scanned,

@@ -482,6 +482,11 @@ impl<F: FileSystem> Inner<F> {
                 continue;
             }
             let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
+            if cut.is_some_and(|c| c.txn_entries_dropped > 0) {
+                let txn = naming::txn_index_file(&self.dir, *base, "");
+                let copy = quarantine.map(|q| q.copy_whole(&txn)).transpose()?;
+                report.moved.push((txn, copy));
+            }
             if let (Some(cut), Some(q)) = (cut, quarantine) {
                 let copy = q.copy_tail(&cut.log, cut.position)?;
                 report.moved.push((cut.log.clone(), Some(copy)));

@@ -268,7 +268,7 @@ impl<F: FileSystem> Planner<'_, F> {
             let scan = self.scan(*base, *segment, segments)?;
             self.plan.scanned.push(*base);
             self.plan.rebuilt_indexes.push(*base);
-            self.add_cut(*base, &scan, false);
+            self.add_cut(*base, &scan, false)?;
             judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
         }
         self.txn_index_sanity(&names, segments, &mut judged)?;
@@ -280,7 +280,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 let scan = self.scan(*base, *segment, segments)?;
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true);
+                self.add_cut(*base, &scan, true)?;
             }
             return Ok(());
         }
@@ -322,7 +322,7 @@ impl<F: FileSystem> Planner<'_, F> {
             self.plan.scanned.push(*base);
             if scan.stop.is_some() {
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true);
+                self.add_cut(*base, &scan, true)?;
                 cut_at = Some(*base);
                 continue;
             }
@@ -356,7 +356,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
                 self.plan.corrupt_txn_indexes.push((*base, why));
-                self.add_cut(*base, &scan, false);
+                self.add_cut(*base, &scan, false)?;
                 judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
             }
         }
@@ -397,18 +397,24 @@ impl<F: FileSystem> Planner<'_, F> {
         Ok(())
     }
 
-    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) {
+    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) -> Result<()> {
         if let Some(stop) = &scan.stop {
+            let next_offset = scan.last_offset.map_or(base, |o| o + 1);
+            let txn = naming::txn_index_file(self.dir, base, "");
+            let txn_entries_dropped =
+                snapshot_plan::txn_entries_from(self.fs, &txn, base, next_offset)?;
             self.plan.cuts.push(Cut {
                 base_offset: base,
                 log: naming::log_file(self.dir, base, ""),
                 position: scan.valid_bytes,
                 bytes: scan.bytes_after_valid_prefix(),
-                next_offset: scan.last_offset.map_or(base, |o| o + 1),
+                next_offset,
                 reason: stop.reason.to_string(),
                 drops_later_segments,
+                txn_entries_dropped,
             });
         }
+        Ok(())
     }
 
     /// A dropped segment's files, by the names they have once the swaps are done (the loader

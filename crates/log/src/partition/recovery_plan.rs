@@ -70,6 +70,9 @@ pub struct Cut {
     pub reason: String,
     /// Whether the segments after this one are dropped (Kafka's rule for the recovery range).
     pub drops_later_segments: bool,
+    /// The segment's `.txnindex` entries whose ABORT marker is cut (all of them if the file does
+    /// not read): recovery rewrites the index without them, after copying it to the quarantine.
+    pub txn_entries_dropped: u64,
 }
 
 /// Why a whole segment is dropped.
@@ -267,6 +270,13 @@ impl fmt::Display for RecoveryPlan {
                 cut.next_offset,
                 cut.reason
             )?;
+            if cut.txn_entries_dropped > 0 {
+                writeln!(
+                    f,
+                    "drop {} entries of the .txnindex of segment {} (aborted transactions whose markers are cut)",
+                    cut.txn_entries_dropped, cut.base_offset
+                )?;
+            }
         }
         for base in &self.rebuilt_indexes {
             match self.corrupt_txn_indexes.iter().find(|(b, _)| b == base) {

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use seglog_fs::FileSystem;
-use seglog_segment::txn_index::TransactionIndex;
+use seglog_fs::{File as _, FileSystem, OpenMode};
+use seglog_segment::txn_index::{ENTRY_SIZE, TransactionIndex};
 
 use super::recovery_plan::{DroppedSnapshot, SnapshotDrop};
 use crate::error::{Error, Result};
@@ -28,6 +28,36 @@ pub(super) fn txn_index_problem<F: FileSystem>(
         Ok(()) => Ok(None),
         Err(e @ seglog_segment::Error::Io { .. }) => Err(e.into()),
         Err(e) => Ok(Some(e.to_string())),
+    }
+}
+
+/// How many entries of the `.txnindex` at `path` (of the segment at `base`) have a last offset
+/// (their ABORT marker's) at or past `offset`; all its whole entries if it does not read, none if
+/// it does not exist.
+///
+/// # Errors
+///
+/// The file cannot be opened or its length read.
+pub(super) fn txn_entries_from<F: FileSystem>(
+    fs: &F,
+    path: &Path,
+    base: i64,
+    offset: i64,
+) -> Result<u64> {
+    if !fs.exists(path) {
+        return Ok(0);
+    }
+    let index = TransactionIndex::open_read_only(fs.clone(), path, base)?;
+    match index.all_aborted_txns() {
+        Ok(entries) => Ok(entries.iter().filter(|t| t.last_offset() >= offset).count() as u64),
+        Err(e @ seglog_segment::Error::Io { .. }) => Err(e.into()),
+        Err(_) => {
+            let file = fs
+                .open(path, OpenMode::ReadOnly)
+                .map_err(|e| Error::io(path, e))?;
+            let len = file.len().map_err(|e| Error::io(path, e))?;
+            Ok(len / ENTRY_SIZE as u64)
+        }
     }
 }
 

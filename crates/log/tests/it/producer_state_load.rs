@@ -261,12 +261,16 @@ fn a_corrupt_snapshot_is_quarantined_and_the_state_replayed() {
 /// the quarantine; the plan shows the snapshot. Kafka's `truncateAndReload` deletes it.
 #[test]
 fn a_cut_sets_aside_the_snapshot_past_the_new_end_and_drops_its_txn_entries() {
-    let w = Workload::standard(3);
+    let mut w = Workload::standard(3);
+    // The last batch: producer 4 aborts, so the torn tail holds an ABORT marker.
+    w.marker(4, ControlRecordType::Abort, 1);
     let fs = written(&w);
     let (log, _) = open(&fs, unclean());
     let end = log.log_end_offset();
     let last_base = *log.segments().keys().next_back().unwrap();
-    log.flush().unwrap();
+    // Closed, so that the active segment's `.txnindex` is durable too (a flush syncs only its
+    // `.log`: recovery rescans it after a crash).
+    log.close().unwrap();
     drop(log);
     // Tear the last segment inside its last batches.
     let log_file = naming::log_file(&dir(), last_base, "");
@@ -287,10 +291,25 @@ fn a_cut_sets_aside_the_snapshot_past_the_new_end_and_drops_its_txn_entries() {
         "{plan}"
     );
     assert!(plan.to_string().contains("past the log end"), "{plan}");
+    assert_eq!(plan.cuts[0].txn_entries_dropped, 1, "{plan}");
+    assert!(
+        plan.to_string().contains(&format!(
+            "drop 1 entries of the .txnindex of segment {last_base}"
+        )),
+        "{plan}"
+    );
+    let txn = naming::txn_index_file(&dir(), last_base, "");
+    let txn_before = fs.live_bytes(&txn).unwrap();
     let (log, report) = open(&fs, unclean());
     assert_eq!(log.log_end_offset(), new_end);
     let quarantine = report.quarantine.unwrap();
     assert!(fs.exists(&quarantine.join(snapshot_path(&dir(), end).file_name().unwrap())));
+    assert_eq!(
+        fs.live_bytes(&quarantine.join(txn.file_name().unwrap()))
+            .unwrap(),
+        txn_before
+    );
+    assert_eq!(fs.live_bytes(&txn).unwrap().len(), txn_before.len() - 34);
     assert!(!fs.exists(&snapshot_path(&dir(), end)));
     assert!(
         log.producer_snapshot_offsets()
