@@ -283,6 +283,10 @@ fn print_json(
             ("dry_run", serde_json::json!(dry_run)),
             ("discard", serde_json::json!(o.discard)),
             ("records_dropped", serde_json::json!(plan.records_dropped())),
+            (
+                "rebuilt_txn_indexes",
+                serde_json::json!(load.map_or(&[][..], |l| &l.rebuilt_txn_indexes[..])),
+            ),
             ("bytes_dropped", serde_json::json!(plan.bytes_dropped())),
             (
                 "moved",
@@ -341,7 +345,9 @@ fn print_text(
     o: &RecoverOptions,
     dry_run: bool,
 ) -> Result<()> {
-    let head = match (plan.is_empty(), dry_run) {
+    let rebuilt_txn: &[i64] = load.map_or(&[], |l| &l.rebuilt_txn_indexes);
+    let nothing = plan.is_empty() && rebuilt_txn.is_empty();
+    let head = match (nothing, dry_run) {
         (true, true) => "nothing to recover".to_owned(),
         (false, true) => "recovery would".to_owned(),
         (true, false) => "nothing needed recovery".to_owned(),
@@ -350,10 +356,16 @@ fn print_text(
     let end = load.map_or_else(String::new, |l| {
         format!(" (log end offset {})", l.log_end_offset)
     });
-    let colon = if plan.is_empty() { "" } else { ":" };
+    let colon = if nothing { "" } else { ":" };
     writeln!(out, "{tp}: {head}{end}{colon}")?;
     for line in plan.to_string().lines() {
         writeln!(out, "  {line}")?;
+    }
+    for base in rebuilt_txn {
+        writeln!(
+            out,
+            "  rebuilt the .txnindex of segment {base}: it was not what the transaction markers give"
+        )?;
     }
     for (from, to) in moved {
         match to {
