@@ -204,8 +204,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// A `.txnindex` entry whose last stable offset is wrong passes Kafka's sanity check, but not
-/// `check`, which names the file, the entry's byte and what it should be; `recover` (here every
-/// segment is in the recovery range: no recovery-point checkpoint) rewrites it and says so.
+/// `check`, which names the file, the entry's byte and what it should be; `recover --dry-run`
+/// shows the rewrite and `recover` does it (here every segment is in the recovery range: no
+/// recovery-point checkpoint).
 #[test]
 fn a_wrong_last_stable_offset_is_found_and_rewritten() {
     let root = tempfile::tempdir().unwrap();
@@ -229,11 +230,22 @@ fn a_wrong_last_stable_offset_is_found_and_rewritten() {
             && l.contains("lastStableOffset")),
         "{stdout}"
     );
+    let out = seglog(&["recover", "logs/t-0", "--dry-run"], cwd, b"");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("is not what the transaction markers give") && stdout.contains(name),
+        "{stdout}"
+    );
+    assert_eq!(
+        std::fs::read(&txn).unwrap(),
+        bad,
+        "a dry run changes nothing"
+    );
     let out = seglog(&["recover", "logs/t-0"], cwd, b"");
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
     assert!(
-        stdout.contains("rebuilt the .txnindex of segment"),
+        stdout.contains("is not what the transaction markers give"),
         "{stdout}"
     );
     assert_eq!(std::fs::read(&txn).unwrap(), good);

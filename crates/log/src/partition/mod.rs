@@ -19,6 +19,7 @@ mod read;
 mod recovery_plan;
 mod retention;
 mod snapshot_plan;
+pub(crate) mod txn_replay;
 
 use crate::loom::sync::Arc;
 use std::collections::BTreeMap;

@@ -394,6 +394,23 @@ impl<F: FileSystem> Planner<'_, F> {
             .extend(snapshot_plan::plan_snapshots(
                 self.fs, live, log_start, log_end,
             )?);
+        let kept: Vec<(i64, &str)> = segments
+            .iter()
+            .filter(|(b, _)| !dropped.contains(b))
+            .map(|(b, s)| (*b, s.suffix))
+            .collect();
+        let rewrites = snapshot_plan::txn_index_rewrites(
+            self.fs,
+            self.dir,
+            live,
+            &kept,
+            &self.plan,
+            options.log_start_offset,
+        )?;
+        for (base, why) in rewrites {
+            self.plan.rebuilt_indexes.push(base);
+            self.plan.corrupt_txn_indexes.push((base, why));
+        }
         Ok(())
     }
 

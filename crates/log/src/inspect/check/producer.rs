@@ -3,22 +3,17 @@
 //! recovery writes from the markers (the batches replayed read-only into a producer state held in
 //! memory, from the snapshot at the first segment's base offset if one decodes, else from empty).
 
-use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use seglog_fs::{File, FileSystem, OpenMode};
-use seglog_segment::scan::scan_batches;
+use seglog_fs::FileSystem;
 use seglog_segment::txn_index::AbortedTxn;
-use seglog_segment::verify::{OffsetBounds, scan_verified};
 
 use super::super::partition::PartitionView;
 use super::Finding;
 use crate::error::{Error, Result};
 use crate::listing::FileKind;
-use crate::producer::{
-    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
-    read_snapshot, recover_batch,
-};
+use crate::partition::txn_replay::{entry_bytes, read_only_manager, replay_log, txn_index_bytes};
+use crate::producer::read_snapshot;
 
 /// The bytes of one `.txnindex` entry.
 const ENTRY: usize = 34;
@@ -99,24 +94,17 @@ fn check_txn_indexes<F: FileSystem>(
     findings: &mut Vec<Finding>,
 ) -> Result<()> {
     let fs = partition.fs();
-    // Never written: no snapshot is taken and nothing is truncated, so the directory is only
-    // listed.
-    let mut manager = ProducerStateManager::new(
-        fs.clone(),
+    let empty_at = logs.first().map_or(0, |(b, _)| *b);
+    let mut manager = read_only_manager(
+        fs,
         partition.dir(),
         partition.topic_partition().to_string(),
-        DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-        ProducerStateManagerConfig::default(),
+        start,
+        empty_at,
     )?;
-    if let Some((offset, entries)) = start {
-        for entry in entries {
-            manager.load_producer_entry(entry);
-        }
-        manager.update_map_end_offset(offset);
-    }
     for (i, (base, log)) in logs.iter().enumerate() {
         let next_base = logs.get(i + 1).map(|(b, _)| *b);
-        let expected = match replay(fs, &mut manager, *base, next_base, log) {
+        let expected = match replay_log(fs, &mut manager, *base, next_base, log, i64::MIN) {
             Ok(expected) => expected,
             Err((position, why)) => {
                 findings.push(Finding::new(
@@ -129,77 +117,12 @@ fn check_txn_indexes<F: FileSystem>(
             }
         };
         let path = seglog_segment::naming::txn_index_file(partition.dir(), *base, "");
-        let actual = if fs.exists(&path) {
-            read_all(fs, &path)?
-        } else {
-            Vec::new()
-        };
-        let want: Vec<u8> = expected.iter().flat_map(AbortedTxn::to_bytes).collect();
-        if let Some(finding) = compare(&path, &actual, &want, &expected) {
+        let actual = txn_index_bytes(fs, &path)?;
+        if let Some(finding) = compare(&path, &actual, &entry_bytes(&expected), &expected) {
             findings.push(finding);
         }
     }
     Ok(())
-}
-
-/// The aborted transactions recovery writes for the segment's valid batches, replayed into
-/// `manager`; on a batch producer state refuses, its position and why.
-fn replay<F: FileSystem>(
-    fs: &F,
-    manager: &mut ProducerStateManager<F>,
-    base: i64,
-    next_base: Option<i64>,
-    log: &Path,
-) -> Result<Vec<AbortedTxn>, (u64, String)> {
-    let io = |e: Error| (0, e.to_string());
-    let file = fs
-        .open(log, OpenMode::ReadOnly)
-        .map_err(|e| io(Error::io(log, e)))?;
-    let size = file.len().map_err(|e| io(Error::io(log, e)))?;
-    let bounds = OffsetBounds {
-        base_offset: base,
-        next_base_offset: next_base,
-    };
-    let valid = scan_verified(&file, log, size, 8 << 20, bounds, |_| Ok(()))
-        .map_err(|e| io(e.into()))?
-        .valid_bytes;
-    let mut aborted = Vec::new();
-    let mut refused = None;
-    scan_batches(&file, log, 0, valid, 8 << 20, |position, framed| {
-        let Ok(batch) = framed.v2() else {
-            return Ok(ControlFlow::Continue(()));
-        };
-        match recover_batch(manager, &batch) {
-            Ok(Some((txn, lso))) if txn.is_aborted => aborted.push(AbortedTxn::new(
-                txn.producer_id,
-                txn.first_offset,
-                txn.last_offset,
-                lso,
-            )),
-            Ok(_) => {}
-            Err(e) => {
-                refused = Some((position, e.to_string()));
-                return Ok(ControlFlow::Break(()));
-            }
-        }
-        Ok(ControlFlow::Continue(()))
-    })
-    .map_err(|e| io(e.into()))?;
-    match refused {
-        Some(r) => Err(r),
-        None => Ok(aborted),
-    }
-}
-
-fn read_all<F: FileSystem>(fs: &F, path: &Path) -> Result<Vec<u8>> {
-    let file = fs
-        .open(path, OpenMode::ReadOnly)
-        .map_err(|e| Error::io(path, e))?;
-    let len = usize::try_from(file.len().map_err(|e| Error::io(path, e))?).unwrap_or(usize::MAX);
-    let mut bytes = vec![0; len];
-    file.read_exact_at(&mut bytes, 0)
-        .map_err(|e| Error::io(path, e))?;
-    Ok(bytes)
 }
 
 /// One finding for a `.txnindex` that is not `want`: at the first entry that differs, counting
