@@ -482,10 +482,14 @@ impl<F: FileSystem> Inner<F> {
                 continue;
             }
             let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
-            if cut.is_some_and(|c| c.txn_entries_dropped > 0) {
+            if let Some(q) = quarantine
+                && cut.is_some_and(|c| c.txn_entries_dropped > 0)
+            {
+                // The entries the cut drops leave with the index as it was (recovery rewrites
+                // it); with `discard` the plan's line is all that is left of them.
                 let txn = naming::txn_index_file(&self.dir, *base, "");
-                let copy = quarantine.map(|q| q.copy_whole(&txn)).transpose()?;
-                report.moved.push((txn, copy));
+                let copy = q.copy_whole(&txn)?;
+                report.moved.push((txn, Some(copy)));
             }
             if let (Some(cut), Some(q)) = (cut, quarantine) {
                 let copy = q.copy_tail(&cut.log, cut.position)?;
