@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
     DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
-    RealFs, RecoveryPlan, SystemClock, TopicPartition, plan_recovery,
+    RealFs, RecoveryPlan, SnapshotDrop, SystemClock, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
@@ -234,9 +234,23 @@ fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
             "bytes": c.bytes,
             "next_offset": c.next_offset,
             "reason": c.reason,
+            "txn_entries_dropped": c.txn_entries_dropped,
         })).collect::<Vec<_>>(),
         "rebuilt_indexes": plan.rebuilt_indexes,
         "scanned": plan.scanned,
+        "dropped_snapshots": plan.dropped_snapshots.iter().map(|s| serde_json::json!({
+            "file": path_str(&s.path),
+            "offset": s.offset,
+            "reason": match &s.reason {
+                SnapshotDrop::PastLogEnd { .. } => "past_log_end".to_owned(),
+                SnapshotDrop::Corrupt { reason } => format!("corrupt: {reason}"),
+                _ => "other".to_owned(),
+            },
+        })).collect::<Vec<_>>(),
+        "corrupt_txn_indexes": plan.corrupt_txn_indexes.iter().map(|(base, why)| serde_json::json!({
+            "base_offset": base,
+            "reason": why,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -275,6 +289,10 @@ fn print_json(
             ("dry_run", serde_json::json!(dry_run)),
             ("discard", serde_json::json!(o.discard)),
             ("records_dropped", serde_json::json!(plan.records_dropped())),
+            (
+                "rebuilt_txn_indexes",
+                serde_json::json!(load.map_or(&[][..], |l| &l.rebuilt_txn_indexes[..])),
+            ),
             ("bytes_dropped", serde_json::json!(plan.bytes_dropped())),
             (
                 "moved",
@@ -333,7 +351,9 @@ fn print_text(
     o: &RecoverOptions,
     dry_run: bool,
 ) -> Result<()> {
-    let head = match (plan.is_empty(), dry_run) {
+    let rebuilt_txn: &[i64] = load.map_or(&[], |l| &l.rebuilt_txn_indexes);
+    let nothing = plan.is_empty() && rebuilt_txn.is_empty();
+    let head = match (nothing, dry_run) {
         (true, true) => "nothing to recover".to_owned(),
         (false, true) => "recovery would".to_owned(),
         (true, false) => "nothing needed recovery".to_owned(),
@@ -342,10 +362,16 @@ fn print_text(
     let end = load.map_or_else(String::new, |l| {
         format!(" (log end offset {})", l.log_end_offset)
     });
-    let colon = if plan.is_empty() { "" } else { ":" };
+    let colon = if nothing { "" } else { ":" };
     writeln!(out, "{tp}: {head}{end}{colon}")?;
     for line in plan.to_string().lines() {
         writeln!(out, "  {line}")?;
+    }
+    for base in rebuilt_txn {
+        writeln!(
+            out,
+            "  rebuilt the .txnindex of segment {base}: it was not what the transaction markers give"
+        )?;
     }
     for (from, to) in moved {
         match to {
@@ -376,11 +402,12 @@ fn print_text(
     if plan.drops_data() {
         writeln!(
             out,
-            "  dropped: {} segments ({} records), {} cut tails, {} swaps; {} bytes {whither}",
+            "  dropped: {} segments ({} records), {} cut tails, {} swaps, {} producer snapshots; {} bytes {whither}",
             plan.dropped.len(),
             plan.records_dropped(),
             plan.cuts.len(),
             plan.bad_swaps.len(),
+            plan.dropped_snapshots.len(),
             plan.bytes_dropped()
         )?;
     }

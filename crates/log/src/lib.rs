@@ -87,9 +87,10 @@ pub use log_dir::{
 };
 pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{
-    AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment, FetchDataInfo,
-    Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog, QUARANTINE_DIR, RESTORE_HINT,
-    RecoveryPlan, Removal, RetentionReport, StopAfter, Stray, plan_partition,
+    AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment,
+    DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
+    QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport, SnapshotDrop, StopAfter,
+    Stray, plan_partition,
 };
 pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;

@@ -40,6 +40,11 @@ pub enum FileKind {
     Swap,
     /// A checkpoint or metadata file: `*-checkpoint`, `*.checkpoint`, `partition.metadata`.
     Checkpoint,
+    /// `<offset>.snapshot`: a producer-state snapshot (Kafka's `ProducerStateManager`).
+    Snapshot,
+    /// `<offset>.snapshot.tmp`: a snapshot whose write did not finish (seglog writes snapshots
+    /// to a temporary file renamed into place); recovery removes it.
+    SnapshotTemp,
     /// The `.lock` of a log directory.
     Lock,
     /// Named like a segment file (`.log`, an index, or one of them `.cleaned` or `.swap`) but
@@ -80,6 +85,12 @@ impl FileKind {
         ];
         if let Some((_, kind)) = suffixes.iter().find(|(s, _)| name.ends_with(s)) {
             return *kind;
+        }
+        if name.ends_with(".snapshot") {
+            return Self::Snapshot;
+        }
+        if name.ends_with(".snapshot.tmp") {
+            return Self::SnapshotTemp;
         }
         if name == ".lock" {
             Self::Lock

@@ -1,6 +1,7 @@
 //! seglog-cli's integration tests, one binary with a module per subject: each runs the built
 //! `seglog` (`CARGO_BIN_EXE_seglog`) in processes of its own, so none needs a test process alone.
 
+mod check_recover_txn;
 mod commands;
 mod consume_isolation;
 mod corruption_matrix;

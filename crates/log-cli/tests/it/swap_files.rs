@@ -191,7 +191,10 @@ fn a_zero_filled_or_garbage_log_swap_is_set_aside_and_the_segments_it_would_repl
         for (name, _) in &swaps {
             kept.remove(name);
         }
-        let after = files(&dir);
+        let mut after = files(&dir);
+        // The producer snapshots the load writes (Kafka's, after a clean shutdown without any:
+        // empty ones at the last two segments' base offsets and the log end) are not the swap's.
+        after.retain(|name, _| !name.ends_with(".snapshot"));
         assert_eq!(
             after.keys().collect::<Vec<_>>(),
             kept.keys().collect::<Vec<_>>(),

@@ -10,6 +10,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
 
 use super::planner::plan_partition;
+use super::producer_load::TxnRecovery;
 use super::quarantine::{Quarantine, remove_entry};
 use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
@@ -76,6 +77,15 @@ pub struct LoadReport {
     pub recovery_point: i64,
     /// The log start offset after loading.
     pub log_start_offset: i64,
+    /// Segments whose `.txnindex` was not what recovery writes, rebuilt (their other indexes
+    /// were valid).
+    pub rebuilt_txn_indexes: Vec<i64>,
+    /// Producer snapshots matching no segment, removed as Kafka's `removeStraySnapshots` does
+    /// (the latest one above every segment is kept).
+    pub snapshots_removed: Vec<PathBuf>,
+    /// Snapshots found corrupt after the plan was made, deleted as Kafka does (the plan
+    /// quarantines the ones it sees).
+    pub corrupt_snapshots_deleted: Vec<String>,
 }
 
 impl<F: FileSystem> PartitionLog<F> {
@@ -236,13 +246,7 @@ impl<F: FileSystem> Inner<F> {
         self.drop_segments(&plan, quarantine.as_ref(), report)?;
         let files = self.list()?;
         let mut segments = self.load_segment_files(&files, report)?;
-        self.recover_segments(
-            &mut segments,
-            &plan,
-            quarantine.as_ref(),
-            options.discard,
-            report,
-        )?;
+        self.recover_segments(&mut segments, &plan, quarantine.as_ref(), options, report)?;
         if let Some(q) = &quarantine {
             q.finish()?;
         }
@@ -281,6 +285,13 @@ impl<F: FileSystem> Inner<F> {
         report.log_end_offset = log_end_offset;
         report.recovery_point = recovery_point;
         report.log_start_offset = log_start_offset;
+        self.load_producer_state(
+            &segments,
+            log_start_offset,
+            log_end_offset,
+            options.had_clean_shutdown,
+            report,
+        )?;
         self.segments.store(segments);
         self.log_end_offset.store(log_end_offset, Ordering::Release);
         self.recovery_point.store(recovery_point, Ordering::Release);
@@ -355,7 +366,9 @@ impl<F: FileSystem> Inner<F> {
     ) -> Result<()> {
         for (path, why) in &plan.removed {
             match why {
-                Removal::Deleted => report.deleted_files.push(path.clone()),
+                Removal::Deleted | Removal::UnfinishedSnapshot => {
+                    report.deleted_files.push(path.clone());
+                }
                 Removal::Aborted => report.aborted_files.push(path.clone()),
                 _ => continue,
             }
@@ -414,13 +427,16 @@ impl<F: FileSystem> Inner<F> {
         quarantine: Option<&Quarantine<F>>,
         report: &mut LoadReport,
     ) -> Result<()> {
+        for snapshot in &plan.dropped_snapshots {
+            self.drop_file(&snapshot.path, quarantine, report)?;
+        }
         for dropped in &plan.dropped {
             for path in &dropped.files {
                 self.drop_file(path, quarantine, report)?;
             }
             report.deleted_after_corruption.push(dropped.base_offset);
         }
-        if !plan.dropped.is_empty() {
+        if !plan.dropped.is_empty() || !plan.dropped_snapshots.is_empty() {
             self.sync_drops(quarantine)?;
         }
         report.deleted_after_corruption.sort_unstable();
@@ -468,22 +484,44 @@ impl<F: FileSystem> Inner<F> {
         segments: &mut SegmentMap<F>,
         plan: &RecoveryPlan,
         quarantine: Option<&Quarantine<F>>,
-        discard: bool,
+        options: LoadOptions,
         report: &mut LoadReport,
     ) -> Result<()> {
+        let discard = options.discard;
         let mut emptied = None;
-        for base in &plan.rebuilt_indexes {
+        let mut scanned: Vec<i64> = plan.scanned.clone();
+        scanned.extend(&plan.rebuilt_indexes);
+        scanned.sort_unstable();
+        scanned.dedup();
+        let mut txn = TxnRecovery::new(options.log_start_offset);
+        for base in &scanned {
             let Some(segment) = segments.get(base) else {
                 continue;
             };
+            let next_base = plan.next_base_offsets.get(base).copied().flatten();
+            if !plan.rebuilt_indexes.contains(base) {
+                // Its `.log` and indexes are valid: only its `.txnindex` may need rebuilding.
+                if self.recover_txn_index(&mut txn, segments, segment, next_base, false)? {
+                    report.rebuilt_txn_indexes.push(*base);
+                }
+                continue;
+            }
             let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
+            if let Some(q) = quarantine
+                && cut.is_some_and(|c| c.txn_entries_dropped > 0)
+            {
+                // The entries the cut drops leave with the index as it was (recovery rewrites
+                // it); with `discard` the plan's line is all that is left of them.
+                let txn = naming::txn_index_file(&self.dir, *base, "");
+                let copy = q.copy_whole(&txn)?;
+                report.moved.push((txn, Some(copy)));
+            }
             if let (Some(cut), Some(q)) = (cut, quarantine) {
                 let copy = q.copy_tail(&cut.log, cut.position)?;
                 report.moved.push((cut.log.clone(), Some(copy)));
             } else if let Some(cut) = cut {
                 report.moved.push((cut.log.clone(), None));
             }
-            let next_base = plan.next_base_offsets.get(base).copied().flatten();
             match segment.recover_before(next_base) {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
@@ -497,6 +535,7 @@ impl<F: FileSystem> Inner<F> {
                             ),
                         });
                     }
+                    self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
                     if cut.is_some() {
                         // The cut durable before the quarantine is marked done: a power loss
                         // must not bring back a tail whose copy a finished directory holds.

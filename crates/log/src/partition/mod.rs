@@ -15,10 +15,13 @@ mod flush;
 mod list_offsets;
 mod load;
 mod planner;
+mod producer_load;
 mod quarantine;
 mod read;
 mod recovery_plan;
 mod retention;
+mod snapshot_plan;
+pub(crate) mod txn_replay;
 
 use crate::loom::sync::Arc;
 use std::collections::BTreeMap;
@@ -45,7 +48,8 @@ pub use planner::plan_partition;
 pub use quarantine::RESTORE_HINT;
 pub use read::{FetchDataInfo, Isolation};
 pub use recovery_plan::{
-    BadSwap, Cut, DropReason, DroppedSegment, QUARANTINE_DIR, RecoveryPlan, Removal, Stray,
+    BadSwap, Cut, DropReason, DroppedSegment, DroppedSnapshot, QUARANTINE_DIR, RecoveryPlan,
+    Removal, SnapshotDrop, Stray,
 };
 pub use retention::RetentionReport;
 

@@ -15,6 +15,7 @@ use super::LoadOptions;
 use super::recovery_plan::{
     BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
 };
+use super::snapshot_plan;
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, PartitionFile};
 
@@ -30,6 +31,8 @@ struct Planner<'a, F> {
     interval: u32,
     max_index_size: u32,
     plan: RecoveryPlan,
+    /// The end offset (exclusive) of each segment scanned.
+    scan_ends: BTreeMap<i64, i64>,
 }
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
@@ -51,6 +54,7 @@ pub fn plan_partition<F: FileSystem>(
             dir: dir.to_path_buf(),
             ..RecoveryPlan::default()
         },
+        scan_ends: BTreeMap::new(),
     };
     if !fs.is_dir(dir) {
         return Ok(planner.plan);
@@ -75,6 +79,7 @@ pub fn plan_partition<F: FileSystem>(
     let (live, swaps) = planner.temp_files(files);
     let (live, segments) = planner.swaps(live, &swaps)?;
     planner.recover(&live, &segments, options)?;
+    planner.producer_snapshots(&live, &segments, options)?;
     Ok(planner.plan)
 }
 
@@ -100,7 +105,7 @@ impl<F: FileSystem> Planner<'_, F> {
         } else {
             None
         };
-        Ok(scan_segment(
+        let scan = scan_segment(
             self.fs,
             self.dir,
             base,
@@ -108,7 +113,12 @@ impl<F: FileSystem> Planner<'_, F> {
             self.interval,
             self.max_index_size,
             next,
-        )?)
+        )?;
+        if segment.suffix.is_empty() {
+            self.scan_ends
+                .insert(base, scan.last_offset.map_or(base, |o| o + 1));
+        }
+        Ok(scan)
     }
 
     /// Step 1: `.deleted` removed; `.cleaned`, and `.swap` at or above the smallest cleaned
@@ -124,6 +134,11 @@ impl<F: FileSystem> Planner<'_, F> {
                     self.plan.removed.push((file.into_path(), Removal::Deleted));
                 }
                 FileKind::Cleaned => cleaned.push(file),
+                FileKind::SnapshotTemp => {
+                    self.plan
+                        .removed
+                        .push((file.into_path(), Removal::UnfinishedSnapshot));
+                }
                 FileKind::Swap => swaps.push(file),
                 _ => live.push(file),
             }
@@ -280,9 +295,10 @@ impl<F: FileSystem> Planner<'_, F> {
             let scan = self.scan(*base, *segment, segments)?;
             self.plan.scanned.push(*base);
             self.plan.rebuilt_indexes.push(*base);
-            self.add_cut(*base, &scan, false);
+            self.add_cut(*base, &scan, false)?;
             judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
         }
+        self.txn_index_sanity(&names, segments, &mut judged)?;
         if options.had_clean_shutdown {
             if let Some((base, segment)) = segments.iter().next_back()
                 && !judged.contains_key(base)
@@ -291,7 +307,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 let scan = self.scan(*base, *segment, segments)?;
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true);
+                self.add_cut(*base, &scan, true)?;
             }
             return Ok(());
         }
@@ -333,7 +349,7 @@ impl<F: FileSystem> Planner<'_, F> {
             self.plan.scanned.push(*base);
             if scan.stop.is_some() {
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true);
+                self.add_cut(*base, &scan, true)?;
                 cut_at = Some(*base);
                 continue;
             }
@@ -349,18 +365,100 @@ impl<F: FileSystem> Planner<'_, F> {
         Ok(())
     }
 
-    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) {
+    /// Kafka's loader runs the `.txnindex` sanity check on every segment and recovers one that
+    /// fails it, keeping the later segments.
+    fn txn_index_sanity(
+        &mut self,
+        names: &BTreeSet<&str>,
+        segments: &BTreeMap<i64, Segment>,
+        judged: &mut BTreeMap<i64, i64>,
+    ) -> Result<()> {
+        for (base, segment) in segments {
+            let txn = naming::txn_index_file(self.dir, *base, "");
+            if judged.contains_key(base) || !names.contains(name(&txn)) {
+                continue;
+            }
+            if let Some(why) = snapshot_plan::txn_index_problem(self.fs, &txn, *base)? {
+                let scan = self.scan(*base, *segment, segments)?;
+                self.plan.scanned.push(*base);
+                self.plan.rebuilt_indexes.push(*base);
+                self.plan.corrupt_txn_indexes.push((*base, why));
+                self.add_cut(*base, &scan, false)?;
+                judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+            }
+        }
+        Ok(())
+    }
+
+    /// The producer snapshots the plan sets aside: past the log end it leaves, or corrupt (from
+    /// the latest in range down to the first that decodes, the ones Kafka's load would try).
+    fn producer_snapshots(
+        &mut self,
+        live: &[PartitionFile],
+        segments: &BTreeMap<i64, Segment>,
+        options: LoadOptions,
+    ) -> Result<()> {
+        let dropped: BTreeSet<i64> = self.plan.dropped.iter().map(|d| d.base_offset).collect();
+        let kept = segments.iter().filter(|(b, _)| !dropped.contains(b));
+        let log_end = match kept.clone().next_back() {
+            Some((base, segment)) => {
+                if let Some(cut) = self.plan.cuts.iter().find(|c| c.base_offset == *base) {
+                    cut.next_offset
+                } else if let Some(end) = self.scan_ends.get(base) {
+                    *end
+                } else {
+                    walk_tail(self.fs, self.dir, *base, segment.suffix)?.next_offset
+                }
+            }
+            None => options.log_start_offset.max(0),
+        };
+        let first_base = kept.map(|(b, _)| *b).next().unwrap_or(0);
+        let log_start = options.log_start_offset.max(first_base);
+        let log_end = log_end.max(options.log_start_offset);
+        self.plan.log_end_offset = Some(log_end);
+        self.plan
+            .dropped_snapshots
+            .extend(snapshot_plan::plan_snapshots(
+                self.fs, live, log_start, log_end,
+            )?);
+        let kept: Vec<(i64, &str)> = segments
+            .iter()
+            .filter(|(b, _)| !dropped.contains(b))
+            .map(|(b, s)| (*b, s.suffix))
+            .collect();
+        let rewrites = snapshot_plan::txn_index_rewrites(
+            self.fs,
+            self.dir,
+            live,
+            &kept,
+            &self.plan,
+            options.log_start_offset,
+        )?;
+        for (base, why) in rewrites {
+            self.plan.rebuilt_indexes.push(base);
+            self.plan.corrupt_txn_indexes.push((base, why));
+        }
+        Ok(())
+    }
+
+    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) -> Result<()> {
         if let Some(stop) = &scan.stop {
+            let next_offset = scan.last_offset.map_or(base, |o| o + 1);
+            let txn = naming::txn_index_file(self.dir, base, "");
+            let txn_entries_dropped =
+                snapshot_plan::txn_entries_from(self.fs, &txn, base, next_offset)?;
             self.plan.cuts.push(Cut {
                 base_offset: base,
                 log: naming::log_file(self.dir, base, ""),
                 position: scan.valid_bytes,
                 bytes: scan.bytes_after_valid_prefix(),
-                next_offset: scan.last_offset.map_or(base, |o| o + 1),
+                next_offset,
                 reason: stop.reason.to_string(),
                 drops_later_segments,
+                txn_entries_dropped,
             });
         }
+        Ok(())
     }
 
     /// A dropped segment's files, by the names they have once the swaps are done (the loader

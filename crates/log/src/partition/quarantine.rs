@@ -3,8 +3,9 @@
 //! Layout: `<partition>/seglog-quarantine/<n>/`, one numbered directory per recovery that dropped
 //! data. It holds `plan.txt` (the plan, and how to put the data back), the dropped files under
 //! their own names (later segments with their indexes, a damaged `.swap`), each cut tail as
-//! `<segment>.log.cut-at-<position>` (the bytes from that position to the old end), the stray
-//! entries named like segment files (`123.log`, a directory `00000000000000000000.log`), and `done`
+//! `<segment>.log.cut-at-<position>` (the bytes from that position to the old end), a cut
+//! segment's `.txnindex` as it was (when the cut drops entries of it), the stray entries named
+//! like segment files (`123.log`, a directory `00000000000000000000.log`), and `done`
 //! once every drop is durable. A recovery killed before `done` leaves its directory unfinished;
 //! the next one carries on in it, so a killed and repeated recovery leaves what one uninterrupted
 //! recovery leaves.
@@ -164,7 +165,21 @@ impl<F: FileSystem> Quarantine<F> {
     /// caller cut them off.
     pub(crate) fn copy_tail(&self, log: &Path, position: u64) -> Result<PathBuf> {
         let name = log.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        let to = self.dir.join(format!("{name}.cut-at-{position}"));
+        self.copy_from(log, position, &format!("{name}.cut-at-{position}"))
+    }
+
+    /// Copies the whole of `path` in under its own name, durably, before the caller rewrites it
+    /// (a cut segment's `.txnindex`).
+    pub(crate) fn copy_whole(&self, path: &Path) -> Result<PathBuf> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        self.copy_from(path, 0, name)
+    }
+
+    fn copy_from(&self, log: &Path, position: u64, name: &str) -> Result<PathBuf> {
+        let to = self.dir.join(name);
         let from = self
             .fs
             .open(log, OpenMode::ReadOnly)

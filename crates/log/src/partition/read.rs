@@ -365,6 +365,9 @@ impl<F: FileSystem> PartitionLog<F> {
         active.truncate_to(offset, inner.time.now_ms())?;
         active.flush()?;
         inner.after_truncation(offset);
+        // Kafka's truncateTo -> rebuildProducerState: the snapshots above `offset` deleted, the
+        // state reloaded from the latest one at or below it.
+        inner.rebuild_after_truncation(offset)?;
         Ok(true)
     }
 
@@ -408,6 +411,12 @@ impl<F: FileSystem> Inner<F> {
         self.sync_dir()?;
         self.log_start_offset.store(offset, Ordering::Release);
         self.after_truncation(offset);
+        // Kafka's updateHighWatermark(logEndOffsetMetadata): the new, empty log's end.
+        self.high_watermark.store(offset, Ordering::Release);
+        self.producer_state
+            .lock()
+            .truncate_fully_and_start_at(offset)?;
+        self.rebuild_after_truncation(offset)?;
         Ok(())
     }
 

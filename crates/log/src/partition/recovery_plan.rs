@@ -23,6 +23,9 @@ pub enum Removal {
     Replaced,
     /// An index file without its `.log`, or an index `.swap` without a `.log.swap`.
     Orphan,
+    /// A `<offset>.snapshot.tmp`: a producer snapshot whose write did not finish (the snapshot
+    /// is written again from the log).
+    UnfinishedSnapshot,
 }
 
 impl fmt::Display for Removal {
@@ -32,6 +35,7 @@ impl fmt::Display for Removal {
             Self::Aborted => "an interrupted cleaning, aborted",
             Self::Replaced => "replaced by a completed swap",
             Self::Orphan => "an index without its .log",
+            Self::UnfinishedSnapshot => "a producer snapshot whose write did not finish",
         })
     }
 }
@@ -82,6 +86,9 @@ pub struct Cut {
     pub reason: String,
     /// Whether the segments after this one are dropped (Kafka's rule for the recovery range).
     pub drops_later_segments: bool,
+    /// The segment's `.txnindex` entries whose ABORT marker is cut (all of them if the file does
+    /// not read): recovery rewrites the index without them, after copying it to the quarantine.
+    pub txn_entries_dropped: u64,
 }
 
 /// Why a whole segment is dropped.
@@ -119,6 +126,34 @@ pub struct DroppedSegment {
     pub reason: DropReason,
 }
 
+/// Why a producer snapshot is set aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotDrop {
+    /// Its offset is past the log end the plan leaves (Kafka's `truncateAndReload` deletes it).
+    PastLogEnd {
+        /// The log end offset after the plan.
+        log_end_offset: i64,
+    },
+    /// It does not decode (Kafka deletes it and loads the next older snapshot).
+    Corrupt {
+        /// Where and why, in words.
+        reason: String,
+    },
+}
+
+/// A producer snapshot (`<offset>.snapshot`) recovery sets aside: moved to the quarantine, or
+/// deleted with `--discard`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedSnapshot {
+    /// The file.
+    pub path: PathBuf,
+    /// The offset its name gives.
+    pub offset: i64,
+    /// Why.
+    pub reason: SnapshotDrop,
+}
+
 /// What loading one partition changes, in the order the loader does it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RecoveryPlan {
@@ -140,6 +175,13 @@ pub struct RecoveryPlan {
     pub rebuilt_indexes: Vec<i64>,
     /// Segments whose `.log` is scanned.
     pub scanned: Vec<i64>,
+    /// Producer snapshots set aside (past the log end the plan leaves, or corrupt), before any
+    /// cut.
+    pub dropped_snapshots: Vec<DroppedSnapshot>,
+    /// Segments recovered because their `.txnindex` fails Kafka's sanity check, and why.
+    pub corrupt_txn_indexes: Vec<(i64, String)>,
+    /// The log end offset the plan leaves (`None` when the directory does not exist).
+    pub log_end_offset: Option<i64>,
     /// The next segment's base offset each segment was judged against (`None` for the last):
     /// recovery bounds the segment's offsets by it, and carrying out the plan must judge alike.
     pub next_base_offsets: BTreeMap<i64, Option<i64>>,
@@ -155,12 +197,16 @@ impl RecoveryPlan {
             && self.dropped.is_empty()
             && self.cuts.is_empty()
             && self.rebuilt_indexes.is_empty()
+            && self.dropped_snapshots.is_empty()
     }
 
     /// Whether the plan drops data (a cut tail, a dropped segment, a bad swap): what goes to the
     /// quarantine.
     pub fn drops_data(&self) -> bool {
-        !(self.bad_swaps.is_empty() && self.dropped.is_empty() && self.cuts.is_empty())
+        !(self.bad_swaps.is_empty()
+            && self.dropped.is_empty()
+            && self.cuts.is_empty()
+            && self.dropped_snapshots.is_empty())
     }
 
     /// Whether the plan moves anything to the quarantine: data it drops, or stray entries.
@@ -237,6 +283,20 @@ impl fmt::Display for RecoveryPlan {
                 d.bytes
             )?;
         }
+        for snapshot in &self.dropped_snapshots {
+            let why = match &snapshot.reason {
+                SnapshotDrop::PastLogEnd { log_end_offset } => {
+                    format!("its offset is past the log end {log_end_offset}")
+                }
+                SnapshotDrop::Corrupt { reason } => format!("corrupt: {reason}"),
+            };
+            writeln!(
+                f,
+                "set aside the producer snapshot {} (offset {}): {why}",
+                snapshot.path.display(),
+                snapshot.offset
+            )?;
+        }
         for cut in &self.cuts {
             writeln!(
                 f,
@@ -247,9 +307,19 @@ impl fmt::Display for RecoveryPlan {
                 cut.next_offset,
                 cut.reason
             )?;
+            if cut.txn_entries_dropped > 0 {
+                writeln!(
+                    f,
+                    "drop {} entries of the .txnindex of segment {} (aborted transactions whose markers are cut)",
+                    cut.txn_entries_dropped, cut.base_offset
+                )?;
+            }
         }
         for base in &self.rebuilt_indexes {
-            writeln!(f, "rebuild the indexes of segment {base}")?;
+            match self.corrupt_txn_indexes.iter().find(|(b, _)| b == base) {
+                Some((_, why)) => writeln!(f, "rebuild the indexes of segment {base}: {why}")?,
+                None => writeln!(f, "rebuild the indexes of segment {base}")?,
+            }
         }
         Ok(())
     }

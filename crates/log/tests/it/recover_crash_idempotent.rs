@@ -5,7 +5,7 @@
 //! quarantine that one uninterrupted recovery leaves; so does one that sets stray entries aside.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-use crate::common;
+use crate::{common, txn_log};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -62,23 +62,48 @@ struct Damage {
     strays: bool,
 }
 
-/// A partition of several segments with `damage`, everything durable.
-fn damaged(damage: Damage) -> SimFs {
-    let fs = SimFs::new();
-    let (log, _) = PartitionLog::open(
+fn open_at(fs: &SimFs, now_ms: i64) -> PartitionLog<SimFs> {
+    PartitionLog::open(
         fs.clone(),
         Path::new(DIR),
         common::small_config(600),
         LoadOptions::default(),
-        Arc::new(MockClock::new(1_000)),
+        Arc::new(MockClock::new(now_ms)),
     )
-    .unwrap();
+    .unwrap()
+    .0
+}
+
+/// A partition of several segments with `damage`, everything durable.
+fn damaged(damage: Damage) -> SimFs {
+    let fs = SimFs::new();
+    let log = open_at(&fs, 1_000);
     for i in 0..24 {
         log.append_as_leader(&mut common::producer_batch(&format!("b{i}"), 3, 1_000 + i))
             .unwrap();
     }
     log.close().unwrap();
     drop(log);
+    apply(&fs, damage)
+}
+
+/// The same with transactional and idempotent batches and markers (appended as a follower),
+/// reopened once so that the `.txnindex` files and producer snapshots an unclean open writes are
+/// there: recovery then also rebuilds the cut segment's `.txnindex`, sets aside the snapshots
+/// past the new end and writes new ones.
+fn damaged_transactional() -> SimFs {
+    let fs = SimFs::new();
+    let log = open_at(&fs, txn_log::TS);
+    txn_log::Workload::standard(6).append_to(&log);
+    log.close().unwrap();
+    drop(log);
+    let log = open_at(&fs, txn_log::TS);
+    log.close().unwrap();
+    drop(log);
+    apply(&fs, BATCH)
+}
+
+fn apply(fs: &SimFs, damage: Damage) -> SimFs {
     let mut logs: Vec<PathBuf> = fs
         .read_dir(Path::new(DIR))
         .unwrap()
@@ -112,7 +137,10 @@ fn damaged(damage: Damage) -> SimFs {
 }
 
 fn crash_everywhere(discard: bool, damage: Damage) {
-    let start = damaged(damage);
+    crash_everywhere_from(&damaged(damage), discard, damage);
+}
+
+fn crash_everywhere_from(start: &SimFs, discard: bool, damage: Damage) {
     let reference = start.crash(Tear::DropAll);
     let report = load(&reference, discard);
     if damage.batch {
@@ -197,4 +225,18 @@ fn setting_strays_aside_crashed_at_any_event_ends_as_one_uninterrupted_run() {
 fn strays_and_a_damaged_batch_crashed_at_any_event_end_as_one_uninterrupted_run() {
     crash_everywhere(false, BOTH);
     crash_everywhere(true, BOTH);
+}
+
+#[test]
+fn the_same_holds_for_a_transactional_partition() {
+    let start = damaged_transactional();
+    let reference = start.crash(Tear::DropAll);
+    let report = load(&reference, false);
+    assert!(!report.plan.dropped_snapshots.is_empty(), "{}", report.plan);
+    crash_everywhere_from(&start, false, BATCH);
+}
+
+#[test]
+fn the_same_holds_for_a_transactional_partition_with_discard() {
+    crash_everywhere_from(&damaged_transactional(), true, BATCH);
 }

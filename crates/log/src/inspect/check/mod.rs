@@ -3,6 +3,7 @@
 
 mod index;
 mod log;
+mod producer;
 mod quarantine;
 mod records;
 mod swap;
@@ -403,5 +404,6 @@ fn check_partition<F: FileSystem>(
         log_end = log_end.max(*base).max(previous_last.saturating_add(1));
         index::check_indexes(partition, *base, &batches, i == last, findings)?;
     }
+    producer::check_producer_files(partition, &logs, log_end, findings)?;
     Ok((logs.len(), log_end))
 }

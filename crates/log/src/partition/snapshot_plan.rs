@@ -1,0 +1,199 @@
+//! The recovery plan's view of producer state files, read-only: which `<offset>.snapshot` files
+//! recovery sets aside (past the log end it leaves, or corrupt where Kafka's load would try them)
+//! and whether a `.txnindex` passes Kafka's sanity check.
+
+use std::path::Path;
+
+use seglog_fs::{File as _, FileSystem, OpenMode};
+use seglog_segment::txn_index::{ENTRY_SIZE, TransactionIndex};
+
+use seglog_segment::naming;
+
+use super::recovery_plan::{DroppedSnapshot, RecoveryPlan, SnapshotDrop};
+use super::txn_replay::{entry_bytes, read_only_manager, replay_log, txn_index_bytes};
+use crate::error::{Error, Result};
+use crate::listing::{FileKind, PartitionFile};
+use crate::producer::read_snapshot;
+
+/// Why the `.txnindex` at `path` of the segment at `base` fails Kafka's `sanityCheck` (an entry
+/// below the base offset, or of an unknown version), or `None` if it passes.
+///
+/// # Errors
+///
+/// The file cannot be read.
+pub(super) fn txn_index_problem<F: FileSystem>(
+    fs: &F,
+    path: &Path,
+    base: i64,
+) -> Result<Option<String>> {
+    let index = TransactionIndex::open_read_only(fs.clone(), path, base)?;
+    match index.sanity_check() {
+        Ok(()) => Ok(None),
+        Err(e @ seglog_segment::Error::Io { .. }) => Err(e.into()),
+        Err(e) => Ok(Some(e.to_string())),
+    }
+}
+
+/// How many entries of the `.txnindex` at `path` (of the segment at `base`) have a last offset
+/// (their ABORT marker's) at or past `offset`; all its whole entries if it does not read, none if
+/// it does not exist.
+///
+/// # Errors
+///
+/// The file cannot be opened or its length read.
+pub(super) fn txn_entries_from<F: FileSystem>(
+    fs: &F,
+    path: &Path,
+    base: i64,
+    offset: i64,
+) -> Result<u64> {
+    if !fs.exists(path) {
+        return Ok(0);
+    }
+    let index = TransactionIndex::open_read_only(fs.clone(), path, base)?;
+    match index.all_aborted_txns() {
+        Ok(entries) => Ok(entries.iter().filter(|t| t.last_offset() >= offset).count() as u64),
+        Err(e @ seglog_segment::Error::Io { .. }) => Err(e.into()),
+        Err(_) => {
+            let file = fs
+                .open(path, OpenMode::ReadOnly)
+                .map_err(|e| Error::io(path, e))?;
+            let len = file.len().map_err(|e| Error::io(path, e))?;
+            Ok(len / ENTRY_SIZE as u64)
+        }
+    }
+}
+
+/// The snapshots among `live` to set aside: each past `log_end`, then, from the latest at or
+/// below `log_end` and above `log_start` down, each corrupt one until one decodes (Kafka's
+/// `loadFromSnapshot` deletes exactly those; seglog keeps them in the quarantine).
+///
+/// # Errors
+///
+/// A snapshot cannot be read.
+pub(super) fn plan_snapshots<F: FileSystem>(
+    fs: &F,
+    live: &[PartitionFile],
+    log_start: i64,
+    log_end: i64,
+) -> Result<Vec<DroppedSnapshot>> {
+    let mut snapshots: Vec<(i64, &Path)> = live
+        .iter()
+        .filter(|f| f.kind() == FileKind::Snapshot)
+        .filter_map(|f| f.base_offset().map(|o| (o, f.path())))
+        .collect();
+    snapshots.sort_unstable();
+    let mut out = Vec::new();
+    for (offset, path) in snapshots.iter().rev() {
+        if *offset > log_end {
+            out.push(DroppedSnapshot {
+                path: path.to_path_buf(),
+                offset: *offset,
+                reason: SnapshotDrop::PastLogEnd {
+                    log_end_offset: log_end,
+                },
+            });
+            continue;
+        }
+        if *offset <= log_start {
+            break;
+        }
+        match read_snapshot(fs, path) {
+            Ok(_) => break,
+            Err(Error::CorruptSnapshot {
+                position, message, ..
+            }) => out.push(DroppedSnapshot {
+                path: path.to_path_buf(),
+                offset: *offset,
+                reason: SnapshotDrop::Corrupt {
+                    reason: format!("at byte {position}: {message}"),
+                },
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// The segments recovery scans, finds valid and would leave alone whose `.txnindex` is not what
+/// the markers give (the loader then recovers them, rewriting it): the producer state replayed
+/// read-only as the loader's rebuild finds it, from the latest usable snapshot above
+/// `log_start` and at or below the first such segment (else from empty), through `segments`
+/// (base offset and suffix on disk, ascending, the dropped ones left out).
+///
+/// # Errors
+///
+/// A snapshot or `.txnindex` cannot be read.
+pub(super) fn txn_index_rewrites<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    live: &[PartitionFile],
+    segments: &[(i64, &str)],
+    plan: &RecoveryPlan,
+    log_start: i64,
+) -> Result<Vec<(i64, String)>> {
+    let candidates: Vec<i64> = plan
+        .scanned
+        .iter()
+        .copied()
+        .filter(|b| !plan.rebuilt_indexes.contains(b) && segments.iter().any(|(s, _)| s == b))
+        .collect();
+    let (Some(&first), Some(&last)) = (candidates.iter().min(), candidates.iter().max()) else {
+        return Ok(Vec::new());
+    };
+    let set_aside: Vec<&Path> = plan
+        .dropped_snapshots
+        .iter()
+        .map(|s| s.path.as_path())
+        .collect();
+    let mut snapshots: Vec<(i64, &Path)> = live
+        .iter()
+        .filter(|f| f.kind() == FileKind::Snapshot && !set_aside.contains(&f.path()))
+        .filter_map(|f| f.base_offset().map(|o| (o, f.path())))
+        .filter(|(o, _)| *o > log_start && *o <= first)
+        .collect();
+    snapshots.sort_unstable();
+    let mut start = None;
+    for (offset, path) in snapshots.iter().rev() {
+        if let Ok(entries) = read_snapshot(fs, path) {
+            start = Some((*offset, entries));
+            break;
+        }
+    }
+    let from = start.as_ref().map_or(log_start, |(o, _)| *o);
+    let name = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_owned();
+    let mut manager = read_only_manager(fs, dir, name, start, log_start)?;
+    let mut out = Vec::new();
+    for (i, (base, suffix)) in segments.iter().enumerate() {
+        let next_base = segments.get(i + 1).map(|(b, _)| *b);
+        if next_base.is_some_and(|n| n <= from) {
+            continue;
+        }
+        if *base > last {
+            break;
+        }
+        let log = naming::log_file(dir, *base, suffix);
+        // A batch the replay refuses fails the load itself; the plan leaves that to it.
+        let Ok(expected) = replay_log(fs, &mut manager, *base, next_base, &log, from) else {
+            break;
+        };
+        if !candidates.contains(base) {
+            continue;
+        }
+        let txn = naming::txn_index_file(dir, *base, "");
+        if txn_index_bytes(fs, &txn)? != entry_bytes(&expected) {
+            out.push((
+                *base,
+                format!(
+                    "its .txnindex ({}) is not what the transaction markers give",
+                    txn.display()
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}

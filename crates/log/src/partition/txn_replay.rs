@@ -1,0 +1,129 @@
+//! Producer state replayed read-only from a `.log`, for judging a `.txnindex` without changing a
+//! byte: the aborted transactions Kafka's recovery writes for a segment's valid batches (the
+//! recovery plan and `check` compare them with the file).
+
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use seglog_fs::{File as _, FileSystem, OpenMode};
+use seglog_segment::scan::scan_batches;
+use seglog_segment::txn_index::AbortedTxn;
+use seglog_segment::verify::{OffsetBounds, scan_verified};
+
+use crate::error::{Error, Result};
+use crate::producer::{
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateEntry, ProducerStateManager,
+    ProducerStateManagerConfig, recover_batch,
+};
+
+/// A manager for a read-only replay of the partition in `dir`, holding `start` (a snapshot's
+/// offset and producers) or nothing from `empty_at`. It only lists the directory: the replay
+/// never takes a snapshot or truncates.
+///
+/// # Errors
+///
+/// The directory cannot be listed.
+pub(crate) fn read_only_manager<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    partition: String,
+    start: Option<(i64, Vec<ProducerStateEntry>)>,
+    empty_at: i64,
+) -> Result<ProducerStateManager<F>> {
+    let mut manager = ProducerStateManager::new(
+        fs.clone(),
+        dir,
+        partition,
+        DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
+        ProducerStateManagerConfig::default(),
+    )?;
+    match start {
+        Some((offset, entries)) => {
+            for entry in entries {
+                manager.load_producer_entry(entry);
+            }
+            manager.update_map_end_offset(offset);
+        }
+        None => manager.update_map_end_offset(empty_at),
+    }
+    Ok(manager)
+}
+
+/// The aborted transactions recovery writes for the valid batches of `log` (a segment at
+/// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
+/// into `manager` (Kafka's `updateProducerState` per batch). On a batch producer state refuses,
+/// or a read failure: its byte position and why.
+pub(crate) fn replay_log<F: FileSystem>(
+    fs: &F,
+    manager: &mut ProducerStateManager<F>,
+    base: i64,
+    next_base: Option<i64>,
+    log: &Path,
+    from: i64,
+) -> Result<Vec<AbortedTxn>, (u64, String)> {
+    let io = |e: Error| (0, e.to_string());
+    let file = fs
+        .open(log, OpenMode::ReadOnly)
+        .map_err(|e| io(Error::io(log, e)))?;
+    let size = file.len().map_err(|e| io(Error::io(log, e)))?;
+    let bounds = OffsetBounds {
+        base_offset: base,
+        next_base_offset: next_base,
+    };
+    let valid = scan_verified(&file, log, size, 8 << 20, bounds, |_| Ok(()))
+        .map_err(|e| io(e.into()))?
+        .valid_bytes;
+    let mut aborted = Vec::new();
+    let mut refused = None;
+    scan_batches(&file, log, 0, valid, 8 << 20, |position, framed| {
+        let Ok(batch) = framed.v2() else {
+            return Ok(ControlFlow::Continue(()));
+        };
+        if batch.last_offset() < from {
+            return Ok(ControlFlow::Continue(()));
+        }
+        match recover_batch(manager, &batch) {
+            Ok(Some((txn, lso))) if txn.is_aborted => aborted.push(AbortedTxn::new(
+                txn.producer_id,
+                txn.first_offset,
+                txn.last_offset,
+                lso,
+            )),
+            Ok(_) => {}
+            Err(e) => {
+                refused = Some((position, e.to_string()));
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    })
+    .map_err(|e| io(e.into()))?;
+    match refused {
+        Some(r) => Err(r),
+        None => Ok(aborted),
+    }
+}
+
+/// The bytes of the `.txnindex` at `path` (none if it does not exist).
+///
+/// # Errors
+///
+/// It exists and cannot be read.
+pub(crate) fn txn_index_bytes<F: FileSystem>(fs: &F, path: &Path) -> Result<Vec<u8>> {
+    if !fs.exists(path) {
+        return Ok(Vec::new());
+    }
+    let file = fs
+        .open(path, OpenMode::ReadOnly)
+        .map_err(|e| Error::io(path, e))?;
+    let len = usize::try_from(file.len().map_err(|e| Error::io(path, e))?).unwrap_or(usize::MAX);
+    let mut bytes = vec![0; len];
+    file.read_exact_at(&mut bytes, 0)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(bytes)
+}
+
+/// The bytes recovery writes for `entries`.
+pub(crate) fn entry_bytes(entries: &[AbortedTxn]) -> Vec<u8> {
+    entries.iter().flat_map(AbortedTxn::to_bytes).collect()
+}
