@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::common::{Outcome, Use};
 use crate::consume::{ConsumeOptions, OffsetQuery, Start};
 use crate::dump::{self, DumpOptions};
-use crate::produce::ProduceOptions;
+use crate::produce::ProduceArgs;
 use seglog_log::IsolationLevel;
 
 /// seglog: inspect, verify and repair Kafka-format log segments and directories.
@@ -109,36 +109,6 @@ struct RecoverArgs {
     /// e.g. --config index.interval.bytes=4096 for a broker's directory.
     #[arg(long = "config", value_name = "KEY=VALUE")]
     configs: Vec<String>,
-}
-
-#[derive(Debug, clap::Args)]
-struct ProduceArgs {
-    /// The partition directory (topic-N) inside a log directory.
-    dir: PathBuf,
-    /// Split each line at the first occurrence of this string into key and value.
-    #[arg(long)]
-    key_separator: Option<String>,
-    /// The codec of the batches written. A compressed batch whose records take more than
-    /// 67108864 bytes (64 MiB) before compression is refused, as is any batch over the topic's
-    /// max.message.bytes: no reader could read it back. Nothing of a refused batch is
-    /// acknowledged.
-    #[arg(long, default_value = "none", value_parser = ["none", "gzip", "snappy", "lz4", "zstd"])]
-    compression: String,
-    /// Records per batch.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    batch_records: u32,
-    /// Create the partition if it does not exist.
-    #[arg(long)]
-    create: bool,
-    /// A topic config for --create, as key=value (repeatable), e.g. --config segment.bytes=1048576.
-    #[arg(long = "config", value_name = "KEY=VALUE")]
-    configs: Vec<String>,
-    /// Acknowledge each batch only after fsync.
-    #[arg(long)]
-    sync: bool,
-    /// Print `acked <last offset>` on stdout after each batch is appended (and fsynced with --sync).
-    #[arg(long)]
-    print_acks: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -255,7 +225,15 @@ const PRODUCE_EXAMPLES: &str = "\
 Examples:
   seq 1 1000 | seglog produce logs/numbers-0 --create
   printf 'user-1:clicked\\n' | seglog produce logs/events-0 --key-separator : --sync --print-acks
-  cat data.txt | seglog produce logs/t-0 --create --config segment.bytes=1048576 --compression zstd";
+  cat data.txt | seglog produce logs/t-0 --create --config segment.bytes=1048576 --compression zstd
+  seq 1 10 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0   # idempotent
+  seq 11 20 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0  # sequences 10..=19
+  seq 21 30 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0 --transactional --abort
+  seq 31 40 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 1 --transactional --commit
+
+A transaction's records are visible to `consume --isolation-level read_committed` once its COMMIT
+marker is written; while it is open (a killed run), read_committed readers stop at its first
+offset, which `offsets --latest --isolation-level read_committed` gives.";
 
 const CONSUME_EXAMPLES: &str = "\
 Examples:
@@ -376,7 +354,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             };
             crate::recover::recover(&args.dir, &options, out)
         }
-        Command::Produce(args) => produce(&args, out),
+        Command::Produce(args) => crate::produce::run(&args, out),
         Command::Consume(args) => {
             let start = match (args.from_offset, args.from_timestamp) {
                 (Some(o), _) => Start::Offset(o),
@@ -441,45 +419,6 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
             2
         }
     }
-}
-
-fn produce(args: &ProduceArgs, out: &mut impl std::io::Write) -> anyhow::Result<Outcome> {
-    use seglog_log::record::Compression;
-    let create = args.create;
-    crate::common::target(&args.dir, Use::Produce { create })?;
-    let compression = match args.compression.as_str() {
-        "gzip" => Compression::Gzip,
-        "snappy" => Compression::Snappy,
-        "lz4" => Compression::Lz4,
-        "zstd" => Compression::Zstd,
-        _ => Compression::None,
-    };
-    let create = if args.create {
-        let pairs: Vec<(&str, &str)> = args
-            .configs
-            .iter()
-            .map(|c| {
-                c.split_once('=')
-                    .ok_or_else(|| anyhow::anyhow!("--config {c}: expected key=value"))
-            })
-            .collect::<anyhow::Result<_>>()?;
-        Some(seglog_log::LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("{e}"))?)
-    } else {
-        if !args.configs.is_empty() {
-            anyhow::bail!("--config applies only with --create");
-        }
-        None
-    };
-    let options = ProduceOptions {
-        compression,
-        batch_records: args.batch_records as usize,
-        key_separator: args.key_separator.as_deref(),
-        create,
-        sync: args.sync,
-        print_acks: args.print_acks,
-    };
-    let stdin = std::io::BufReader::new(std::io::stdin());
-    crate::produce::produce(&args.dir, &options, stdin, out)
 }
 
 fn compact(

@@ -15,6 +15,7 @@ mod kafka_lock;
 mod messages;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
+mod produce_transactions;
 mod pty;
 mod read_only;
 mod reader_offsets;

@@ -1,13 +1,19 @@
-//! `seglog produce`: records from stdin, one per line, appended as a leader would.
+//! `seglog produce`: records from stdin, one per line, appended as a leader would; with a
+//! producer id, as an idempotent or transactional Kafka producer writes them (`producer`).
+
+mod args;
+mod producer;
 
 use std::io::{BufRead, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 use seglog_log::LogConfig;
-use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_log::record::{BatchBuilder, Compression, NewRecord};
 
 use crate::common::{Outcome, open_partition};
+pub(crate) use args::{ProduceArgs, run};
+use producer::{Producer, Sequencer, describe};
 
 /// `produce`'s options.
 pub(crate) struct ProduceOptions<'a> {
@@ -17,6 +23,7 @@ pub(crate) struct ProduceOptions<'a> {
     pub(crate) create: Option<LogConfig>,
     pub(crate) sync: bool,
     pub(crate) print_acks: bool,
+    pub(crate) producer: Option<Producer>,
 }
 
 pub(crate) fn produce(
@@ -27,10 +34,92 @@ pub(crate) fn produce(
 ) -> Result<Outcome> {
     let opened = open_partition(dir, o.create.clone())?;
     let log = &opened.log;
+    let mut sequencer = Sequencer::new(log, o.producer);
+    let written = append_lines(dir, o, log, &mut sequencer, input, out);
+    // A transactional run ends with its marker; one that failed halfway aborts what it wrote,
+    // as a Kafka producer does, so that no open transaction holds read_committed readers back.
+    let ended = sequencer.end(log, written.is_err());
+    let marker = match ended {
+        None => None,
+        Some((marker, Ok(info))) => {
+            let synced = if o.sync {
+                log.sync_up_to(info.last_offset + 1)
+            } else {
+                Ok(())
+            };
+            if o.print_acks && synced.is_ok() {
+                writeln!(out, "marker {} {}", info.last_offset, marker.kind())?;
+                out.flush()?;
+            }
+            synced.map_err(|e| {
+                anyhow::anyhow!(
+                    "{e}; the {} marker at offset {} was appended but is not known to be durable",
+                    marker.kind(),
+                    info.last_offset
+                )
+            })?;
+            Some((marker, info.last_offset))
+        }
+        Some((marker, Err(e))) => {
+            let why = describe(&e);
+            return Err(match written {
+                Err(first) => first.context(format!(
+                    "the run's transaction stays open: its ABORT marker was refused: {why}"
+                )),
+                Ok(()) => anyhow::anyhow!(
+                    "{why}; no {} marker was appended: the records of this run stay in an open transaction",
+                    marker.kind()
+                ),
+            });
+        }
+    };
+    if let Err(e) = written {
+        return Err(match marker {
+            Some((_, offset)) => e.context(format!(
+                "the run's transaction was aborted (ABORT marker at offset {offset})"
+            )),
+            None => e,
+        });
+    }
+    opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let who = match (o.producer, sequencer.sequences()) {
+        (Some(p), Some((first, last))) => format!(
+            " as producer {} epoch {}, sequences {first}..={last}",
+            p.id, p.epoch
+        ),
+        _ => String::new(),
+    };
+    let end = match marker {
+        Some((m, offset)) => format!(
+            ", then its {} marker at offset {offset} (epoch {})",
+            m.kind(),
+            m.epoch
+        ),
+        None if o.producer.is_some_and(|p| p.txn.is_some()) => {
+            "; no transaction, so no marker".to_owned()
+        }
+        None => String::new(),
+    };
+    eprintln!(
+        "appended {} records to {}{who}{end}",
+        sequencer.appended_records(),
+        dir.display()
+    );
+    Ok(Outcome::Clean)
+}
+
+/// Appends stdin's lines in batches until its end.
+fn append_lines(
+    dir: &Path,
+    o: &ProduceOptions<'_>,
+    log: &seglog_log::PartitionLog<seglog_log::RealFs>,
+    sequencer: &mut Sequencer,
+    input: std::io::BufReader<impl std::io::Read + Send + 'static>,
+    out: &mut impl Write,
+) -> Result<()> {
     let mut builder = BatchBuilder::new();
     let mut pending: Vec<(Option<Vec<u8>>, Vec<u8>)> = Vec::new();
     let mut batch = Vec::new();
-    let mut appended = 0_u64;
     let mut flush = |pending: &mut Vec<(Option<Vec<u8>>, Vec<u8>)>,
                      out: &mut dyn Write|
      -> Result<()> {
@@ -46,7 +135,7 @@ pub(crate) fn produce(
         // Refused here, before anything of this batch is appended or acknowledged: a batch
         // no reader could read back (see `DEFAULT_MAX_DECOMPRESSED_BYTES`).
         builder
-                .build(&BatchOptions::new(0, o.compression), records, &mut batch)
+                .build(&sequencer.options(o.compression), records, &mut batch)
                 .with_context(|| {
                     format!(
                         "refused to append {} records to {}; nothing of them was appended or acknowledged",
@@ -60,12 +149,19 @@ pub(crate) fn produce(
             log.append_as_leader(&mut batch)
         }
         .map_err(|e| {
+            // A producer-state refusal comes before anything is written.
+            let what = if matches!(e, seglog_log::Error::Producer(_)) {
+                "appended"
+            } else {
+                "acknowledged"
+            };
             anyhow::anyhow!(
-                "{e}; nothing of these {} records was acknowledged",
+                "{}; nothing of these {} records was {what}",
+                describe(&e),
                 pending.len()
             )
         })?;
-        appended += pending.len() as u64;
+        sequencer.appended(pending.len());
         pending.clear();
         if o.print_acks {
             writeln!(out, "acked {}", info.last_offset)?;
@@ -127,10 +223,7 @@ pub(crate) fn produce(
             Err(std::sync::mpsc::TryRecvError::Disconnected) => None,
         };
     }
-    flush(&mut pending, out)?;
-    opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
-    eprintln!("appended {appended} records to {}", dir.display());
-    Ok(Outcome::Clean)
+    flush(&mut pending, out)
 }
 
 /// A line as a record: split at the first key separator into key and value, or all value.

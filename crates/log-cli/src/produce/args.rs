@@ -1,0 +1,138 @@
+//! `produce`'s command line: its flags, their constraints (clap's usage errors) and the options
+//! they give.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use seglog_log::record::Compression;
+
+use super::producer::{Producer, TxnEnd};
+use super::{ProduceOptions, produce};
+use crate::common::{Outcome, Use};
+
+#[derive(Debug, clap::Args)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per command-line flag"
+)]
+#[command(group(clap::ArgGroup::new("txn_end").args(["commit", "abort"])))]
+pub(crate) struct ProduceArgs {
+    /// The partition directory (topic-N) inside a log directory.
+    dir: PathBuf,
+    /// Split each line at the first occurrence of this string into key and value.
+    #[arg(long)]
+    key_separator: Option<String>,
+    /// The codec of the batches written. A compressed batch whose records take more than
+    /// 67108864 bytes (64 MiB) before compression is refused, as is any batch over the topic's
+    /// max.message.bytes: no reader could read it back. Nothing of a refused batch is
+    /// acknowledged.
+    #[arg(long, default_value = "none", value_parser = ["none", "gzip", "snappy", "lz4", "zstd"])]
+    compression: String,
+    /// Records per batch.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    batch_records: u32,
+    /// Create the partition if it does not exist.
+    #[arg(long)]
+    create: bool,
+    /// A topic config for --create, as key=value (repeatable), e.g. --config segment.bytes=1048576.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    configs: Vec<String>,
+    /// Acknowledge each batch only after fsync.
+    #[arg(long)]
+    sync: bool,
+    /// Print `acked <last offset>` on stdout after each batch is appended (and fsynced with --sync);
+    /// with --transactional, then `marker <offset> COMMIT` (or ABORT) for the end marker.
+    #[arg(long)]
+    print_acks: bool,
+    /// Write as this idempotent producer (with --producer-epoch): each batch carries the id,
+    /// the epoch and a base sequence continuing the producer's last sequence in the partition's
+    /// producer state (0 for a producer the partition does not know, or under a new epoch), so
+    /// sequences continue across runs. The partition validates each batch as a Kafka leader
+    /// does: an epoch older than the producer's is refused with Kafka's
+    /// InvalidProducerEpochException message, and nothing of the batch is appended.
+    #[arg(long, value_name = "ID", requires = "producer_epoch",
+          value_parser = clap::value_parser!(i64).range(0..))]
+    producer_id: Option<i64>,
+    /// The producer epoch of --producer-id.
+    #[arg(long, value_name = "EPOCH", requires = "producer_id",
+          value_parser = clap::value_parser!(i16).range(0..))]
+    producer_epoch: Option<i16>,
+    /// Write the records as one transaction of --producer-id (transactional batches), then end
+    /// it with --commit or --abort: the end marker a transaction coordinator writes. Kafka 4.4's
+    /// default is transaction.version 2 (KIP-890), under which the coordinator bumps the
+    /// producer's epoch on every commit or abort: the marker carries --producer-epoch plus one,
+    /// and the producer's next run must use that epoch (an older one is fenced). A run with no
+    /// records writes no marker, unless the producer has a transaction open in the partition
+    /// (one a killed run left): then the marker ends that one. If an append fails halfway, the
+    /// run's transaction is aborted.
+    #[arg(long, requires_all = ["producer_id", "txn_end"])]
+    transactional: bool,
+    /// With --transactional: commit the transaction (read_committed readers see its records).
+    #[arg(long, requires = "transactional")]
+    commit: bool,
+    /// With --transactional: abort the transaction (read_committed readers skip its records).
+    #[arg(long, requires = "transactional")]
+    abort: bool,
+    /// With --transactional: the coordinator epoch the marker carries. A marker with an older
+    /// coordinator epoch than the producer's last one is refused (Kafka's
+    /// TransactionCoordinatorFencedException).
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "transactional",
+          value_parser = clap::value_parser!(i32).range(0..))]
+    coordinator_epoch: i32,
+}
+
+/// Runs `produce` with the process's stdin.
+pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<Outcome> {
+    let create = args.create;
+    crate::common::target(&args.dir, Use::Produce { create })?;
+    let compression = match args.compression.as_str() {
+        "gzip" => Compression::Gzip,
+        "snappy" => Compression::Snappy,
+        "lz4" => Compression::Lz4,
+        "zstd" => Compression::Zstd,
+        _ => Compression::None,
+    };
+    let create = if args.create {
+        let pairs: Vec<(&str, &str)> = args
+            .configs
+            .iter()
+            .map(|c| {
+                c.split_once('=')
+                    .ok_or_else(|| anyhow::anyhow!("--config {c}: expected key=value"))
+            })
+            .collect::<Result<_>>()?;
+        Some(seglog_log::LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("{e}"))?)
+    } else {
+        if !args.configs.is_empty() {
+            bail!("--config applies only with --create");
+        }
+        None
+    };
+    let producer = match (args.producer_id, args.producer_epoch) {
+        (Some(id), Some(epoch)) => {
+            let txn = args.transactional.then_some(TxnEnd {
+                commit: args.commit,
+                coordinator_epoch: args.coordinator_epoch,
+            });
+            if txn.is_some() && epoch == i16::MAX {
+                bail!(
+                    "--transactional needs a --producer-epoch below {}: its marker carries the epoch plus one",
+                    i16::MAX
+                );
+            }
+            Some(Producer { id, epoch, txn })
+        }
+        _ => None,
+    };
+    let options = ProduceOptions {
+        compression,
+        batch_records: args.batch_records as usize,
+        key_separator: args.key_separator.as_deref(),
+        create,
+        sync: args.sync,
+        print_acks: args.print_acks,
+        producer,
+    };
+    let stdin = std::io::BufReader::new(std::io::stdin());
+    produce(&args.dir, &options, stdin, out)
+}
