@@ -40,6 +40,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     KafkaConsumer, assigned the partition from its beginning (no group), prints records until it
  *     has that many; fails if the timeout passes first. The isolation level defaults to the
  *     consumer's (read_uncommitted).
+ * describe-producers &lt;bootstrap&gt; &lt;topic&gt; &lt;partition&gt;
+ *     Admin.describeProducers: the partition's active producers as the broker holds them, one JSON line
+ *     each, by producer id: {"producer_id","epoch","last_sequence","coordinator_epoch","txn_start"}
+ *     (txn_start -1 when no transaction is open).
  * </pre>
  */
 final class Clients {
@@ -175,6 +179,29 @@ final class Clients {
         if (failed.get() != null) {
             throw failed.get();
         }
+    }
+
+    static int describeProducers(String[] args) throws Exception {
+        if (args.length != 3) {
+            Oracle.ERR.println("usage: describe-producers <bootstrap> <topic> <partition>");
+            return 2;
+        }
+        TopicPartition tp = new TopicPartition(args[1], Integer.parseInt(args[2]));
+        Properties props = new Properties();
+        props.put("bootstrap.servers", args[0]);
+        try (Admin admin = Admin.create(props)) {
+            List<org.apache.kafka.clients.admin.ProducerState> states = new ArrayList<>(
+                admin.describeProducers(List.of(tp)).partitionResult(tp).get().activeProducers());
+            states.sort(java.util.Comparator.comparingLong(org.apache.kafka.clients.admin.ProducerState::producerId));
+            for (org.apache.kafka.clients.admin.ProducerState st : states) {
+                Oracle.OUT.println("{\"producer_id\":" + st.producerId()
+                    + ",\"epoch\":" + st.producerEpoch()
+                    + ",\"last_sequence\":" + st.lastSequence()
+                    + ",\"coordinator_epoch\":" + st.coordinatorEpoch().orElse(-1)
+                    + ",\"txn_start\":" + st.currentTransactionStartOffset().orElse(-1) + "}");
+            }
+        }
+        return 0;
     }
 
     static int consume(String[] args) {

@@ -118,6 +118,8 @@ public final class Oracle {
                 return Clients.produce(rest);
             case "consume":
                 return Clients.consume(rest);
+            case "describe-producers":
+                return Clients.describeProducers(rest);
             case "txn-produce":
                 return Transactions.produce(rest);
             case "matrix":
@@ -143,6 +145,7 @@ public final class Oracle {
         ERR.println("       Oracle produce <bootstrap> <topic> <codec>[,<codec>...] <records|forever> <seed>");
         ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms> [read_uncommitted|read_committed]");
         ERR.println("       Oracle txn-produce <bootstrap> <topic> <rounds> <seed>");
+        ERR.println("       Oracle describe-producers <bootstrap> <topic> <partition>");
         return 2;
     }
 
