@@ -20,6 +20,10 @@ fn free_port() -> Result<u16> {
 
 /// A formatted single-node KRaft log directory and its configuration.
 pub(super) struct KafkaNode {
+    /// Prefixes its brokers' log names (none for the node of steps 3 to 6).
+    name: String,
+    /// `server.properties` but `log.dirs`.
+    properties: String,
     config: PathBuf,
     pub(super) log_dir: PathBuf,
     pub(super) bootstrap: String,
@@ -28,14 +32,20 @@ pub(super) struct KafkaNode {
 }
 
 impl KafkaNode {
+    /// The node of steps 3 to 6, in `<work>/kafka`.
     pub(super) fn format(ctx: &Ctx) -> Result<Self> {
-        let dir = ctx.work.join("kafka");
+        Self::format_named(ctx, "kafka", "")
+    }
+
+    /// A node of its own in `<work>/<name>`, with `extra` lines of `server.properties`.
+    pub(super) fn format_named(ctx: &Ctx, name: &str, extra: &str) -> Result<Self> {
+        let dir = ctx.work.join(name);
         let log_dir = dir.join("logs");
         fs::create_dir_all(&dir)?;
         let (port, controller) = (free_port()?, free_port()?);
         ensure!(port != controller, "the same free port twice");
         let config = dir.join("server.properties");
-        let text = format!(
+        let properties = format!(
             "process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{controller}
@@ -44,7 +54,6 @@ advertised.listeners=PLAINTEXT://127.0.0.1:{port}
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
-log.dirs={}
 num.partitions=1
 auto.create.topics.enable=false
 offsets.topic.replication.factor=1
@@ -55,10 +64,12 @@ num.network.threads=2
 num.io.threads=2
 background.threads=2
 log.cleaner.enable=false
-",
-            log_dir.display()
+{extra}"
         );
-        fs::write(&config, text)?;
+        fs::write(
+            &config,
+            format!("{properties}log.dirs={}\n", log_dir.display()),
+        )?;
         let cfg = config.display().to_string();
         let cmd = ctx.oracle(&[
             "storage",
@@ -70,6 +81,12 @@ log.cleaner.enable=false
         ]);
         ctx.run_ok(cmd, "kafka-storage-format", Duration::from_mins(2))?;
         Ok(Self {
+            name: if name == "kafka" {
+                String::new()
+            } else {
+                format!("{name}-")
+            },
+            properties,
             config,
             log_dir,
             bootstrap: format!("127.0.0.1:{port}"),
@@ -78,11 +95,32 @@ log.cleaner.enable=false
         })
     }
 
+    /// The same node (configuration, ports, identity) on `log_dir`, a copy of this node's log
+    /// directory; its configuration goes to `<work>/<name>/`. Only one of the two may run at a time.
+    pub(super) fn on_copy(&self, ctx: &Ctx, name: &str, log_dir: PathBuf) -> Result<Self> {
+        let dir = ctx.work.join(name);
+        fs::create_dir_all(&dir)?;
+        let config = dir.join("server.properties");
+        fs::write(
+            &config,
+            format!("{}log.dirs={}\n", self.properties, log_dir.display()),
+        )?;
+        Ok(Self {
+            name: format!("{name}-"),
+            properties: self.properties.clone(),
+            config,
+            log_dir,
+            bootstrap: self.bootstrap.clone(),
+            port: self.port,
+            starts: std::cell::Cell::new(0),
+        })
+    }
+
     /// Starts the broker and waits until it accepts connections.
     pub(super) fn start(&self, ctx: &Ctx) -> Result<Broker> {
         let n = self.starts.get() + 1;
         self.starts.set(n);
-        let name = format!("broker-{n}");
+        let name = format!("{}broker-{n}", self.name);
         let log = ctx.work.join(format!("{name}.log"));
         let mut cmd = Command::new(&ctx.run_sh);
         cmd.args(["broker".as_ref(), self.config.as_os_str(), log.as_os_str()])
@@ -134,6 +172,11 @@ impl Broker {
             self.log.display()
         );
         Ok(())
+    }
+
+    /// The broker's log4j2 log file.
+    pub(super) fn log(&self) -> &std::path::Path {
+        &self.log
     }
 
     /// SIGKILL, no shutdown at all.

@@ -20,6 +20,11 @@
 //!    and an idempotent one, across segment rolls; `seglog check` passes, `seglog consume` returns
 //!    what Kafka's consumer returns, and `seglog dump` prints what `DumpLogSegments` prints for
 //!    the partition's files and the KRaft metadata log's.
+//! 7. Transactions and SIGKILL: a broker of its own, fed as in step 6, is SIGKILLed while two
+//!    transactions are open; `seglog recover` on one copy of its log directory and the broker's
+//!    own recovery on another recover the same segments (from the recovery point), leave the same
+//!    `.log`, `.txnindex`, `.index`, `.timeindex` and `.snapshot` bytes, and read the same records
+//!    at each isolation level, every acknowledged committed record among them.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -29,7 +34,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6 (step 3b reuses step 4's broker);
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7 (step 3b reuses step 4's broker);
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
 mod ctx;
@@ -45,6 +50,7 @@ mod step3b_sigkill;
 mod step4_seglog_appends;
 mod step5_quarantine;
 mod step6_transactions;
+mod step7_txn_sigkill;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -61,6 +67,7 @@ use step3b_sigkill::step3b;
 use step4_seglog_appends::step4;
 use step5_quarantine::step5;
 use step6_transactions::step6;
+use step7_txn_sigkill::step7;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -134,6 +141,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 6: transactional and idempotent producers, seglog reads and dumps as Kafka",
         &mut || step6(&ctx, &kafka),
+    )?;
+    timed(
+        "step 7: SIGKILL mid-transaction, seglog recover and Kafka's recovery agree",
+        &mut || step7(&ctx),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");

@@ -3,17 +3,17 @@
 //! consume` returns what Kafka's consumer returns at each isolation level, and `seglog dump` prints exactly what Kafka's
 //! `DumpLogSegments` prints for every file of the partition and of the KRaft metadata log.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Result, bail, ensure};
 use serde_json::Value;
 
 use super::ctx::{Ctx, seglog_cmd};
 use super::kraft::KafkaNode;
 use super::records::{json_lines, same_records};
+use super::segment_files::{copy_dir, files_with};
 
 const TOPIC: &str = "transactional";
 const ROUNDS: &str = "40";
@@ -178,30 +178,5 @@ fn same_dump(ctx: &Ctx, name: &str, files: &[PathBuf]) -> Result<()> {
         theirs.lines().count(),
         ours.lines().count()
     );
-    Ok(())
-}
-
-fn files_with(dir: &Path, extensions: &[&str]) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .with_context(|| format!("listing {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()?;
-    files.retain(|p| {
-        p.extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| extensions.contains(&e))
-    });
-    files.sort();
-    Ok(files)
-}
-
-fn copy_dir(from: &Path, to: &Path) -> Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        if entry.file_type()?.is_file() {
-            fs::copy(entry.path(), to.join(entry.file_name()))?;
-        }
-    }
     Ok(())
 }

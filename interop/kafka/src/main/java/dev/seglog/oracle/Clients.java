@@ -38,7 +38,8 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *     "forever" produces until killed.
  * consume &lt;bootstrap&gt; &lt;topic&gt; &lt;partition&gt; &lt;records&gt; &lt;timeout-ms&gt; [&lt;isolation.level&gt;]
  *     KafkaConsumer, assigned the partition from its beginning (no group), prints records until it
- *     has that many; fails if the timeout passes first. The isolation level defaults to the
+ *     has that many, or with "end" until its position reaches the end offset it was given at the start
+ *     (the high watermark, or the last stable offset under read_committed); fails if the timeout passes first. The isolation level defaults to the
  *     consumer's (read_uncommitted).
  * describe-producers &lt;bootstrap&gt; &lt;topic&gt; &lt;partition&gt;
  *     Admin.describeProducers: the partition's active producers as the broker holds them, one JSON line
@@ -210,7 +211,8 @@ final class Clients {
             return 2;
         }
         TopicPartition tp = new TopicPartition(args[1], Integer.parseInt(args[2]));
-        long want = Long.parseLong(args[3]);
+        boolean toEnd = args[3].equals("end");
+        long want = toEnd ? Long.MAX_VALUE : Long.parseLong(args[3]);
         long deadline = System.currentTimeMillis() + Long.parseLong(args[4]);
         Properties props = new Properties();
         props.put("bootstrap.servers", args[0]);
@@ -225,10 +227,12 @@ final class Clients {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
             consumer.assign(List.of(tp));
             consumer.seekToBeginning(List.of(tp));
-            while (got < want) {
+            long end = toEnd ? consumer.endOffsets(List.of(tp)).get(tp) : Long.MAX_VALUE;
+            while (got < want && consumer.position(tp) < end) {
                 long left = deadline - System.currentTimeMillis();
                 if (left <= 0) {
-                    Oracle.ERR.println("consume: timed out with " + got + " of " + want + " records");
+                    Oracle.ERR.println("consume: timed out with " + got + " records, "
+                        + (toEnd ? "at offset " + consumer.position(tp) + " of " + end : "of " + want));
                     return 1;
                 }
                 for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(Math.min(left, 1000)))) {

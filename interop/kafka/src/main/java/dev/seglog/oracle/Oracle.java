@@ -52,7 +52,7 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     Kafka's ProducerStateManager driven step by step, snapshots written to dir. See {@link Snapshots}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
- * Oracle txn-produce ...
+ * Oracle txn-produce | txn-produce-until-killed ...
  *     Transactional and idempotent KafkaProducers at once. See {@link Transactions}.
  * </pre>
  *
@@ -122,6 +122,8 @@ public final class Oracle {
                 return Clients.describeProducers(rest);
             case "txn-produce":
                 return Transactions.produce(rest);
+            case "txn-produce-until-killed":
+                return Transactions.produceUntilKilled(rest);
             case "matrix":
                 return DamageMatrix.run(rest);
             case "snapshot":
@@ -146,6 +148,7 @@ public final class Oracle {
         ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms> [read_uncommitted|read_committed]");
         ERR.println("       Oracle txn-produce <bootstrap> <topic> <rounds> <seed>");
         ERR.println("       Oracle describe-producers <bootstrap> <topic> <partition>");
+        ERR.println("       Oracle txn-produce-until-killed <bootstrap> <topic> <rounds> <seed>");
         return 2;
     }
 
