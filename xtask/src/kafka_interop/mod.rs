@@ -25,6 +25,10 @@
 //!    own recovery on another recover the same segments (from the recovery point), leave the same
 //!    `.log`, `.txnindex`, `.index`, `.timeindex` and `.snapshot` bytes, and read the same records
 //!    at each isolation level, every acknowledged committed record among them.
+//! 8. seglog's producer state, Kafka's broker: `seglog produce` writes idempotent and
+//!    transactional runs (commit, abort, commit) into a partition the broker created; a broker
+//!    started on it reports those producers (`describeProducers`) and Kafka's consumer reads
+//!    exactly the committed and idempotent records under read_committed.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -34,7 +38,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7 (step 3b reuses step 4's broker);
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8 (step 3b reuses step 4's broker);
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
 mod ctx;
@@ -51,6 +55,7 @@ mod step4_seglog_appends;
 mod step5_quarantine;
 mod step6_transactions;
 mod step7_txn_sigkill;
+mod step8_seglog_txn;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -68,6 +73,7 @@ use step4_seglog_appends::step4;
 use step5_quarantine::step5;
 use step6_transactions::step6;
 use step7_txn_sigkill::step7;
+use step8_seglog_txn::step8;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -145,6 +151,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 7: SIGKILL mid-transaction, seglog recover and Kafka's recovery agree",
         &mut || step7(&ctx),
+    )?;
+    timed(
+        "step 8: seglog writes transactions and producer snapshots, a broker takes them over",
+        &mut || step8(&ctx, &kafka),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");
