@@ -684,4 +684,3 @@ fn recovery_writes_kafkas_txn_index_entry() {
         vec![seglog_segment::txn_index::AbortedTxn::new(10, 75, 106, 100)]
     );
 }
-
