@@ -64,14 +64,17 @@ fn a_cut_is_one_problem_per_file_with_a_count_in_words() {
                 .find(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '_') && w.contains('_'))
         })
         .collect();
-    // The torn tail, the index entries past it, the time index entries past it, and the
-    // checkpoint that is now beyond the log end: four causes, four lines (and the summary).
+    // The torn tail, the index entries past it, the time index entries past it, the producer
+    // snapshot that produce's close took at the old log end (5000; Kafka's recovery deletes a
+    // snapshot past the log end, so it is a cause of its own, in its own file), and the
+    // checkpoint that is now beyond the log end: five causes, five lines (and the summary).
     assert_eq!(
         kinds,
         [
             "torn_tail",
             "index_past_log_end",
             "time_index_past_log_end",
+            "snapshot_past_log_end",
             "checkpoint_ahead_of_log"
         ],
         "{stdout}"
@@ -95,7 +98,18 @@ fn a_cut_is_one_problem_per_file_with_a_count_in_words() {
         .unwrap();
     assert!(index["count"].as_u64().unwrap() > 100, "{index}");
     assert!(index["position"].as_u64().is_some(), "{index}");
-    assert_eq!(findings.last().unwrap()["problems"], 4);
+    let snapshot = findings
+        .iter()
+        .find(|f| f["kind"] == "snapshot_past_log_end")
+        .unwrap();
+    assert!(
+        snapshot["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("00000000000000005000.snapshot"),
+        "{snapshot}"
+    );
+    assert_eq!(findings.last().unwrap()["problems"], 5);
 
     // Damaged indexes too are reported in words.
     std::fs::write(

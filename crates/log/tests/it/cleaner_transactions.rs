@@ -161,17 +161,31 @@ impl TxnLog {
         );
     }
 
-    /// Closes the log as a crash would (nothing more written) and opens it again.
+    /// Closes the log as a crash would (nothing more written) and opens it again, with no
+    /// recovery point checkpointed: every segment is recovered.
     fn reopen(&mut self) -> seglog_log::LoadReport {
+        self.reopen_at(0)
+    }
+
+    /// Closes the log as a crash would and opens it again with `recovery_point` checkpointed:
+    /// the segments below it are loaded as they are on disk, the others recovered.
+    fn reopen_at(&mut self, recovery_point: i64) -> seglog_log::LoadReport {
         let dir = common::partition_dir(self.root.path());
-        let (log, report) = common::open(
-            &dir,
-            self.config.clone(),
-            LoadOptions::default(),
-            &self.clock,
-        );
+        let options = LoadOptions {
+            recovery_point,
+            ..LoadOptions::default()
+        };
+        let (log, report) = common::open(&dir, self.config.clone(), options, &self.clock);
         self.log = log;
         report
+    }
+
+    /// Every segment below the log end flushed (the rolls' background flushes waited for), as
+    /// the checkpoint of the recovery point would then say: the recovery point.
+    fn flushed(&self) -> i64 {
+        self.log.wait_for_background_flushes();
+        self.log.flush().unwrap();
+        self.log.recovery_point()
     }
 
     /// The live `.txnindex` files, by name.
@@ -843,6 +857,14 @@ fn read_committed_after_cleaning_returns_the_latest_committed_value_of_each_key(
     }
 }
 
+/// The cleaned segment's `.txnindex` is renamed with it through `.cleaned` and `.swap`: after a
+/// crash at each phase of the swap, the loader finishes or undoes the swap, the index with it.
+/// The reopens checkpoint the recovery point at the log end (the cleaner flushes what it swaps
+/// in; the rolls flushed the rest), so the indexes read back are the ones the cleaner wrote, not
+/// rebuilt by recovery. (Written when recovery left a `.txnindex` alone, this reopened with
+/// the recovery point at 0; recovery now rewrites a recovered segment's index from the markers,
+/// as Kafka's does, which for the cleaned segment here is empty: see
+/// `a_recovered_cleaned_segment_gets_kafkas_txn_index`.)
 #[test]
 fn the_cleaned_txn_index_travels_with_the_swap_and_survives_a_crash_at_each_phase() {
     for stop in [
@@ -862,18 +884,23 @@ fn the_cleaned_txn_index_travels_with_the_swap_and_survives_a_crash_at_each_phas
         let entry = (1, 0, 2, 1);
         assert_eq!(t.aborted(), vec![entry]);
         assert_eq!(t.txn_index_files(), vec!["00000000000000000001.txnindex"]);
-        // The first cleaning merges both segments: the entry moves to the cleaned segment's index.
+        // The first cleaning merges both segments and removes the aborted record (offset 0),
+        // having seen it: the entry moves to the cleaned segment's index.
         t.clean(0, 0);
         assert_eq!(t.aborted(), vec![entry], "{stop:?}");
         assert_eq!(t.txn_index_files(), vec!["00000000000000000000.txnindex"]);
-        t.reopen();
+        assert_eq!(t.offsets(), vec![1, 2, 3, 4], "{stop:?}");
+        let end = t.flushed();
+        assert_eq!(end, 5);
+        t.reopen_at(end);
         assert_eq!(t.aborted(), vec![entry], "{stop:?}: after reopening");
         // The second finds the aborted transaction empty: no entry in the new index. Stopped
         // after `stop`, the loader finishes or undoes the swap, the index with it.
         t.clock.set(1);
         let report = t.log.clean_until(&CleanOptions::default(), stop).unwrap();
         assert!(!report.aborted, "{stop:?}: {report:?}");
-        let load = t.reopen();
+        let load = t.reopen_at(end);
+        assert_eq!(load.plan.scanned, vec![end], "{stop:?}");
         let expected = if stop == StopAfter::Cleaned {
             vec![entry]
         } else {
@@ -888,6 +915,94 @@ fn the_cleaned_txn_index_travels_with_the_swap_and_survives_a_crash_at_each_phas
         );
         assert_eq!(t.offsets(), vec![1, 2, 3, 4], "{stop:?}");
     }
+}
+
+/// Recovery of a cleaned segment writes its `.txnindex` as Kafka's `LogSegment.recover` does:
+/// from the producer state at the segment's base offset (`LogLoader.recoverSegment`), an ABORT
+/// marker gets an entry only if its transaction's data is still there to start it
+/// (`ProducerAppendInfo.appendEndTxnMarker` completes non-empty transactions only). Here the
+/// first cleaning removed the aborted record at 0 but kept the entry; recovery from offset 0
+/// finds the marker's transaction empty and writes no entry, as Kafka does. No aborted record
+/// is left, so read_committed gives what it gave with the entry.
+#[test]
+fn a_recovered_cleaned_segment_gets_kafkas_txn_index() {
+    let mut t = TxnLog::new(1 << 20);
+    t.txn(1, &[1]); // 0
+    t.roll();
+    t.txn(2, &[5]); // 1
+    t.abort(1); // 2
+    t.commit(2); // 3
+    t.txn(1, &[3]); // 4
+    t.roll();
+    t.clean(0, 0);
+    assert_eq!(t.aborted(), vec![(1, 0, 2, 1)]);
+    assert_eq!(t.offsets(), vec![1, 2, 3, 4]);
+    let before = read_committed(&t);
+    assert_eq!(
+        before.iter().map(|r| r.0).collect::<Vec<_>>(),
+        vec![1, 4],
+        "the committed record and the open transaction's"
+    );
+    let load = t.reopen();
+    assert!(load.plan.scanned.contains(&0), "{load:?}");
+    assert_eq!(t.aborted(), vec![]);
+    assert_eq!(read_committed(&t), before);
+    // And again: recovery writes the same.
+    t.reopen();
+    assert_eq!(t.aborted(), vec![]);
+    assert_eq!(read_committed(&t), before);
+}
+
+/// The case where it matters: a cleaning while producer 1's transaction is still open keeps its
+/// record; the ABORT comes later, in a later segment. An unclean reopen recovers the cleaned
+/// segment (which starts the transaction again) and the marker's segment, whose entry comes
+/// back, so read_committed still hides the aborted record. Recovered alone, from the producer
+/// snapshot the roll took at its base offset (which knows the open transaction), the marker's
+/// segment gets the same entry back after its `.txnindex` is deleted.
+#[test]
+fn recovery_keeps_the_entry_of_an_aborted_transaction_whose_records_a_cleaning_kept() {
+    let mut t = TxnLog::new(1 << 20);
+    t.txn(1, &[1]); // 0: open
+    t.plain(2, 20); // 1
+    t.roll();
+    t.txn(2, &[3]); // 2
+    t.commit(2); // 3
+    t.roll();
+    t.clean(0, 0);
+    assert_eq!(
+        t.offsets(),
+        vec![0, 1, 2, 3],
+        "the open transaction's record is kept"
+    );
+    t.abort(1); // 4, in the active segment
+    t.roll();
+    let entry = (1, 0, 4, 5);
+    assert_eq!(t.aborted(), vec![entry]);
+    let committed: Vec<i64> = read_committed(&t).iter().map(|r| r.0).collect();
+    assert_eq!(committed, vec![1, 2], "no aborted record");
+    let load = t.reopen();
+    assert!(load.plan.scanned.contains(&0), "{load:?}");
+    assert_eq!(t.aborted(), vec![entry]);
+    assert_eq!(
+        read_committed(&t).iter().map(|r| r.0).collect::<Vec<_>>(),
+        committed
+    );
+
+    // The marker's segment alone: its `.txnindex` deleted, recovery from offset 4 starts at the
+    // roll's snapshot there.
+    t.flushed();
+    assert!(t.log.producer_snapshot_offsets().contains(&4));
+    let dir = common::partition_dir(t.root.path());
+    std::fs::remove_file(dir.join("00000000000000000004.txnindex")).unwrap();
+    let load = t.reopen_at(4);
+    let mut scanned = load.plan.scanned.clone();
+    scanned.sort_unstable();
+    assert_eq!(scanned, vec![4, 5]);
+    assert_eq!(t.aborted(), vec![entry]);
+    assert_eq!(
+        read_committed(&t).iter().map(|r| r.0).collect::<Vec<_>>(),
+        committed
+    );
 }
 
 #[test]

@@ -42,11 +42,15 @@ fn clean() -> LoadOptions {
     }
 }
 
-/// A partition holding `w`, every byte durable, then the process gone (nothing closed).
+/// A partition holding `w`, every byte durable, then the process gone (nothing closed). A roll
+/// leaves its producer snapshot to the background flush that follows it (Kafka's "flush-log"
+/// task), which `flush` does not wait for: without the wait, a crash could find a roll's
+/// snapshot unsynced (empty), and the reopen would set it aside as corrupt.
 fn written(w: &Workload) -> SimFs {
     let fs = SimFs::new();
     let (log, _) = open(&fs, unclean());
     w.append_to(&log);
+    log.wait_for_background_flushes();
     log.flush().unwrap();
     drop(log);
     fs.crash(Tear::DropAll)
