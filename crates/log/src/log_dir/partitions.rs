@@ -214,11 +214,16 @@ impl<F: FileSystem> LogDir<F> {
 
 static DELETE_COUNTER: AtomicUsize = AtomicUsize::new(0);
 
+/// Removes `dir` and everything in it, subdirectories included (a partition's
+/// `seglog-quarantine` holds one per load that set files aside), as Kafka's `Utils.delete` does.
+/// A symlink is removed, never followed: only what `remove_file` refuses as a directory is
+/// descended into.
 pub(super) fn remove_dir_all<F: FileSystem>(fs: &F, dir: &Path) -> Result<()> {
     for entry in fs.read_dir(dir).map_err(|e| Error::io(dir, e))? {
         match fs.remove_file(&entry) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::IsADirectory => remove_dir_all(fs, &entry)?,
             Err(e) => return Err(Error::io(&entry, e)),
         }
     }

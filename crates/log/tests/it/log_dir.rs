@@ -173,6 +173,33 @@ fn partition_configs_persist_and_deleted_logs_go_away() {
     }));
 }
 
+/// A partition whose load set files aside holds a `seglog-quarantine` directory: deleting the
+/// partition removes it too, and removes a symlink inside without following it.
+#[test]
+fn deleting_a_partition_removes_its_quarantine_and_follows_no_symlink() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("keep"), b"not the partition's").unwrap();
+    let clock = MockClock::new(0);
+    let tp = TopicPartition::new("quarantined", 0);
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let log = dir.create_log(&tp, None).unwrap();
+    log.append_as_leader(&mut producer_batch("k", 2, 0))
+        .unwrap();
+    let set_aside = log.dir().join(seglog_log::QUARANTINE_DIR).join("1");
+    std::fs::create_dir_all(&set_aside).unwrap();
+    std::fs::write(set_aside.join("00000000000000000051.snapshot"), b"x").unwrap();
+    std::os::unix::fs::symlink(outside.path(), log.dir().join("link")).unwrap();
+    drop(log);
+    assert!(dir.delete_log(&tp).unwrap());
+    assert_eq!(
+        std::fs::read_dir(root.path()).unwrap().count(),
+        1,
+        "only the .lock"
+    );
+    assert!(outside.path().join("keep").exists());
+}
+
 #[test]
 fn a_pending_delete_directory_is_removed_on_open() {
     let root = tempfile::tempdir().unwrap();
@@ -181,6 +208,12 @@ fn a_pending_delete_directory_is_removed_on_open() {
         .join("old-3.0123456789abcdef0123456789abcdef-delete");
     std::fs::create_dir_all(&doomed).unwrap();
     std::fs::write(doomed.join("00000000000000000000.log"), b"").unwrap();
+    std::fs::create_dir_all(doomed.join("seglog-quarantine").join("1")).unwrap();
+    std::fs::write(
+        doomed.join("seglog-quarantine/1/00000000000000000000.log"),
+        b"",
+    )
+    .unwrap();
     let clock = MockClock::new(0);
     let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
     assert_eq!(report.deleted_dirs.len(), 1);
