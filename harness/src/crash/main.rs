@@ -50,6 +50,8 @@ mod check;
 mod model;
 mod partition_check;
 mod rng;
+mod txn_check;
+mod txn_workload;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -130,9 +132,11 @@ fn main() {
     let mut workload = only_workload.unwrap_or(0);
     let (mut small_segments, mut segments_rolled_by_size) = (0_u64, 0_u64);
     let mut deleting = 0_u64;
+    let (mut transactional, mut transactional_points) = (0_u64, 0_u64);
     while explored < cases {
         let run = run_workload(seed, workload);
         deleting += u64::from(run.deletes);
+        transactional += u64::from(run.transactional);
         if run.segment_bytes < 1 << 20 {
             small_segments += 1;
             segments_rolled_by_size += run.rolled_by_size;
@@ -142,6 +146,7 @@ fn main() {
                 continue;
             }
             explored += 1;
+            transactional_points += u64::from(run.transactional);
             let kind = match event {
                 SimEvent::Write(_) => "write".to_owned(),
                 other => format!("{other:?}"),
@@ -171,7 +176,14 @@ fn main() {
             }
             let clock = MockClock::new(10_000_000);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check_image(&image, run.segment_bytes, &clock, &run.models[op], expect)
+                check_image(
+                    &image,
+                    run.segment_bytes,
+                    &clock,
+                    &run.models[op],
+                    expect,
+                    run.transactional,
+                )
             }))
             .unwrap_or_else(|p| {
                 Err(format!(
@@ -221,7 +233,7 @@ fn main() {
         workload += 1;
     }
     println!(
-        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition), {failures} failures, {:.1} s; points by event: {by_event:?}",
+        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition, {transactional} transactional with {transactional_points} of the points), {failures} failures, {:.1} s; points by event: {by_event:?}",
         workload + 1 - only_workload.unwrap_or(0),
         started.elapsed().as_secs_f64()
     );
