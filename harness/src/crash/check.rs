@@ -153,6 +153,9 @@ pub(super) fn check_image(
     if !problems.is_empty() {
         return Err(format!("check: {}", problems.join("; ")));
     }
+    if !transactional {
+        return Ok(());
+    }
     // `seglog check`'s own findings after the clean close: among them a `.txnindex` that is not
     // what a replay of the markers gives (`txn_index_mismatch`) and a snapshot past the log end.
     let report = seglog_log::inspect::LogDirView::open(image.clone(), root)

@@ -6,7 +6,9 @@
 //! durable appends, truncations, retention, compaction (with its `.cleaned`/`.swap`/`.deleted`
 //! protocol), checkpoints, and clean and unclean closes followed by a reopen; one workload in
 //! four ends by deleting the partition (`LogDir::delete_log`: the rename to `-delete`, the
-//! directory sync, the removals) and a clean close. The flush after a
+//! directory sync, the removals) and a clean close. One workload in three is transactional
+//! (`txn_workload`: idempotent and transactional producers, COMMIT and ABORT markers, no
+//! truncation, retention or compaction). The flush after a
 //! roll runs inline, so the file-system events, and with them the crash points, come in the
 //! same order on every run. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
@@ -26,7 +28,11 @@
 //! - after a clean close, every segment's `.log` frames and validates to its end and both
 //!   indexes agree with it (the checks `seglog check` makes: entries point at batch starts with
 //!   the right offsets, time entries hold the running maximum timestamp, no zero tails, no
-//!   leftover `.cleaned`/`.swap` files).
+//!   leftover `.cleaned`/`.swap` files);
+//! - in a transactional workload (`txn_check`): the last stable offset, what a read_committed
+//!   consumer returns (no aborted record, none of a transaction whose marker was lost, every
+//!   acknowledged committed one below the last stable offset), no producer snapshot past the log
+//!   end, the producer state against a replay of the log, and no problem `seglog check` finds.
 //!
 //! A failure prints the seed and the crash point; `--seed S --workload W --point P` re-runs
 //! exactly that crash point.
