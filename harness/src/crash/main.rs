@@ -6,7 +6,9 @@
 //! durable appends, truncations, retention, compaction (with its `.cleaned`/`.swap`/`.deleted`
 //! protocol), checkpoints, and clean and unclean closes followed by a reopen; one workload in
 //! four ends by deleting the partition (`LogDir::delete_log`: the rename to `-delete`, the
-//! directory sync, the removals) and a clean close. The flush after a
+//! directory sync, the removals) and a clean close. One workload in three is transactional
+//! (`txn_workload`: idempotent and transactional producers, COMMIT and ABORT markers, no
+//! truncation, retention or compaction). The flush after a
 //! roll runs inline, so the file-system events, and with them the crash points, come in the
 //! same order on every run. While it runs,
 //! `SimFs` captures the image a power loss would leave at every sync point (file and directory
@@ -26,7 +28,11 @@
 //! - after a clean close, every segment's `.log` frames and validates to its end and both
 //!   indexes agree with it (the checks `seglog check` makes: entries point at batch starts with
 //!   the right offsets, time entries hold the running maximum timestamp, no zero tails, no
-//!   leftover `.cleaned`/`.swap` files).
+//!   leftover `.cleaned`/`.swap` files);
+//! - in a transactional workload (`txn_check`): the last stable offset, what a read_committed
+//!   consumer returns (no aborted record, none of a transaction whose marker was lost, every
+//!   acknowledged committed one below the last stable offset), no producer snapshot past the log
+//!   end, the producer state against a replay of the log, and no problem `seglog check` finds.
 //!
 //! A failure prints the seed and the crash point; `--seed S --workload W --point P` re-runs
 //! exactly that crash point.
@@ -50,6 +56,8 @@ mod check;
 mod model;
 mod partition_check;
 mod rng;
+mod txn_check;
+mod txn_workload;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -130,9 +138,11 @@ fn main() {
     let mut workload = only_workload.unwrap_or(0);
     let (mut small_segments, mut segments_rolled_by_size) = (0_u64, 0_u64);
     let mut deleting = 0_u64;
+    let (mut transactional, mut transactional_points) = (0_u64, 0_u64);
     while explored < cases {
         let run = run_workload(seed, workload);
         deleting += u64::from(run.deletes);
+        transactional += u64::from(run.transactional);
         if run.segment_bytes < 1 << 20 {
             small_segments += 1;
             segments_rolled_by_size += run.rolled_by_size;
@@ -142,6 +152,7 @@ fn main() {
                 continue;
             }
             explored += 1;
+            transactional_points += u64::from(run.transactional);
             let kind = match event {
                 SimEvent::Write(_) => "write".to_owned(),
                 other => format!("{other:?}"),
@@ -171,7 +182,14 @@ fn main() {
             }
             let clock = MockClock::new(10_000_000);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                check_image(&image, run.segment_bytes, &clock, &run.models[op], expect)
+                check_image(
+                    &image,
+                    run.segment_bytes,
+                    &clock,
+                    &run.models[op],
+                    expect,
+                    run.transactional,
+                )
             }))
             .unwrap_or_else(|p| {
                 Err(format!(
@@ -221,7 +239,7 @@ fn main() {
         workload += 1;
     }
     println!(
-        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition), {failures} failures, {:.1} s; points by event: {by_event:?}",
+        "crash: {explored} crash points in {} workloads (seed {seed}; {small_segments} with small segments, {segments_rolled_by_size} rolls by size inside appends, {deleting} deleting the partition, {transactional} transactional with {transactional_points} of the points), {failures} failures, {:.1} s; points by event: {by_event:?}",
         workload + 1 - only_workload.unwrap_or(0),
         started.elapsed().as_secs_f64()
     );

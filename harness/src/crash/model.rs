@@ -27,6 +27,25 @@ pub(super) struct Model {
     pub(super) log_start: i64,
     /// The batches appended and still current: base offset to last offset.
     pub(super) batches: BTreeMap<i64, i64>,
+    /// The transactions of a transactional workload (empty in the others).
+    pub(super) txns: Txns,
+}
+
+/// What a transactional workload knows about its transactions (`txn_workload`).
+#[derive(Default, Clone)]
+pub(super) struct Txns {
+    /// The transaction of each transactional data record, by offset (an index into `list`).
+    pub(super) txn_of: BTreeMap<i64, usize>,
+    /// Every transaction begun: once appended, its marker.
+    pub(super) list: Vec<Txn>,
+    /// The offsets of the markers.
+    pub(super) markers: BTreeSet<i64>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Txn {
+    /// The marker's offset and whether it commits.
+    pub(super) marker: Option<(i64, bool)>,
 }
 
 impl Model {
@@ -58,13 +77,18 @@ pub(super) enum Presence {
 }
 
 pub(super) fn batch(base: i64, recs: &[Rec], codec: Compression) -> Vec<u8> {
+    producer_batch(&BatchOptions::new(base, codec), recs)
+}
+
+/// A batch of `recs` with `options` (producer id, epoch, sequence, transactional bit).
+pub(super) fn producer_batch(options: &BatchOptions, recs: &[Rec]) -> Vec<u8> {
     let records = recs
         .iter()
         .enumerate()
         .map(|(i, r)| NewRecord::new(i as i32, r.timestamp, Some(&r.key[..]), Some(&r.value[..])));
     let mut out = Vec::new();
     BatchBuilder::new()
-        .build(&BatchOptions::new(base, codec), records, &mut out)
+        .build(options, records, &mut out)
         .unwrap();
     out
 }

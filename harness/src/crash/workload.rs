@@ -12,6 +12,7 @@ use seglog_record_format::Compression;
 
 use super::model::{Expect, Model, Presence, Rec, batch};
 use super::rng::Rng;
+use super::txn_workload::{producers, txn_append};
 use super::{ROOT, clock_now, is_index_file, options, tp};
 
 const CODECS: [Compression; 5] = [
@@ -42,6 +43,8 @@ pub(super) struct Run {
     pub(super) segment_bytes: u64,
     /// The workload ends by deleting the partition.
     pub(super) deletes: bool,
+    /// The workload's appends are those of producers with transactions (`txn_workload`).
+    pub(super) transactional: bool,
     /// Rolls that appends made by size (the segment count grew during an append).
     pub(super) rolled_by_size: u64,
     pub(super) images: Vec<(u64, SimEvent, usize, SimFs)>,
@@ -62,6 +65,11 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         1 << 20
     };
     let deletes = srng.chance(4);
+    // One workload in three appends with transactional and idempotent producers, and neither
+    // truncates, applies retention nor compacts (their model covers appends, rolls, flushes and
+    // reopens).
+    let transactional = srng.chance(3);
+    let mut producers = producers(&mut srng);
     let fs = SimFs::new();
     let clock = MockClock::new(1_000_000);
     let current_op = Arc::new(AtomicUsize::new(0));
@@ -130,10 +138,28 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     let ops = 20 + rng.below(40);
     for _ in 0..ops {
         clock.advance(1 + rng.below(50) as i64);
-        let choice = rng.below(100);
+        let mut choice = rng.below(100);
+        if transactional && (65..=82).contains(&choice) {
+            choice = 0;
+        }
         let codec = CODECS[rng.below(5) as usize];
         let ts = clock_now(&clock);
+        let segments_before = log.segment_count();
         match choice {
+            0..=44 if transactional => {
+                txn_append(
+                    &mut rng,
+                    &log,
+                    &clock,
+                    &mut model,
+                    &mut producers,
+                    &mut records,
+                    &mut |m: &Model, op: String| begin(m, op, &mut expects, &mut models),
+                );
+                if log.segment_count() > segments_before {
+                    rolled_by_size += 1;
+                }
+            }
             0..=44 => {
                 let n = 1 + rng.below(6) as usize;
                 let recs = records(&mut rng, n, ts);
@@ -159,7 +185,6 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut models,
                 );
                 let mut bytes = batch(if follower { base } else { 0 }, &recs, codec);
-                let segments_before = log.segment_count();
                 let info = if follower {
                     log.append_as_follower(&bytes)
                 } else if durable {
@@ -314,6 +339,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     Run {
         segment_bytes,
         deletes,
+        transactional,
         rolled_by_size,
         images,
         expects,
