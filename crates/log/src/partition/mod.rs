@@ -12,6 +12,7 @@ mod aborted;
 mod append;
 mod clean;
 mod flush;
+mod index_sanity;
 mod list_offsets;
 mod load;
 mod planner;

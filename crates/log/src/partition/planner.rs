@@ -15,7 +15,7 @@ use super::LoadOptions;
 use super::recovery_plan::{
     BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
 };
-use super::snapshot_plan;
+use super::{index_sanity, snapshot_plan};
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, PartitionFile};
 
@@ -311,10 +311,18 @@ impl<F: FileSystem> Planner<'_, F> {
             }
             return Ok(());
         }
-        let start = segments
+        let mut start = segments
             .range(..=options.recovery_point)
             .next_back()
             .map_or(i64::MIN, |(b, _)| *b);
+        // The segment just below the recovery point: a roll may have changed its indexes after a
+        // flush covered it (see `index_sanity`); torn ones are rebuilt by recovering it too.
+        if let Some((base, _)) = segments.range(..start).next_back()
+            && !judged.contains_key(base)
+            && index_sanity::indexes_unsound(self.fs, self.dir, *base)?
+        {
+            start = *base;
+        }
         let mut previous_end = match segments.range(..start).next_back() {
             Some((base, segment)) => match judged.get(base) {
                 Some(end) => Some(*end),
