@@ -98,6 +98,12 @@ pub(super) fn step8(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     broker.stop()?;
 
     let partition = kafka.log_dir.join(format!("{TOPIC}-0"));
+    // The topic's segment.bytes lives in the broker's metadata; seglog reads a partition's
+    // settings from seglog.properties, which Kafka ignores.
+    fs::write(
+        partition.join("seglog.properties"),
+        "segment.bytes=1048576\n",
+    )?;
     let (all, visible) = seglog_writes(ctx, &partition)?;
     let logs = super::segment_files::files_with(&partition, &["log"])?;
     let snapshots = super::segment_files::files_with(&partition, &["snapshot"])?;
