@@ -8,11 +8,12 @@
 
 use std::path::Path;
 
-use seglog_fs::FileSystem;
-use seglog_mmap_index::{OffsetIndex, TimeIndex};
+use seglog_fs::{File as _, FileSystem, OpenMode};
+use seglog_mmap_index::{OffsetIndex, Problem, TimeIndex};
+use seglog_record_format::{MAX_TIMESTAMP_OFFSET, NO_TIMESTAMP};
 use seglog_segment::naming;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Whether either index of the segment based at `base` in `dir` exists and fails `verify`.
 pub(super) fn indexes_unsound<F: FileSystem>(fs: &F, dir: &Path, base: i64) -> Result<bool> {
@@ -38,13 +39,34 @@ pub(super) fn indexes_unsound<F: FileSystem>(fs: &F, dir: &Path, base: i64) -> R
             .backing(fs.index_backing())
             .open()
             .map_err(seglog_segment::Error::from)?;
-        if !index
-            .verify()
-            .map_err(seglog_segment::Error::from)?
-            .is_clean()
-        {
+        let report = index.verify().map_err(seglog_segment::Error::from)?;
+        if report.problems == [Problem::LastTimestampZero] {
+            // Alone, a last timestamp of 0 is torn only as a zeroed slot, (0, base offset), over
+            // a first batch that has a later timestamp: records may carry timestamp 0 themselves.
+            let last = index.last_entry();
+            return Ok(last.offset == base && first_batch_max_timestamp(fs, dir, base)? > 0);
+        }
+        if !report.is_clean() {
             return Ok(true);
         }
     }
     Ok(false)
+}
+
+/// The max timestamp in the header of the segment's first batch (`NO_TIMESTAMP`, -1, when the
+/// `.log` holds no whole header).
+fn first_batch_max_timestamp<F: FileSystem>(fs: &F, dir: &Path, base: i64) -> Result<i64> {
+    let path = naming::log_file(dir, base, "");
+    let file = fs
+        .open(&path, OpenMode::ReadOnly)
+        .map_err(|e| Error::io(&path, e))?;
+    let mut header = [0_u8; MAX_TIMESTAMP_OFFSET + 8];
+    if file.read_exact_at(&mut header, 0).is_err() {
+        return Ok(NO_TIMESTAMP);
+    }
+    let bytes: [u8; 8] = header
+        .get(MAX_TIMESTAMP_OFFSET..)
+        .and_then(|b| b.try_into().ok())
+        .unwrap_or([0xff; 8]);
+    Ok(i64::from_be_bytes(bytes))
 }
