@@ -57,7 +57,7 @@ pub(crate) fn rebuild_producer_state<F: FileSystem>(
         let floor = segments.range(..=last_offset).next_back().map(|(b, _)| *b);
         let from = manager.map_end_offset();
         let replayed: Vec<_> = range_overlapping(segments, from, last_offset)
-            .map(|(b, s)| (*b, std::sync::Arc::clone(s)))
+            .map(|(b, s)| (*b, crate::loom::sync::Arc::clone(s)))
             .collect();
         for (base, segment) in replayed {
             let start = base.max(manager.map_end_offset()).max(log_start_offset);
