@@ -14,6 +14,9 @@
     reason = "bench"
 )]
 
+#[path = "common/segments.rs"]
+mod segments;
+
 use std::hint::black_box;
 use std::io;
 use std::os::fd::BorrowedFd;
@@ -46,34 +49,6 @@ fn producer_batch(count: i32, size: usize) -> Vec<u8> {
     let mut out = Vec::new();
     BatchBuilder::new()
         .build(&BatchOptions::new(0, Compression::None), records, &mut out)
-        .unwrap();
-    out
-}
-
-/// [`producer_batch`] of producer `producer_id`, starting at sequence `base_sequence`.
-fn idempotent_batch(
-    count: i32,
-    size: usize,
-    producer_id: i64,
-    producer_epoch: i16,
-    base_sequence: i32,
-) -> Vec<u8> {
-    let value = vec![b'v'; size];
-    let records = (0..count).map(|i| {
-        NewRecord::new(
-            i,
-            1_700_000_000_000 + i64::from(i),
-            Some(b"key-0001"),
-            Some(&value[..]),
-        )
-    });
-    let mut options = BatchOptions::new(0, Compression::None);
-    options.producer_id = producer_id;
-    options.producer_epoch = producer_epoch;
-    options.base_sequence = base_sequence;
-    let mut out = Vec::new();
-    BatchBuilder::new()
-        .build(&options, records, &mut out)
         .unwrap();
     out
 }
@@ -159,7 +134,7 @@ fn append(c: &mut Criterion) {
                 let log = open_log(&root.path().join(format!("t-{run}")), LogConfig::default());
                 log.active_segment().index_entries().unwrap();
                 let prepared: Vec<Vec<u8>> = (0..batches)
-                    .map(|i| idempotent_batch(16, 1024, 1, 0, i as i32 * 16))
+                    .map(|i| segments::idempotent_batch(16, 1024, 1, 0, i as i32 * 16))
                     .collect();
                 (log, prepared)
             },
@@ -504,21 +479,8 @@ fn open_many_segments(c: &mut Criterion) {
     std::fs::create_dir_all(&dir).unwrap();
     let template = producer_batch(1, 100);
     let segments = 10_000_i64;
-    for base in 0..segments {
-        let seg =
-            LogSegment::open(RealFs, &dir, base, SegmentConfig::default(), false, "", 0).unwrap();
-        let mut batch = template.clone();
-        set_base_offset(&mut batch, base).unwrap();
-        seg.append(base, &batch).unwrap();
-        seg.index_entries().unwrap();
-        seg.close().unwrap();
-    }
-    let clean = LoadOptions {
-        recovery_point: segments,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    segments::one_batch_segments(&dir, segments, |_| template.clone(), |_| {});
+    let clean = segments::clean_shutdown(segments);
     let mut group = c.benchmark_group("log_open");
     group.sample_size(10);
     group.bench_function("open_10000_segments_clean", |b| {

@@ -10,6 +10,9 @@
     reason = "bench"
 )]
 
+#[path = "common/segments.rs"]
+mod segments;
+
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -18,25 +21,9 @@ use seglog_log::producer::{
     ProducerStateEntry, ProducerStateManager, ProducerStateManagerConfig, snapshot_path,
     write_snapshot,
 };
-use seglog_log::{LoadOptions, LogConfig, MockClock, PartitionLog};
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_segment::{LogSegment, SegmentConfig};
+use seglog_log::{LogConfig, MockClock, PartitionLog};
 
 const TS: i64 = 1_700_000_000_000;
-
-/// An idempotent batch of producer `pid` at `base`.
-fn idempotent_batch(base: i64, pid: i64, seq: i32) -> Vec<u8> {
-    let mut options = BatchOptions::new(base, Compression::None);
-    options.producer_id = pid;
-    options.producer_epoch = 0;
-    options.base_sequence = seq;
-    let records = std::iter::once(NewRecord::new(0, TS, Some(b"key-0001"), Some(&[b'v'; 100])));
-    let mut out = Vec::new();
-    BatchBuilder::new()
-        .build(&options, records, &mut out)
-        .unwrap();
-    out
-}
 
 fn producers(n: i64) -> Vec<ProducerStateEntry> {
     (0..n)
@@ -51,24 +38,15 @@ fn open_many_segments_with_snapshots(c: &mut Criterion) {
     let segments = 10_000_i64;
     let pids = 100_i64;
     let state = producers(pids);
-    for base in 0..segments {
-        let seg =
-            LogSegment::open(RealFs, &dir, base, SegmentConfig::default(), false, "", 0).unwrap();
-        let pid = base % pids;
-        seg.append(base, &idempotent_batch(base, pid, (base / pids) as i32))
-            .unwrap();
-        seg.index_entries().unwrap();
-        seg.close().unwrap();
+    segments::one_batch_segments(
+        &dir,
+        segments,
+        |base| segments::idempotent_batch(1, 100, base % pids, 0, (base / pids) as i32),
         // What a roll leaves: the state at the new segment's base.
-        write_snapshot(&RealFs, &snapshot_path(&dir, base), state.iter(), false).unwrap();
-    }
+        |base| write_snapshot(&RealFs, &snapshot_path(&dir, base), state.iter(), false).unwrap(),
+    );
     write_snapshot(&RealFs, &snapshot_path(&dir, segments), state.iter(), true).unwrap();
-    let clean = LoadOptions {
-        recovery_point: segments,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    let clean = segments::clean_shutdown(segments);
     let mut group = c.benchmark_group("producer_state");
     group.sample_size(10);
     group.bench_function("open_10000_segments_clean_with_snapshots", |b| {

@@ -7,30 +7,16 @@
 //! shared mapping) is mmap-index's `read_only_open.rs`; this test is the end-to-end form.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Output, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::run::seglog;
+
 const ROUNDS: u32 = 12;
 const PER_ROUND: u32 = 12_000;
-
-fn seglog(args: &[&str], cwd: &Path, stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_seglog"))
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let _ = input.write_all(stdin);
-    drop(input);
-    child.wait_with_output().unwrap()
-}
 
 /// Record `i`: a key of its own (so compaction keeps every record) and a value about 100 bytes
 /// long, so that a round rolls a few segments.
