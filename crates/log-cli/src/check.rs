@@ -68,3 +68,32 @@ pub(crate) fn check(path: &Path, json: bool, out: &mut impl Write) -> Result<Out
         Outcome::Problems
     })
 }
+
+/// The flags of `seglog check`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CheckArgs {
+    /// A partition directory (topic-N) or a log directory.
+    dir: std::path::PathBuf,
+    /// Print JSON Lines: {"type":"problem" or "note","severity","file","position","kind","count","detail"},
+    /// then a summary.
+    #[arg(long)]
+    json: bool,
+}
+
+impl CheckArgs {
+    pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
+        check(&self.dir, self.json, out)
+    }
+}
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seglog check /var/lib/kafka/orders-0
+  seglog check --json /var/lib/kafka
+
+Each problem is one line naming the file and byte. States Kafka itself accepts at start-up (the
+.deleted files of a broker stopped before file.delete.delay.ms, an orphan index, a -delete
+directory, ...) are listed as notes.
+
+Exit status: 0 when no problem was found (notes do not count), 1 when problems were found, 2 on
+bad usage or an I/O failure.";

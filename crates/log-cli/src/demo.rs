@@ -227,3 +227,22 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
     )?;
     Ok(Outcome::Clean)
 }
+
+/// The flags of `seglog demo`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct DemoArgs {
+    /// Where to build it (replaced if a previous demo made it).
+    #[arg(default_value = "seglog-demo")]
+    dir: std::path::PathBuf,
+}
+
+impl DemoArgs {
+    pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
+        demo(&self.dir, out)
+    }
+}
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seglog demo
+  seglog demo /tmp/my-demo";

@@ -6,9 +6,12 @@
 mod check;
 mod cli;
 mod common;
+mod compact;
 mod consume;
 mod demo;
 mod dump;
+mod isolation;
+mod offsets;
 mod produce;
 mod recover;
 mod stats;

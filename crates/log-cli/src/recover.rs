@@ -17,25 +17,55 @@ use seglog_log::{
 use crate::common::{Outcome, json_line, lib, progress};
 
 /// The flags of `seglog recover`.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, clap::Args)]
 #[expect(
     clippy::struct_excessive_bools,
     reason = "one field per command-line flag"
 )]
-pub(crate) struct RecoverOptions {
-    /// Print JSON Lines.
+pub(crate) struct RecoverArgs {
+    /// A partition directory (topic-N) or a log directory.
+    pub(crate) dir: PathBuf,
+    /// Print one JSON object per partition.
+    #[arg(long)]
     pub(crate) json: bool,
-    /// Print the plan and change nothing.
+    /// Print the plan (per partition: bytes cut, segments and records dropped, files removed,
+    /// indexes rebuilt) and change nothing.
+    #[arg(long)]
     pub(crate) dry_run: bool,
-    /// Delete what recovery drops instead of moving it to the quarantine.
+    /// Delete what recovery drops instead of moving it to the partition's seglog-quarantine/.
+    #[arg(long)]
     pub(crate) discard: bool,
     /// Scan every segment, whatever the clean-shutdown marker and the recovery points say.
+    #[arg(long)]
     pub(crate) full: bool,
-    /// Topic configs (`key=value`) for partitions without a `seglog.properties`.
+    /// A topic config for partitions without a seglog.properties, as key=value (repeatable),
+    /// e.g. --config index.interval.bytes=4096 for a broker's directory.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
     pub(crate) configs: Vec<String>,
 }
 
-fn options(o: &RecoverOptions, bar: Option<Arc<crate::term::Progress>>) -> Result<LogDirOptions> {
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seglog recover --dry-run /var/lib/kafka/orders-0
+  seglog recover /var/lib/kafka/orders-0
+  seglog recover /var/lib/kafka --config index.interval.bytes=4096   # every partition
+  seglog recover --full --discard logs/events-0
+
+What is kept is Kafka's rule: the valid prefix of the first damaged segment from the recovery
+point on; the segments after it are dropped. What is dropped (a cut tail, later segments, a
+damaged .swap), and any stray entry named like a segment file that is not one (123.log, a
+directory 00000000000000000000.log), is moved to <partition>/seglog-quarantine/<n>/ (a Kafka
+broker ignores it), with a plan.txt saying what it is and how to put it back; --discard deletes
+it instead. After a clean
+shutdown nothing is rescanned but a damaged active segment; after an unclean one, the segments
+from the recovery point on; a valid index is left alone. A killed recover, run again, ends as one
+uninterrupted run would. Afterwards `seglog check` passes.
+
+Exit status: 0 when the directory is healthy afterwards (nothing was needed, or it was
+repaired; the summary lists every change); with --dry-run, 0 when nothing needs doing and 1 when
+recovery would change something (listed); 2 on bad usage or a failure.";
+
+fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<LogDirOptions> {
     let pairs: Vec<(&str, &str)> = o
         .configs
         .iter()
@@ -65,7 +95,7 @@ fn options(o: &RecoverOptions, bar: Option<Arc<crate::term::Progress>>) -> Resul
 /// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when
 /// the directory is healthy afterwards (nothing was needed, or it was repaired), with `--dry-run`
 /// 0 when nothing needs doing and 1 when recovery would change something; 2 on failure.
-pub(crate) fn recover(path: &Path, o: &RecoverOptions, out: &mut impl Write) -> Result<Outcome> {
+pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Result<Outcome> {
     crate::common::target(path, crate::common::Use::Recover)?;
     let (log_dir, only) = match crate::common::partition_of(path) {
         Ok((parent, tp)) if RealFs.is_dir(path) => (parent, Some(tp)),
@@ -259,7 +289,7 @@ fn print_partition(
     tp: &TopicPartition,
     plan: &RecoveryPlan,
     load: Option<&LoadReport>,
-    o: &RecoverOptions,
+    o: &RecoverArgs,
     dry_run: bool,
 ) -> Result<()> {
     let moved: Vec<(PathBuf, Option<PathBuf>)> = load.map(|l| l.moved.clone()).unwrap_or_default();
@@ -275,7 +305,7 @@ fn print_json(
     plan: &RecoveryPlan,
     load: Option<&LoadReport>,
     moved: &[(PathBuf, Option<PathBuf>)],
-    o: &RecoverOptions,
+    o: &RecoverArgs,
     dry_run: bool,
 ) -> Result<()> {
     {
@@ -348,7 +378,7 @@ fn print_text(
     plan: &RecoveryPlan,
     load: Option<&LoadReport>,
     moved: &[(PathBuf, Option<PathBuf>)],
-    o: &RecoverOptions,
+    o: &RecoverArgs,
     dry_run: bool,
 ) -> Result<()> {
     let rebuilt_txn: &[i64] = load.map_or(&[], |l| &l.rebuilt_txn_indexes);
@@ -412,4 +442,10 @@ fn print_text(
         )?;
     }
     Ok(())
+}
+
+impl RecoverArgs {
+    pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
+        recover(&self.dir, self, out)
+    }
 }

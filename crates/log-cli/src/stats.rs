@@ -234,3 +234,30 @@ fn ratio(part: u64, whole: u64) -> f64 {
     let whole = f64::from(u32::try_from(whole).unwrap_or(u32::MAX));
     if whole > 0.0 { part / whole } else { 0.0 }
 }
+
+/// The flags of `seglog stats`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct StatsArgs {
+    /// A partition directory (topic-N).
+    dir: std::path::PathBuf,
+    /// Print JSON Lines.
+    #[arg(long)]
+    json: bool,
+}
+
+impl StatsArgs {
+    pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
+        stats(&self.dir, self.json, out)
+    }
+}
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seglog stats logs/events-0
+  seglog stats logs/events-0 --json
+
+Anomalies (large or untrimmed indexes, a missing index) are listed and do not change the exit
+status; a batch that cannot be framed is listed as damage, naming the file and byte.
+
+Exit status: 0 when every segment was read to its end, 1 when damage was found, 2 on bad usage,
+a missing path or an I/O failure.";

@@ -467,3 +467,17 @@ pub(crate) fn max_record_timestamp(bytes: &[u8], scratch: &mut Vec<u8>) -> Resul
     }
     Ok(max)
 }
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seglog dump --files 00000000000000000000.log
+  seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
+  seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
+
+A .log's batches are judged as consume and recover judge them: a batch whose offsets go
+backwards, or reach the next segment's base offset (the next .log by name in the same
+directory), is reported on stderr naming the file and byte, and its records are not printed.
+
+Exit status: 0 when every file was dumped (index mismatches are reported on stderr, as Kafka
+does), 1 when a file could not be read to its end because its bytes are corrupt or its offsets
+impossible, 2 on bad usage, a missing path or an I/O failure.";

@@ -136,3 +136,17 @@ pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<O
     let stdin = std::io::BufReader::new(std::io::stdin());
     produce(&args.dir, &options, stdin, out)
 }
+
+pub(crate) const EXAMPLES: &str = "\
+Examples:
+  seq 1 1000 | seglog produce logs/numbers-0 --create
+  printf 'user-1:clicked\\n' | seglog produce logs/events-0 --key-separator : --sync --print-acks
+  cat data.txt | seglog produce logs/t-0 --create --config segment.bytes=1048576 --compression zstd
+  seq 1 10 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0   # idempotent
+  seq 11 20 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0  # sequences 10..=19
+  seq 21 30 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0 --transactional --abort
+  seq 31 40 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 1 --transactional --commit
+
+A transaction's records are visible to `consume --isolation-level read_committed` once its COMMIT
+marker is written; while it is open (a killed run), read_committed readers stop at its first
+offset, which `offsets --latest --isolation-level read_committed` gives.";

@@ -12,7 +12,7 @@ use seglog_log::LogConfig;
 use seglog_log::record::{BatchBuilder, Compression, NewRecord};
 
 use crate::common::{Outcome, open_partition};
-pub(crate) use args::{ProduceArgs, run};
+pub(crate) use args::{EXAMPLES, ProduceArgs, run};
 use producer::{Producer, Sequencer, describe};
 
 /// `produce`'s options.

@@ -1,4 +1,7 @@
-//! `seglog consume` and `seglog offsets`: read-only, lock-free views of a partition directory.
+//! `seglog consume`: a read-only, lock-free view of a partition directory, printed record by
+//! record from an offset or a time.
+
+mod args;
 
 use std::io::Write;
 use std::ops::ControlFlow;
@@ -6,11 +9,14 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use seglog_log::inspect::{PartitionView, RecordsRead};
+use seglog_log::IsolationLevel;
+use seglog_log::inspect::RecordsRead;
 use seglog_log::record::{Batch, TimestampType};
-use seglog_log::{IsolationLevel, RealFs};
 
 use crate::common::{Outcome, b64, json_line, lib, partition_view};
+use crate::isolation::{last_fetchable, offset_for_timestamp};
+
+pub(crate) use args::{ConsumeArgs, EXAMPLES};
 
 /// Where `consume` starts.
 #[derive(Debug, Clone, Copy)]
@@ -39,33 +45,6 @@ fn timestamp_type(batch: &Batch<'_>) -> &'static str {
             .timestamp_type()
             .map_or("NoTimestampType", TimestampType::name),
     }
-}
-
-/// The last offset a consumer at `isolation` may fetch: the last stable offset under
-/// read_committed, else the high watermark, which offline is the log end offset.
-fn last_fetchable(view: &PartitionView<RealFs>, isolation: IsolationLevel) -> Result<i64> {
-    match isolation {
-        IsolationLevel::ReadCommitted => view.last_stable_offset().map_err(lib),
-        IsolationLevel::ReadUncommitted => view.log_end_offset().map_err(lib),
-    }
-}
-
-/// The first offset whose record has a timestamp at least `ts`, as a ListOffsets request at
-/// `isolation` answers it: none if it is at or past the last fetchable offset.
-fn offset_for_timestamp(
-    view: &PartitionView<RealFs>,
-    ts: i64,
-    isolation: IsolationLevel,
-) -> Result<Option<(i64, i64)>> {
-    let Some(found) = view.offset_for_timestamp(ts).map_err(lib)? else {
-        return Ok(None);
-    };
-    let fetchable = match isolation {
-        IsolationLevel::ReadCommitted => found.offset < last_fetchable(view, isolation)?,
-        // Below the log end offset by construction.
-        IsolationLevel::ReadUncommitted => true,
-    };
-    Ok(fetchable.then_some((found.offset, found.timestamp)))
 }
 
 pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
@@ -161,58 +140,6 @@ pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> R
         }
         out.flush()?;
         std::thread::sleep(Duration::from_millis(100));
-    }
-    Ok(Outcome::Clean)
-}
-
-/// What `offsets` looks up.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum OffsetQuery {
-    Earliest,
-    Latest,
-    MaxTimestamp,
-    Timestamp(i64),
-}
-
-pub(crate) fn offsets(
-    dir: &Path,
-    query: OffsetQuery,
-    isolation: IsolationLevel,
-    json: bool,
-    out: &mut impl Write,
-) -> Result<Outcome> {
-    let view = partition_view(dir)?;
-    let (offset, timestamp) = match query {
-        OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
-        OffsetQuery::Latest => (Some(last_fetchable(&view, isolation)?), None),
-        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts, isolation)? {
-            Some((o, t)) => (Some(o), Some(t)),
-            None => (None, None),
-        },
-        OffsetQuery::MaxTimestamp => {
-            // Record level (KAFKA-16310): the first record carrying the largest timestamp.
-            let best = view.max_timestamp().map_err(lib)?;
-            let best = match (best, isolation) {
-                (Some(b), IsolationLevel::ReadCommitted)
-                    if b.offset >= last_fetchable(&view, isolation)? =>
-                {
-                    None
-                }
-                (best, _) => best,
-            };
-            (best.map(|b| b.offset), best.map(|b| b.timestamp))
-        }
-    };
-    if json {
-        json_line(
-            out,
-            &serde_json::json!({"offset": offset, "timestamp": timestamp}),
-        )?;
-    } else {
-        match offset {
-            Some(o) => writeln!(out, "{o}")?,
-            None => writeln!(out, "none")?,
-        }
     }
     Ok(Outcome::Clean)
 }
