@@ -1,6 +1,6 @@
 //! Argument parsing (clap derive) and dispatch. Exit codes: 0 success, 1 a check found problems,
 //! 2 bad usage or a failure; failures print one line saying what and where. Each command's flags
-//! live beside its code (`<command>::…Args`, with its `EXAMPLES`).
+//! live beside its code (`<command>::*Args`, with its `EXAMPLES`).
 
 use std::io::Write;
 use std::process::ExitCode;
