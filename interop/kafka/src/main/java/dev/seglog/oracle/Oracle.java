@@ -52,6 +52,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     Kafka's ProducerStateManager driven step by step, snapshots written to dir. See {@link Snapshots}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
+ * Oracle raw-produce ...
+ *     One idempotent Produce request for a producer id the caller chooses. See {@link RawProduce}.
  * Oracle txn-produce | txn-produce-until-killed ...
  *     Transactional and idempotent KafkaProducers at once. See {@link Transactions}.
  * </pre>
@@ -118,6 +120,8 @@ public final class Oracle {
                 return Clients.produce(rest);
             case "consume":
                 return Clients.consume(rest);
+            case "raw-produce":
+                return RawProduce.run(rest);
             case "describe-producers":
                 return Clients.describeProducers(rest);
             case "txn-produce":
@@ -148,6 +152,7 @@ public final class Oracle {
         ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms> [read_uncommitted|read_committed]");
         ERR.println("       Oracle txn-produce <bootstrap> <topic> <rounds> <seed>");
         ERR.println("       Oracle describe-producers <bootstrap> <topic> <partition>");
+        ERR.println("       Oracle raw-produce <host:port> <topic> <partition> <producer-id> <epoch> <base-sequence> <count> <value-prefix>");
         ERR.println("       Oracle txn-produce-until-killed <bootstrap> <topic> <rounds> <seed>");
         return 2;
     }
