@@ -10,6 +10,7 @@
 mod common;
 
 mod cleaner_behaviours;
+mod cleaner_matches_kafka;
 mod cleaner_transactions;
 mod compaction_crash;
 mod compaction_model;

@@ -134,6 +134,8 @@ public final class Oracle {
                 return Snapshots.run(rest);
             case "txnindex":
                 return TxnIndexWriter.run(rest);
+            case "clean":
+                return Compaction.run(rest);
             default:
                 return usage();
         }
@@ -145,6 +147,7 @@ public final class Oracle {
         ERR.println("       Oracle matrix <list-file> <index-interval-bytes>");
         ERR.println("       Oracle snapshot <dir> <script>   (see Snapshots.java)");
         ERR.println("       Oracle txnindex <file> <producerId>:<firstOffset>:<lastOffset>:<lastStableOffset>...");
+        ERR.println("       Oracle clean <partition-dir> <config-file> <out-dir> <time-ms>[:<first-dirty>]...   (see Compaction.java)");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
