@@ -28,7 +28,12 @@
 //! 8. seglog's producer state, Kafka's broker: `seglog produce` writes idempotent and
 //!    transactional runs (commit, abort, commit) into a partition the broker created; a broker
 //!    started on it reports those producers (`describeProducers`) and Kafka's consumer reads
-//!    exactly the committed and idempotent records under read_committed.
+//!    exactly the committed and idempotent records under read_committed. It loads seglog's
+//!    snapshot as it is (no segment replayed, the files kept but Kafka's strays), and the
+//!    idempotent producer goes on from seglog's state: its last batch resent is a duplicate at
+//!    seglog's offset, a gap is out of order, the next sequence is appended.
+//! 9. Kafka's cleaner, run now on the committed compaction inputs (`testdata/cleaner/`), writes
+//!    the committed outputs byte for byte (seglog's cleaner is held to them by a test).
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -56,6 +61,7 @@ mod step5_quarantine;
 mod step6_transactions;
 mod step7_txn_sigkill;
 mod step8_seglog_txn;
+mod step9_cleaner;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -74,6 +80,7 @@ use step5_quarantine::step5;
 use step6_transactions::step6;
 use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
+use step9_cleaner::step9;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -155,6 +162,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 8: seglog writes transactions and producer snapshots, a broker takes them over",
         &mut || step8(&ctx, &kafka),
+    )?;
+    timed(
+        "step 9: Kafka's cleaner gives the committed compaction goldens",
+        &mut || step9(&ctx),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");
