@@ -8,6 +8,7 @@
 # and idempotent producers, topics created with configs, configs changed and deleted, a topic deleted; then
 # it stops cleanly and its segments are copied. Not deterministic (the node writes wall-clock timestamps,
 # random ids): the goldens are the files one run made and Kafka's own dump of them.
+# Then damaged/ (see damaged() below).
 # Needs java 17+ and mvn (see run.sh; $SEGLOG_M2 picks the Maven repository).
 set -euo pipefail
 
@@ -17,6 +18,38 @@ cd "$root"
 run="interop/kafka/run.sh"
 out="testdata/kafka-dump/decoders"
 "$run" build >/dev/null
+
+dump() { # name decoder-flag file
+  local args=(--deep-iteration --print-data-log "$2" --files "$out/$3")
+  set +e
+  "$run" dump "${args[@]}" >"$out/$1.stdout" 2>"$out/$1.stderr"
+  local status=$?
+  set -e
+  echo "$1 $status kafka-dump-log.sh ${args[*]}" >>"$out/exit-status.txt"
+}
+
+# damaged/: damaged copies of the goldens' records (damage-decoder-records.py), each decoder's errors
+# as Kafka prints them. `make-decoder-goldens.sh damaged` remakes only these, from the committed segments.
+damaged() {
+  local d="$out/damaged"
+  rm -rf "$d"
+  mkdir -p "$d"
+  : >"$d/exit-status.txt"
+  for dir in __consumer_offsets-0 __transaction_state-0 __cluster_metadata-0; do
+    mkdir -p "$d/$dir"
+    python3 "$here/damage-decoder-records.py" "$out/$dir/00000000000000000000.log" \
+      "$d/$dir/00000000000000000000.log" 100 19
+  done
+  local out="$d"
+  dump offsets --offsets-decoder __consumer_offsets-0/00000000000000000000.log
+  dump transactions --transaction-log-decoder __transaction_state-0/00000000000000000000.log
+  dump metadata --cluster-metadata-decoder __cluster_metadata-0/00000000000000000000.log
+  wc -c "$d"/*.* "$d"/*/*
+}
+if [[ "${1:-}" == damaged ]]; then
+  damaged
+  exit 0
+fi
 
 scratch="$(mktemp -d)"
 broker_pid=""
@@ -83,15 +116,8 @@ for dir in __consumer_offsets-0 __transaction_state-0 __cluster_metadata-0; do
   chmod 644 "$out/$dir/00000000000000000000.log"
 done
 : >"$out/exit-status.txt"
-dump() { # name decoder-flag file
-  local args=(--deep-iteration --print-data-log "$2" --files "$out/$3")
-  set +e
-  "$run" dump "${args[@]}" >"$out/$1.stdout" 2>"$out/$1.stderr"
-  local status=$?
-  set -e
-  echo "$1 $status kafka-dump-log.sh ${args[*]}" >>"$out/exit-status.txt"
-}
 dump offsets --offsets-decoder __consumer_offsets-0/00000000000000000000.log
 dump transactions --transaction-log-decoder __transaction_state-0/00000000000000000000.log
 dump metadata --cluster-metadata-decoder __cluster_metadata-0/00000000000000000000.log
 wc -c "$out"/*.* "$out"/*/*
+damaged

@@ -78,9 +78,21 @@ pub(crate) struct DumpOptions {
 
 /// Any decoder flag implies --print-data-log, as in Kafka.
 const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 3] = [
-    ("offsets_decoder", clap::builder::ArgPredicate::IsPresent, Some("true")),
-    ("transaction_log_decoder", clap::builder::ArgPredicate::IsPresent, Some("true")),
-    ("cluster_metadata_decoder", clap::builder::ArgPredicate::IsPresent, Some("true")),
+    (
+        "offsets_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+    (
+        "transaction_log_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+    (
+        "cluster_metadata_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
 ];
 
 impl DumpOptions {

@@ -68,12 +68,22 @@ pub(super) fn print_records(
     }
 }
 
-fn contents(o: &DumpOptions, offset: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<String> {
+fn contents(
+    o: &DumpOptions,
+    offset: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<String> {
     let mut s = String::new();
     let mut prefix = if o.skip_record_metadata { "| " } else { " " };
-    let decoder = super::decoders::Decoder::from_flags(o.offsets_decoder, o.transaction_log_decoder, o.cluster_metadata_decoder);
+    let decoder = super::decoders::Decoder::from_flags(
+        o.offsets_decoder,
+        o.transaction_log_decoder,
+        o.cluster_metadata_decoder,
+    );
     if let Some(d) = decoder {
-        return super::decoders::contents(d, prefix, offset, key, value).map_err(anyhow::Error::msg);
+        return super::decoders::contents(d, prefix, offset, key, value)
+            .map_err(anyhow::Error::msg);
     }
     if let Some(k) = key {
         let _ = write!(s, "{prefix}key: {}", lossy(k));

@@ -23,14 +23,30 @@ enum Failure {
 }
 
 fn read_version(r: &mut Reader<'_>, name: &str) -> Result<i16, Failure> {
-    r.i16().map_err(|_| Failure::Other(format!("Could not read version from {name}'s buffer.")))
+    r.i16()
+        .map_err(|_| Failure::Other(format!("Could not read version from {name}'s buffer.")))
 }
 
-fn read(schema: &Schema, bytes: &[u8], version: i16, read_as: i16, name: &str) -> Result<Node, Failure> {
+fn read(
+    schema: &Schema,
+    bytes: &[u8],
+    version: i16,
+    read_as: i16,
+    name: &str,
+) -> Result<Node, Failure> {
     let mut r = Reader::new(bytes);
-    r.i16().map_err(|_| Failure::Other(format!("Could not read version from {name}'s buffer.")))?;
-    read_message(&mut r, &schema.fields, read_as, schema.flexible.contains(read_as)).map_err(|e| {
-        Failure::Other(format!("Could not read record with version {version} from {name}'s buffer due to: {e}."))
+    r.i16()
+        .map_err(|_| Failure::Other(format!("Could not read version from {name}'s buffer.")))?;
+    read_message(
+        &mut r,
+        &schema.fields,
+        read_as,
+        schema.flexible.contains(read_as),
+    )
+    .map_err(|e| {
+        Failure::Other(format!(
+            "Could not read record with version {version} from {name}'s buffer due to: {e}."
+        ))
     })
 }
 
@@ -40,7 +56,9 @@ fn decode(family: Family, key: &[u8], value: Option<&[u8]>) -> Result<(String, S
         Family::Transaction => registry::transaction(),
     };
     let record_type = read_version(&mut Reader::new(key), "key")?;
-    let key_schema = schemas.find("coordinator-key", record_type).ok_or(Failure::UnknownType(record_type))?;
+    let key_schema = schemas
+        .find("coordinator-key", record_type)
+        .ok_or(Failure::UnknownType(record_type))?;
     // A key message has one version, 0, whatever the record type says: its fields are read as they are.
     let key_json = read(key_schema, key, record_type, 0, "key")?;
     let key_out = Node::Object(vec![
@@ -50,9 +68,13 @@ fn decode(family: Family, key: &[u8], value: Option<&[u8]>) -> Result<(String, S
     let Some(value) = value else {
         return Ok((key_out.to_json(), "<DELETE>".to_owned()));
     };
-    let value_schema = schemas.find("coordinator-value", record_type).ok_or(Failure::UnknownType(record_type))?;
+    let value_schema = schemas
+        .find("coordinator-value", record_type)
+        .ok_or(Failure::UnknownType(record_type))?;
     let version = read_version(&mut Reader::new(value), "value")?;
-    if i32::from(version) < value_schema.valid.lowest() || i32::from(version) > value_schema.valid.highest() {
+    if i32::from(version) < value_schema.valid.lowest()
+        || i32::from(version) > value_schema.valid.highest()
+    {
         return Err(Failure::Other(format!(
             "Found an unknown record version {version} for {record_type} type"
         )));
@@ -82,12 +104,24 @@ fn consumer_members(data: &mut Node) {
         return;
     };
     for member in members {
-        for (field, schema) in [("subscription", "ConsumerProtocolSubscription"), ("assignment", "ConsumerProtocolAssignment")] {
-            let Some(Node::Binary(bytes)) = member.get(field) else { continue };
-            let Some(schema) = registry::clients().named(schema) else { continue };
+        for (field, schema) in [
+            ("subscription", "ConsumerProtocolSubscription"),
+            ("assignment", "ConsumerProtocolAssignment"),
+        ] {
+            let Some(Node::Binary(bytes)) = member.get(field) else {
+                continue;
+            };
+            let Some(schema) = registry::clients().named(schema) else {
+                continue;
+            };
             let mut r = Reader::new(bytes);
             let Ok(version) = r.i16() else { continue };
-            if let Ok(json) = read_message(&mut r, &schema.fields, version, schema.flexible.contains(version)) {
+            if let Ok(json) = read_message(
+                &mut r,
+                &schema.fields,
+                version,
+                schema.flexible.contains(version),
+            ) {
                 member.set(field, json);
             }
         }
@@ -96,7 +130,9 @@ fn consumer_members(data: &mut Node) {
 
 /// `TransactionState.fromId(...).stateName()`, or the number when it names no state.
 fn transaction_state(data: &mut Node) {
-    let Some(Node::Int(id)) = data.get("transactionStatus") else { return };
+    let Some(Node::Int(id)) = data.get("transactionStatus") else {
+        return;
+    };
     let name = match id {
         0 => "Empty",
         1 => "Ongoing",
@@ -130,7 +166,15 @@ pub(super) fn parse(
     };
     Ok(match decode(family, key, value) {
         Ok((k, v)) => (Some(k), Some(v)),
-        Err(Failure::UnknownType(t)) => (Some(format!("Unknown record type {t} at offset {offset}, skipping.")), None),
-        Err(Failure::Other(e)) => (Some(format!("Error at offset {offset}, skipping. {e}")), None),
+        Err(Failure::UnknownType(t)) => (
+            Some(format!(
+                "Unknown record type {t} at offset {offset}, skipping."
+            )),
+            None,
+        ),
+        Err(Failure::Other(e)) => (
+            Some(format!("Error at offset {offset}, skipping. {e}")),
+            None,
+        ),
     })
 }

@@ -8,11 +8,16 @@ use super::registry;
 
 /// Kafka's `unsignedIntToShort`.
 fn small(r: &mut Reader<'_>, entity: &str) -> Result<i16, String> {
-    let v = r.varint().map_err(|_| format!("Error while reading {entity}"))?;
+    let v = r
+        .varint()
+        .map_err(|_| format!("Error while reading {entity}"))?;
     if v > i32::from(i16::MAX) {
         return Err(format!("Value for {entity} was too large."));
     }
-    #[expect(clippy::cast_possible_truncation, reason = "Java's (short) cast of a negative int")]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "Java's (short) cast of a negative int"
+    )]
     Ok(v as i16)
 }
 
@@ -41,13 +46,21 @@ fn decode(value: Option<&[u8]>) -> Result<String, String> {
     }
     let api_key = small(&mut r, "type")?;
     let version = small(&mut r, "version")?;
-    let schema = registry::metadata().find("metadata", api_key).ok_or_else(|| {
+    let schema = registry::cluster_metadata().find("metadata", api_key).ok_or_else(|| {
         format!("org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id {api_key}")
     })?;
-    let data = read_message(&mut r, &schema.fields, version, schema.flexible.contains(version))
-        .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
+    let data = read_message(
+        &mut r,
+        &schema.fields,
+        version,
+        schema.flexible.contains(version),
+    )
+    .map_err(|_| format!("Failed to deserialize record with type {api_key}"))?;
     if r.remaining() > 0 {
-        return Err(format!("Found {} byte(s) of garbage after {api_key}", r.remaining()));
+        return Err(format!(
+            "Found {} byte(s) of garbage after {api_key}",
+            r.remaining()
+        ));
     }
     let json = Node::Object(vec![
         ("type".to_owned(), Node::Text(type_name(&schema.name))),
@@ -74,9 +87,22 @@ mod tests {
 
     #[test]
     fn prints_kafka_errors() {
-        assert_eq!(parse(3, None), "Error at 3, skipping. Error while reading frame version");
-        assert_eq!(parse(3, Some(&[1, 99, 0])), "Error at 3, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 99");
-        // A NoOpRecord (type 17) with one byte too many.
-        assert_eq!(parse(4, Some(&[1, 17, 0, 0, 7])), "Error at 4, skipping. Found 1 byte(s) of garbage after 17");
+        assert_eq!(
+            parse(3, None),
+            "Error at 3, skipping. Error while reading frame version"
+        );
+        assert_eq!(
+            parse(3, Some(&[1, 99, 0])),
+            "Error at 3, skipping. org.apache.kafka.common.errors.UnsupportedVersionException: Unknown metadata id 99"
+        );
+        // A NoOpRecord (type 20: no fields, no tagged fields), then with one byte too many.
+        assert_eq!(
+            parse(4, Some(&[1, 20, 0, 0])),
+            r#"{"type":"NO_OP_RECORD","version":0,"data":{}}"#
+        );
+        assert_eq!(
+            parse(4, Some(&[1, 20, 0, 0, 7])),
+            "Error at 4, skipping. Found 1 byte(s) of garbage after 20"
+        );
     }
 }

@@ -25,7 +25,11 @@ pub(crate) enum Decoder {
 
 impl Decoder {
     /// Kafka's choice when several flags are given: offsets, then transaction log, then metadata.
-    pub(crate) fn from_flags(offsets: bool, transaction_log: bool, cluster_metadata: bool) -> Option<Self> {
+    pub(crate) fn from_flags(
+        offsets: bool,
+        transaction_log: bool,
+        cluster_metadata: bool,
+    ) -> Option<Self> {
         if offsets {
             Some(Self::Offsets)
         } else if transaction_log {
@@ -50,7 +54,9 @@ pub(crate) fn contents(
 ) -> Result<String, String> {
     let (key, payload) = match decoder {
         Decoder::Offsets => coordinator::parse(coordinator::Family::Group, offset, key, value)?,
-        Decoder::TransactionLog => coordinator::parse(coordinator::Family::Transaction, offset, key, value)?,
+        Decoder::TransactionLog => {
+            coordinator::parse(coordinator::Family::Transaction, offset, key, value)?
+        }
         Decoder::ClusterMetadata => (None, Some(metadata::parse(offset, value))),
     };
     let mut s = String::new();

@@ -90,7 +90,12 @@ pub(super) fn read_message(
     read_struct(r, fields, version, flexible)
 }
 
-fn read_struct(r: &mut Reader<'_>, fields: &[Field], version: i16, flexible: bool) -> Result<Node, Failure> {
+fn read_struct(
+    r: &mut Reader<'_>,
+    fields: &[Field],
+    version: i16,
+    flexible: bool,
+) -> Result<Node, Failure> {
     let mut values: Vec<Option<Node>> = Vec::with_capacity(fields.len());
     for f in fields {
         values.push(if f.regular_in(version) {
@@ -118,9 +123,9 @@ fn read_struct(r: &mut Reader<'_>, fields: &[Field], version: i16, flexible: boo
         for _ in 0..count {
             let tag = r.varint()?;
             let size = r.varint()?;
-            let known = fields
-                .iter()
-                .position(|f| f.tagged_in(version) && f.tag.and_then(|t| i32::try_from(t).ok()) == Some(tag));
+            let known = fields.iter().position(|f| {
+                f.tagged_in(version) && f.tag.and_then(|t| i32::try_from(t).ok()) == Some(tag)
+            });
             match known {
                 Some(i) => {
                     let f = fields.get(i).ok_or_else(underflow)?;
@@ -142,7 +147,9 @@ fn read_struct(r: &mut Reader<'_>, fields: &[Field], version: i16, flexible: boo
             continue;
         }
         match v {
-            Some(v) if f.regular_in(version) || !is_default(f, &v) => out.push((f.json_name.clone(), v)),
+            Some(v) if f.regular_in(version) || !is_default(f, &v) => {
+                out.push((f.json_name.clone(), v));
+            }
             _ => {}
         }
     }
@@ -172,7 +179,11 @@ fn read_field(
     let element = !std::ptr::eq(ty, &raw const f.ty);
     let nullable = !element && f.nullable.contains(version);
     let null_or = |what: &str| {
-        if nullable { Ok(Node::Null) } else { Err(format!("non-nullable field {what} was serialized as null")) }
+        if nullable {
+            Ok(Node::Null)
+        } else {
+            Err(format!("non-nullable field {what} was serialized as null"))
+        }
     };
     Ok(match ty {
         Type::Bool => Node::Bool(r.i8()? != 0),
@@ -227,7 +238,11 @@ fn read_field(
         Type::Struct(fields) => {
             if nullable {
                 // A tagged struct says whether it is there with a varint, an untagged one with a byte.
-                let present = if f.tagged_in(version) { r.varint()? > 0 } else { r.i8()? >= 0 };
+                let present = if f.tagged_in(version) {
+                    r.varint()? > 0
+                } else {
+                    r.i8()? >= 0
+                };
                 if !present {
                     return Ok(Node::Null);
                 }
@@ -247,12 +262,20 @@ fn is_default(f: &Field, v: &Node) -> bool {
         (Type::Bool, Node::Bool(b)) => *b == (d == Some("true")),
         (Type::String, Node::Text(s)) => d.unwrap_or_default() == s,
         (Type::Uuid, Node::Text(s)) => s == "AAAAAAAAAAAAAAAAAAAAAA",
-        (Type::Float64, Node::Double(x)) => d.and_then(|d| d.parse().ok()).unwrap_or(0.0) == *x,
+        (Type::Float64, Node::Double(x)) => {
+            d.and_then(|d| d.parse::<f64>().ok())
+                .unwrap_or(0.0)
+                .to_bits()
+                == x.to_bits()
+        }
         (_, Node::Int(i)) => parse_int(d) == Some(*i),
         (Type::Bytes, Node::Binary(b)) => b.is_empty(),
         (Type::Array(_), Node::Array(items)) => items.is_empty(),
         (Type::Struct(fields), Node::Object(values)) => values.iter().all(|(name, value)| {
-            fields.iter().find(|g| &g.json_name == name).is_some_and(|g| is_default(g, value))
+            fields
+                .iter()
+                .find(|g| &g.json_name == name)
+                .is_some_and(|g| is_default(g, value))
         }),
         _ => false,
     }

@@ -97,12 +97,22 @@ pub(super) struct Family(Vec<Schema>);
 impl Family {
     fn parse(texts: &[&str]) -> Self {
         // The files are ours, embedded at build time and parsed by a unit test: a failure is a bug.
-        Self(texts.iter().map(|t| Schema::parse(t).unwrap_or_else(|e| panic!("an embedded schema does not parse: {e:#}"))).collect())
+        Self(
+            texts
+                .iter()
+                .map(|t| {
+                    Schema::parse(t)
+                        .unwrap_or_else(|e| panic!("an embedded schema does not parse: {e:#}"))
+                })
+                .collect(),
+        )
     }
 
     /// The schema of this kind (`coordinator-key`, `coordinator-value`, `metadata`) with this api key.
     pub(super) fn find(&self, kind: &str, api_key: i16) -> Option<&Schema> {
-        self.0.iter().find(|s| s.kind == kind && s.api_key == Some(api_key))
+        self.0
+            .iter()
+            .find(|s| s.kind == kind && s.api_key == Some(api_key))
     }
 
     pub(super) fn named(&self, name: &str) -> Option<&Schema> {
@@ -121,19 +131,25 @@ macro_rules! family {
 
 family!(group, GROUP);
 family!(transaction, TRANSACTION);
-family!(metadata, METADATA);
+family!(cluster_metadata, METADATA);
 family!(clients, CLIENTS);
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     #[test]
     fn every_embedded_schema_parses() {
-        for texts in [super::GROUP, super::TRANSACTION, super::METADATA, super::CLIENTS] {
+        for texts in [
+            super::GROUP,
+            super::TRANSACTION,
+            super::METADATA,
+            super::CLIENTS,
+        ] {
             for t in texts {
                 super::Schema::parse(t).unwrap();
             }
         }
         assert!(super::group().find("coordinator-key", 1).is_some());
-        assert!(super::metadata().find("metadata", 2).is_some());
+        assert!(super::cluster_metadata().find("metadata", 2).is_some());
     }
 }

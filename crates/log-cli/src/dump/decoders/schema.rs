@@ -22,12 +22,22 @@ impl Versions {
         if s == "none" {
             return Ok(Self::NONE);
         }
-        let num = |t: &str| t.trim().parse::<i32>().with_context(|| format!("bad version range {s:?}"));
+        let num = |t: &str| {
+            t.trim()
+                .parse::<i32>()
+                .with_context(|| format!("bad version range {s:?}"))
+        };
         if let Some(low) = s.strip_suffix('+') {
-            return Ok(Self { low: num(low)?, high: i32::from(i16::MAX) });
+            return Ok(Self {
+                low: num(low)?,
+                high: i32::from(i16::MAX),
+            });
         }
         if let Some((low, high)) = s.split_once('-') {
-            return Ok(Self { low: num(low)?, high: num(high)? });
+            return Ok(Self {
+                low: num(low)?,
+                high: num(high)?,
+            });
         }
         let v = num(s)?;
         Ok(Self { low: v, high: v })
@@ -134,7 +144,9 @@ fn versions_of(v: &Value, key: &str) -> Result<Option<Versions>> {
 
 fn lower_first(name: &str) -> String {
     let mut chars = name.chars();
-    chars.next().map_or_else(String::new, |c| c.to_ascii_lowercase().to_string() + chars.as_str())
+    chars.next().map_or_else(String::new, |c| {
+        c.to_ascii_lowercase().to_string() + chars.as_str()
+    })
 }
 
 /// The structs a file defines, by name: inline (`"fields"` beside a struct type, reusable by
@@ -178,7 +190,9 @@ fn parse_type(name: &str, field: &Value, structs: &Structs<'_>) -> Result<Type> 
 }
 
 fn parse_fields(fields: &Value, structs: &Structs<'_>) -> Result<Vec<Field>> {
-    let list = fields.as_array().ok_or_else(|| anyhow!("fields is not an array"))?;
+    let list = fields
+        .as_array()
+        .ok_or_else(|| anyhow!("fields is not an array"))?;
     list.iter().map(|f| parse_field(f, structs)).collect()
 }
 
@@ -187,7 +201,11 @@ fn parse_field(f: &Value, structs: &Structs<'_>) -> Result<Field> {
     let ty_name = str_of(f, "type").with_context(|| format!("field {name} has no type"))?;
     let tagged = versions_of(f, "taggedVersions")?.unwrap_or(Versions::NONE);
     let versions = versions_of(f, "versions")?.unwrap_or(tagged);
-    let tag = f.get("tag").and_then(Value::as_u64).map(u32::try_from).transpose()?;
+    let tag = f
+        .get("tag")
+        .and_then(Value::as_u64)
+        .map(u32::try_from)
+        .transpose()?;
     let default = match f.get("default") {
         // A JSON null is no default at all (a struct's then is its empty struct, not null).
         None | Some(Value::Null) => None,
@@ -208,9 +226,16 @@ fn parse_field(f: &Value, structs: &Structs<'_>) -> Result<Field> {
 impl Schema {
     pub(super) fn parse(text: &str) -> Result<Self> {
         let v: Value = serde_json::from_str(&strip_comments(text))?;
-        let name = str_of(&v, "name").ok_or_else(|| anyhow!("a schema without a name"))?.to_owned();
+        let name = str_of(&v, "name")
+            .ok_or_else(|| anyhow!("a schema without a name"))?
+            .to_owned();
         let mut structs = Structs::new();
-        for common in v.get("commonStructs").and_then(Value::as_array).into_iter().flatten() {
+        for common in v
+            .get("commonStructs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let (Some(n), Some(sub)) = (str_of(common, "name"), common.get("fields")) {
                 structs.insert(n, sub);
                 collect_structs(sub, &mut structs);
@@ -218,13 +243,16 @@ impl Schema {
         }
         let fields = v.get("fields").unwrap_or(&Value::Null);
         collect_structs(fields, &mut structs);
-        let api_key = v.get("apiKey").and_then(Value::as_i64).map(i16::try_from).transpose()?;
+        let api_key = v
+            .get("apiKey")
+            .and_then(Value::as_i64)
+            .map(i16::try_from)
+            .transpose()?;
         Ok(Self {
             kind: str_of(&v, "type").unwrap_or_default().to_owned(),
             valid: versions_of(&v, "validVersions")?.unwrap_or(Versions::NONE),
             flexible: versions_of(&v, "flexibleVersions")?.unwrap_or(Versions::NONE),
-            fields: parse_fields(fields, &structs)
-                .with_context(|| format!("schema {name}"))?,
+            fields: parse_fields(fields, &structs).with_context(|| format!("schema {name}"))?,
             api_key,
             name,
         })
@@ -232,6 +260,7 @@ impl Schema {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::{Versions, strip_comments};
 
@@ -246,6 +275,9 @@ mod tests {
 
     #[test]
     fn strips_line_comments_outside_strings() {
-        assert_eq!(strip_comments("{ \"a\": \"x//y\" } // c\n// all\n"), "{ \"a\": \"x//y\" } \n\n");
+        assert_eq!(
+            strip_comments("{ \"a\": \"x//y\" } // c\n// all\n"),
+            "{ \"a\": \"x//y\" } \n\n"
+        );
     }
 }
