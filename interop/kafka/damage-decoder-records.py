@@ -2,12 +2,14 @@
 """Writes damaged copies of the records of a Kafka segment, for the dump decoders' error goldens.
 
     damage-decoder-records.py <input .log> <output .log> <count> <seed>
+    damage-decoder-records.py --missing-key <input .log> <output .log>
 
 Reads the uncompressed, non-control RecordBatch v2 batches of the input, and writes <count> records,
 each in a batch of its own (offset i, a correct CRC), each a copy of a random input record with one
 damage: a bit flipped in the key or the value, the key or the value cut short, bytes overwritten,
 garbage appended, the value dropped (a tombstone), or the leading version/type changed.
-Deterministic for a seed. Python 3 standard library only.
+Deterministic for a seed. With --missing-key: the input's first record, then a copy of it
+without its key (which the coordinator decoders refuse). Python 3 standard library only.
 """
 import random
 import struct
@@ -122,6 +124,12 @@ def damage(rng, key, value):
 
 
 def main():
+    if sys.argv[1] == "--missing-key":
+        with open(sys.argv[2], "rb") as f:
+            key, value = next(records(f.read()))
+        with open(sys.argv[3], "wb") as f:
+            f.write(batch(0, 1_700_000_000_000, key, value) + batch(1, 1_700_000_000_001, None, value))
+        return
     source, target, count, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     with open(source, "rb") as f:
         found = list(records(f.read()))

@@ -40,11 +40,16 @@ damaged() {
     python3 "$here/damage-decoder-records.py" "$out/$dir/00000000000000000000.log" \
       "$d/$dir/00000000000000000000.log" 100 19
   done
+  # a __consumer_offsets record without a key: Kafka's tool throws (a stack trace on stderr)
+  mkdir -p "$d/missing-key/__consumer_offsets-0"
+  python3 "$here/damage-decoder-records.py" --missing-key "$out/__consumer_offsets-0/00000000000000000000.log" \
+    "$d/missing-key/__consumer_offsets-0/00000000000000000000.log"
   local out="$d"
+  dump missing-key --offsets-decoder missing-key/__consumer_offsets-0/00000000000000000000.log
   dump offsets --offsets-decoder __consumer_offsets-0/00000000000000000000.log
   dump transactions --transaction-log-decoder __transaction_state-0/00000000000000000000.log
   dump metadata --cluster-metadata-decoder __cluster_metadata-0/00000000000000000000.log
-  wc -c "$d"/*.* "$d"/*/*
+  wc -c "$d"/*.* "$d"/*/*.log
 }
 if [[ "${1:-}" == damaged ]]; then
   damaged

@@ -125,7 +125,10 @@ fn print_v2_records(
             }
         }
         if o.print_data_log && !b.is_control() {
-            line.push_str(&contents(o, r.offset(), r.key(), r.value())?);
+            // Kafka has printed the record's metadata when a decoder throws.
+            let c = contents(o, r.offset(), r.key(), r.value())
+                .inspect_err(|_| drop(write!(out, "{line}")))?;
+            line.push_str(&c);
         }
         writeln!(out, "{line}")?;
     }
@@ -159,7 +162,10 @@ fn print_legacy_records(
             );
         }
         if o.print_data_log {
-            line.push_str(&contents(o, r.offset(), r.key(), r.value())?);
+            // Kafka has printed the record's metadata when a decoder throws.
+            let c = contents(o, r.offset(), r.key(), r.value())
+                .inspect_err(|_| drop(write!(out, "{line}")))?;
+            line.push_str(&c);
         }
         writeln!(out, "{line}")?;
     }
