@@ -505,6 +505,7 @@ Examples:
   seglog dump --files 00000000000000000000.log
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
+  seglog dump --offsets-decoder --files __consumer_offsets-0/00000000000000000000.log
 
 A .log's batches are judged as consume and recover judge them: a batch whose offsets go
 backwards, or reach the next segment's base offset (the next .log by name in the same

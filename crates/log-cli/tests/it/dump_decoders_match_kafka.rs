@@ -234,3 +234,34 @@ fn thousands_of_damaged_records_never_panic_and_print_kafkas_lines() {
         );
     }
 }
+
+/// Kafka's `messageParser()`: with several decoder flags, offsets beats transaction log beats
+/// cluster metadata; and any of them alone prints the data (`shouldPrintDataLog`).
+#[test]
+fn the_first_decoder_flag_in_kafkas_order_wins() {
+    let file = "testdata/kafka-dump/decoders/__consumer_offsets-0/00000000000000000000.log";
+    let golden =
+        std::fs::read_to_string(root().join("testdata/kafka-dump/decoders/offsets.stdout"))
+            .unwrap();
+    for flags in [
+        &["--cluster-metadata-decoder", "--offsets-decoder"][..],
+        &["--transaction-log-decoder", "--offsets-decoder"][..],
+        &["--offsets-decoder"][..],
+    ] {
+        let mut args = flags.to_vec();
+        args.extend(["--files", file]);
+        let output = dump(&args);
+        assert!(output.status.success());
+        assert_eq!(String::from_utf8_lossy(&output.stdout), golden, "{flags:?}");
+    }
+    let mut args = vec![
+        "--cluster-metadata-decoder",
+        "--transaction-log-decoder",
+        "--files",
+    ];
+    args.push("testdata/kafka-dump/decoders/__transaction_state-0/00000000000000000000.log");
+    let golden =
+        std::fs::read_to_string(root().join("testdata/kafka-dump/decoders/transactions.stdout"))
+            .unwrap();
+    assert_eq!(String::from_utf8_lossy(&dump(&args).stdout), golden);
+}
