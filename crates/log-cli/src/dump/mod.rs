@@ -9,6 +9,7 @@
 //! mismatch with log offset -1 (Kafka throws).
 
 mod control;
+mod decoders;
 mod index;
 mod json;
 mod records;
@@ -40,7 +41,7 @@ pub(crate) struct DumpOptions {
     #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
     files: Vec<PathBuf>,
     /// Print the records' keys and values (implies --deep-iteration).
-    #[arg(long)]
+    #[arg(long, default_value_ifs = DECODER_FLAGS)]
     print_data_log: bool,
     /// Print every record inside each batch, not only the batch.
     #[arg(long)]
@@ -64,7 +65,35 @@ pub(crate) struct DumpOptions {
     /// --deep-iteration or --print-data-log), index entry, time index entry and problem.
     #[arg(long)]
     json: bool,
+    /// Decode records as __consumer_offsets' (Kafka's JSON per key and value).
+    #[arg(long)]
+    offsets_decoder: bool,
+    /// Decode records as __transaction_state's.
+    #[arg(long)]
+    transaction_log_decoder: bool,
+    /// Decode records as __cluster_metadata's.
+    #[arg(long)]
+    cluster_metadata_decoder: bool,
 }
+
+/// Any decoder flag implies --print-data-log, as in Kafka.
+const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 3] = [
+    (
+        "offsets_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+    (
+        "transaction_log_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+    (
+        "cluster_metadata_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+];
 
 impl DumpOptions {
     /// Plain dump options (no flags) for `files`.
@@ -79,6 +108,9 @@ impl DumpOptions {
             max_bytes: i32::MAX,
             skip_record_metadata: false,
             json: false,
+            offsets_decoder: false,
+            transaction_log_decoder: false,
+            cluster_metadata_decoder: false,
         }
     }
 }
@@ -473,6 +505,7 @@ Examples:
   seglog dump --files 00000000000000000000.log
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
+  seglog dump --offsets-decoder --files __consumer_offsets-0/00000000000000000000.log
 
 A .log's batches are judged as consume and recover judge them: a batch whose offsets go
 backwards, or reach the next segment's base offset (the next .log by name in the same

@@ -12,7 +12,7 @@ use super::{DumpOptions, Reports, timestamp_type_name};
 /// Decodes bytes as Java's `new String(bytes, UTF_8)` does (Kafka's `StringDecoder`): like
 /// `String::from_utf8_lossy`, except for an encoded surrogate (`ED A0..BF ..`), which Java
 /// replaces as one malformed sequence of up to three bytes where Rust replaces each byte.
-fn lossy(bytes: &[u8]) -> String {
+pub(crate) fn lossy(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     let mut rest = bytes;
     loop {
@@ -68,9 +68,23 @@ pub(super) fn print_records(
     }
 }
 
-fn contents(o: &DumpOptions, key: Option<&[u8]>, value: Option<&[u8]>) -> String {
+fn contents(
+    o: &DumpOptions,
+    offset: i64,
+    key: Option<&[u8]>,
+    value: Option<&[u8]>,
+) -> Result<String> {
     let mut s = String::new();
     let mut prefix = if o.skip_record_metadata { "| " } else { " " };
+    let decoder = super::decoders::Decoder::from_flags(
+        o.offsets_decoder,
+        o.transaction_log_decoder,
+        o.cluster_metadata_decoder,
+    );
+    if let Some(d) = decoder {
+        return super::decoders::contents(d, prefix, offset, key, value)
+            .map_err(anyhow::Error::msg);
+    }
     if let Some(k) = key {
         let _ = write!(s, "{prefix}key: {}", lossy(k));
         prefix = " ";
@@ -78,7 +92,7 @@ fn contents(o: &DumpOptions, key: Option<&[u8]>, value: Option<&[u8]>) -> String
     if let Some(v) = value {
         let _ = write!(s, "{prefix}payload: {}", lossy(v));
     }
-    s
+    Ok(s)
 }
 
 fn print_v2_records(
@@ -111,7 +125,10 @@ fn print_v2_records(
             }
         }
         if o.print_data_log && !b.is_control() {
-            line.push_str(&contents(o, r.key(), r.value()));
+            // Kafka has printed the record's metadata when a decoder throws.
+            let c = contents(o, r.offset(), r.key(), r.value())
+                .inspect_err(|_| drop(write!(out, "{line}")))?;
+            line.push_str(&c);
         }
         writeln!(out, "{line}")?;
     }
@@ -145,7 +162,10 @@ fn print_legacy_records(
             );
         }
         if o.print_data_log {
-            line.push_str(&contents(o, r.key(), r.value()));
+            // Kafka has printed the record's metadata when a decoder throws.
+            let c = contents(o, r.offset(), r.key(), r.value())
+                .inspect_err(|_| drop(write!(out, "{line}")))?;
+            line.push_str(&c);
         }
         writeln!(out, "{line}")?;
     }

@@ -5,6 +5,7 @@ mod check_recover_txn;
 mod commands;
 mod consume_isolation;
 mod corruption_matrix;
+mod dump_decoders_match_kafka;
 mod dump_matches_kafka;
 mod dump_snapshot_matches_kafka;
 mod dump_txn_index;

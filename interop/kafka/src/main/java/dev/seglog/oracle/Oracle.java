@@ -122,6 +122,8 @@ public final class Oracle {
                 return Clients.consume(rest);
             case "raw-produce":
                 return RawProduce.run(rest);
+            case "group-commit", "alter-config", "delete-topic":
+                return args[0].equals("group-commit") ? Groups.commit(rest) : args[0].equals("alter-config") ? Groups.alterConfig(rest) : Groups.deleteTopic(rest);
             case "describe-producers":
                 return Clients.describeProducers(rest);
             case "txn-produce":
