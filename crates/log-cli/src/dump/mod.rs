@@ -284,6 +284,19 @@ fn print_start(file: &Path, name: &str, out: &mut impl Write) -> Result<bool> {
     Ok(name.ends_with(".checkpoint"))
 }
 
+/// Kafka's `FileRecords.slice(0, maxBytes)` refuses a negative size, and the run stops there.
+fn negative_max_bytes(file: &Path, max_bytes: i32, len: u64) -> Result<()> {
+    if max_bytes >= 0 {
+        return Ok(());
+    }
+    Err(KafkaStops(format!(
+        "java.lang.IllegalArgumentException: Invalid size: {max_bytes} in read from FileRecords(size={len}, file={}, start=0, end={})",
+        java_path::file_string(file),
+        i32::MAX
+    ))
+    .into())
+}
+
 fn dump_log(
     file: &Path,
     o: &DumpOptions,
@@ -300,16 +313,7 @@ fn dump_log(
     let len = handle
         .len()
         .with_context(|| format!("{}: cannot stat", file.display()))?;
-    if o.max_bytes < 0 {
-        // Kafka's `FileRecords.slice(0, maxBytes)` refuses a negative size; nothing else is dumped.
-        return Err(KafkaStops(format!(
-            "java.lang.IllegalArgumentException: Invalid size: {} in read from FileRecords(size={len}, file={}, start=0, end={})",
-            o.max_bytes,
-            java_path::file_string(file),
-            i32::MAX
-        ))
-        .into());
-    }
+    negative_max_bytes(file, o.max_bytes, len)?;
     let max_bytes = u64::try_from(o.max_bytes).unwrap_or(0);
     let end = len.min(max_bytes);
     let deep = o.deep_iteration || o.print_data_log;

@@ -199,31 +199,7 @@ pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<O
     if delimiter.is_empty() {
         bail!("--delimiter may not be empty");
     }
-    let format = LineFormat {
-        timestamp_separator: if args.timestamp_field {
-            Some(unescape(&args.timestamp_separator).context("--timestamp-separator")?)
-                .filter(|s| !s.is_empty())
-        } else {
-            None
-        },
-        parse_headers: args.parse_headers,
-        headers_delimiter: unescape(&args.headers_delimiter).context("--headers-delimiter")?,
-        headers_separator: unescape(&args.headers_separator).context("--headers-separator")?,
-        headers_key_separator: unescape(&args.headers_key_separator)
-            .context("--headers-key-separator")?,
-        key_separator: args
-            .key_separator
-            .as_deref()
-            .map(unescape)
-            .transpose()
-            .context("--key-separator")?,
-        null_marker: args.null_marker.as_ref().map(|m| m.as_bytes().to_vec()),
-        ignore_error: args.ignore_error,
-    };
-    if args.timestamp_field && format.timestamp_separator.is_none() {
-        bail!("--timestamp-separator may not be empty");
-    }
-    format.check()?;
+    let format = line_format(args)?;
     let headers = args
         .headers
         .iter()
@@ -260,6 +236,36 @@ pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<O
             out,
         ),
     }
+}
+
+/// The record format the flags give, checked as Kafka's `LineMessageReader.configure` checks.
+fn line_format(args: &ProduceArgs) -> Result<LineFormat> {
+    let format = LineFormat {
+        timestamp_separator: if args.timestamp_field {
+            Some(unescape(&args.timestamp_separator).context("--timestamp-separator")?)
+                .filter(|s| !s.is_empty())
+        } else {
+            None
+        },
+        parse_headers: args.parse_headers,
+        headers_delimiter: unescape(&args.headers_delimiter).context("--headers-delimiter")?,
+        headers_separator: unescape(&args.headers_separator).context("--headers-separator")?,
+        headers_key_separator: unescape(&args.headers_key_separator)
+            .context("--headers-key-separator")?,
+        key_separator: args
+            .key_separator
+            .as_deref()
+            .map(unescape)
+            .transpose()
+            .context("--key-separator")?,
+        null_marker: args.null_marker.as_ref().map(|m| m.as_bytes().to_vec()),
+        ignore_error: args.ignore_error,
+    };
+    if args.timestamp_field && format.timestamp_separator.is_none() {
+        bail!("--timestamp-separator may not be empty");
+    }
+    format.check()?;
+    Ok(format)
 }
 
 pub(crate) const EXAMPLES: &str = "\

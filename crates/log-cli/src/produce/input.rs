@@ -96,6 +96,7 @@ fn next_record(input: &mut impl BufRead, delimiter: &[u8]) -> std::io::Result<Op
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::next_record;
 

@@ -9,6 +9,9 @@
 
 use anyhow::{Result, bail};
 
+/// Headers as read: (key, value or `None` for null), in order.
+pub(crate) type OwnedHeaders = Vec<(Vec<u8>, Option<Vec<u8>>)>;
+
 /// One record read from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ParsedRecord {
@@ -16,7 +19,7 @@ pub(crate) struct ParsedRecord {
     pub(crate) timestamp: Option<i64>,
     pub(crate) key: Option<Vec<u8>>,
     pub(crate) value: Option<Vec<u8>>,
-    pub(crate) headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    pub(crate) headers: OwnedHeaders,
 }
 
 /// The separators and rules of `produce`'s input format.
@@ -123,7 +126,7 @@ impl LineFormat {
 
     /// Kafka's `splitHeaders`: the pairs, split as Java's `String.split` splits (trailing empty
     /// parts dropped, so `""` is one empty pair, an error, and `","` none).
-    fn headers(&self, list: &[u8], line_number: u64) -> Result<Vec<(Vec<u8>, Option<Vec<u8>>)>> {
+    fn headers(&self, list: &[u8], line_number: u64) -> Result<OwnedHeaders> {
         let mut pairs = split_all(list, &self.headers_separator);
         if pairs.len() > 1 {
             while pairs.last().is_some_and(|p| p.is_empty()) {
@@ -227,6 +230,7 @@ pub(crate) fn unescape(text: &str) -> Result<Vec<u8>> {
 }
 
 #[cfg(test)]
+#[expect(clippy::unwrap_used, reason = "tests")]
 mod tests {
     use super::{LineFormat, unescape};
 

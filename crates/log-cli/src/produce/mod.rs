@@ -30,7 +30,7 @@ pub(crate) struct ProduceOptions {
     /// `--timestamp`: every record's CreateTime; else a line's own, else the append time.
     pub(crate) timestamp: Option<i64>,
     /// `--header`: added to every record, before a line's own.
-    pub(crate) headers: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    pub(crate) headers: line::OwnedHeaders,
     pub(crate) create: Option<LogConfig>,
     pub(crate) sync: bool,
     pub(crate) print_acks: bool,
