@@ -6,7 +6,14 @@
 //! files are still dumped; a `.log`'s batches are judged by recovery's offset rules (against
 //! each other and the next `.log` in the same directory), and a batch whose offsets are
 //! impossible is reported the same way, its records not printed (Kafka prints them); an index entry pointing past the end of the log is reported as a
-//! mismatch with log offset -1 (Kafka throws).
+//! mismatch with log offset -1 (Kafka throws); an index entry whose batch is over
+//! `--max-message-size` is checked against the whole batch, and the report says that Kafka's tool
+//! throws there (`NoSuchElementException`) and stops; the end-of-run reports are sorted by file
+//! (Kafka prints them in a `HashMap`'s order, which depends on the hash of the path strings).
+//!
+//! Kept as Kafka's: keys and values decode as Java's `new String(bytes, UTF_8)` (`java_utf8`),
+//! paths print as `java.io.File` prints them (`java_path`), and a negative `--max-bytes` stops the
+//! run at the first `.log` with Kafka's exception text, exit status 1.
 
 mod control;
 mod index;
@@ -539,6 +546,13 @@ Examples:
   seglog dump --files 00000000000000000000.log
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
+  seglog dump --print-data-log --skip-record-metadata --files 00000000000000000000.log   # keys and values only
+
+Paths print as Kafka's tool prints them: `Dumping` the path as given, the reports on stderr
+(index mismatches, non-consecutive offsets, ...) absolute, sorted by file. Keys and values print
+as Java decodes them: each malformed UTF-8 sequence one U+FFFD. An index entry whose batch is
+larger than --max-message-size is checked against the whole batch; the report notes that Kafka's
+tool throws there and stops.
 
 A .log's batches are judged as consume and recover judge them: a batch whose offsets go
 backwards, or reach the next segment's base offset (the next .log by name in the same
