@@ -132,6 +132,9 @@ mod tests {
         assert_eq!(decode(&[0xED, 0xA0, 0x80, 0x80]), "\u{FFFD}\u{FFFD}");
         assert_eq!(decode(&[0xC0, 0x80, 0x41]), "\u{FFFD}\u{FFFD}A");
         assert_eq!(decode(&[0xE2, 0x82]), "\u{FFFD}");
-        assert_eq!(decode("\u{e9}\u{20ac}\u{1f600}".as_bytes()), "\u{e9}\u{20ac}\u{1f600}");
+        assert_eq!(
+            decode("\u{e9}\u{20ac}\u{1f600}".as_bytes()),
+            "\u{e9}\u{20ac}\u{1f600}"
+        );
     }
 }

@@ -38,9 +38,14 @@ pub(super) fn spawn(
                         return;
                     }
                 }
-                // Go on only while the end of another record is already buffered.
-                let last = delimiter.last().copied().unwrap_or(b'\n');
-                if !input.buffer().contains(&last) {
+                // Go on only while the end of another record is already buffered: reading it
+                // will not block.
+                if delimiter.is_empty()
+                    || !input
+                        .buffer()
+                        .windows(delimiter.len())
+                        .any(|w| w == delimiter)
+                {
                     break;
                 }
             }
