@@ -31,7 +31,7 @@ enum Command {
     Recover(crate::recover::RecoverArgs),
     /// Append records read from stdin, one per line.
     #[command(after_help = crate::produce::EXAMPLES)]
-    Produce(crate::produce::ProduceArgs),
+    Produce(Box<crate::produce::ProduceArgs>),
     /// Print records from an offset or a time; read-only and lock-free, so it can follow a writer.
     #[command(after_help = crate::consume::EXAMPLES)]
     Consume(crate::consume::ConsumeArgs),

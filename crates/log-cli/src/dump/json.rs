@@ -21,7 +21,7 @@ use seglog_log::inspect::{
     JudgedEnd, OffsetBounds, Scan, ScanEnd, SegmentLog, next_segment_base_offset,
     open_offset_index, open_time_index,
 };
-use seglog_log::record::{self as rf, Batch};
+use seglog_log::record::Batch;
 
 use super::{
     base_offset_of, codec_name, first_batch_at, max_record_timestamp, timestamp_type_name,
@@ -232,14 +232,7 @@ fn index(file: &Path, max_message_size: u32, out: &mut impl Write) -> Result<boo
             &serde_json::json!({"type": "index_entry", "offset": entry.offset, "position": entry.position}),
         )?;
         let first = first_batch_at(&log, u64::from(entry.position), u64::from(max_message_size))?;
-        let log_offset = first
-            .and_then(|b| {
-                rf::batches(&b)
-                    .next()
-                    .and_then(Result::ok)
-                    .and_then(|f| f.last_offset().ok())
-            })
-            .unwrap_or(-1);
+        let log_offset = first.last_offset.unwrap_or(-1);
         if log_offset != entry.offset {
             problem(
                 out,

@@ -6,11 +6,20 @@
 //! files are still dumped; a `.log`'s batches are judged by recovery's offset rules (against
 //! each other and the next `.log` in the same directory), and a batch whose offsets are
 //! impossible is reported the same way, its records not printed (Kafka prints them); an index entry pointing past the end of the log is reported as a
-//! mismatch with log offset -1 (Kafka throws).
+//! mismatch with log offset -1 (Kafka throws); an index entry whose batch is over
+//! `--max-message-size` is checked against the whole batch, and the report says that Kafka's tool
+//! throws there (`NoSuchElementException`) and stops; the end-of-run reports are sorted by file
+//! (Kafka prints them in a `HashMap`'s order, which depends on the hash of the path strings).
+//!
+//! Kept as Kafka's: keys and values decode as Java's `new String(bytes, UTF_8)` (`java_utf8`),
+//! paths print as `java.io.File` prints them (`java_path`), and a negative `--max-bytes` stops the
+//! run at the first `.log` with Kafka's exception text, exit status 1.
 
 mod control;
 mod decoders;
 mod index;
+mod java_path;
+mod java_utf8;
 mod json;
 mod records;
 mod snapshot;
@@ -55,11 +64,14 @@ pub(crate) struct DumpOptions {
     /// How many bytes of the log to read when checking one offset index entry.
     #[arg(long, default_value_t = 5 * 1024 * 1024)]
     max_message_size: u32,
-    /// Read only the first N bytes of each .log (whole batches only).
-    #[arg(long, default_value_t = i32::MAX)]
+    /// Read only the first N bytes of each .log (whole batches only). A negative N stops the
+    /// run at the first .log with Kafka's IllegalArgumentException text, exit status 1.
+    #[arg(long, default_value_t = i32::MAX, allow_negative_numbers = true)]
     max_bytes: i32,
-    /// Omit each record's metadata (offset, timestamp, sizes).
-    #[arg(long)]
+    /// Omit each record's metadata (offset, timestamp, sizes); a control record's line is then
+    /// empty, as Kafka's.
+    /// `--skip-batch-metadata` is KIP-631's name for it, which Kafka renamed before release.
+    #[arg(long, alias = "skip-batch-metadata")]
     skip_record_metadata: bool,
     /// Print JSON Lines instead of Kafka's text: one object per batch, record (with
     /// --deep-iteration or --print-data-log), index entry, time index entry and problem.
@@ -128,7 +140,22 @@ struct Reports {
     shallow_not_found: BTreeMap<String, Vec<(i64, i64)>>,
     /// Per log file: previous offset -> next offset, where they are not consecutive.
     non_consecutive: BTreeMap<String, BTreeMap<i64, i64>>,
+    /// Per index file: the first entry whose batch is over --max-message-size, where Kafka's
+    /// tool throws (`index::OverMaxMessageSize`).
+    over_max_message_size: BTreeMap<String, index::OverMaxMessageSize>,
 }
+
+/// An error after which Kafka's tool stops the whole run: its exception's text, exit status 1.
+#[derive(Debug)]
+struct KafkaStops(String);
+
+impl std::fmt::Display for KafkaStops {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KafkaStops {}
 
 pub(crate) fn run(
     options: &DumpOptions,
@@ -146,7 +173,9 @@ pub(crate) fn run(
     let mut reports = Reports::default();
     let mut outcome = Outcome::Clean;
     for file in &options.files {
-        writeln!(out, "Dumping {}", file.display())?;
+        // The file as Java's `File` holds it, so that `x.log/` opens as Kafka opens it.
+        let file = &java_path::normalize(file);
+        writeln!(out, "Dumping {}", java_path::file_string(file))?;
         let name = file
             .file_name()
             .and_then(|n| n.to_str())
@@ -164,12 +193,21 @@ pub(crate) fn run(
             ".snapshot" => snapshot::dump_snapshot(file, out, err),
             ".txnindex" => txn_index::dump_txn_index(file, out),
             _ => {
-                writeln!(err, "Ignoring unknown file {}", file.display())?;
+                writeln!(
+                    err,
+                    "Ignoring unknown file {}",
+                    java_path::file_string(file)
+                )?;
                 Ok(Outcome::Clean)
             }
         };
         let this = match result {
             Ok(o) => o,
+            Err(e) if e.is::<KafkaStops>() => {
+                out.flush()?;
+                writeln!(err, "Exception in thread \"main\" {e}")?;
+                return Ok(Outcome::Problems);
+            }
             Err(e) => {
                 out.flush()?;
                 writeln!(err, "seglog: {}", message(&e))?;
@@ -231,14 +269,10 @@ fn print_reports(r: &Reports, err: &mut impl Write) -> Result<()> {
             writeln!(err, "  {a} is followed by {b}")?;
         }
     }
+    for (file, over) in &r.over_max_message_size {
+        writeln!(err, "{}", over.note(file))?;
+    }
     Ok(())
-}
-
-fn absolute(path: &Path) -> String {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string()
 }
 
 /// Fails unless `file` can be opened and, for a segment file, its name starts with a base offset:
@@ -289,6 +323,19 @@ fn print_start(file: &Path, name: &str, out: &mut impl Write) -> Result<bool> {
     Ok(name.ends_with(".checkpoint"))
 }
 
+/// Kafka's `FileRecords.slice(0, maxBytes)` refuses a negative size, and the run stops there.
+fn negative_max_bytes(file: &Path, max_bytes: i32, len: u64) -> Result<()> {
+    if max_bytes >= 0 {
+        return Ok(());
+    }
+    Err(KafkaStops(format!(
+        "java.lang.IllegalArgumentException: Invalid size: {max_bytes} in read from FileRecords(size={len}, file={}, start=0, end={})",
+        java_path::file_string(file),
+        i32::MAX
+    ))
+    .into())
+}
+
 fn dump_log(
     file: &Path,
     o: &DumpOptions,
@@ -305,10 +352,11 @@ fn dump_log(
     let len = handle
         .len()
         .with_context(|| format!("{}: cannot stat", file.display()))?;
+    negative_max_bytes(file, o.max_bytes, len)?;
     let max_bytes = u64::try_from(o.max_bytes).unwrap_or(0);
     let end = len.min(max_bytes);
     let deep = o.deep_iteration || o.print_data_log;
-    let abs = absolute(file);
+    let abs = java_path::absolute(file);
     let mut last_offset = -1_i64;
     let mut scratch = Vec::new();
     let mut valid_bytes = 0_u64;
@@ -458,25 +506,50 @@ fn batch_line(batch: &Batch<'_>, position: u64) -> String {
     }
 }
 
-/// The first batch at `position` in `log` within `max_size` bytes, decoded: (last offset,
-/// max record timestamp).
+/// The first batch at `position` in `log`, read whole however large it is (it must lie inside
+/// the file): its bytes, `None` when no whole batch starts there. Kafka's tool reads only
+/// `max_size` bytes and throws when the batch is larger; `FirstBatch::over` says so.
 pub(crate) fn first_batch_at(
     log: &SegmentLog<RealFs>,
     position: u64,
     max_size: u64,
-) -> Result<Option<Vec<u8>>> {
+) -> Result<FirstBatch> {
     let len = log.len()?;
     if position >= len {
-        return Ok(None);
+        return Ok(FirstBatch::default());
     }
-    let want = usize::try_from((len - position).min(max_size)).unwrap_or(usize::MAX);
-    let mut buf = vec![0; want];
+    let available = len - position;
+    let mut header = [0_u8; 12];
+    let declared = if available >= 12 {
+        log.read_exact_at(&mut header, position)?;
+        let size = i32::from_be_bytes([header[8], header[9], header[10], header[11]]);
+        u64::try_from(size).ok().map(|s| s + 12)
+    } else {
+        None
+    };
+    // The declared size only when it lies inside the file: a wild one reads no more than Kafka.
+    let want = declared
+        .filter(|&d| d <= available)
+        .unwrap_or_else(|| available.min(max_size));
+    let mut buf = vec![0; usize::try_from(want).unwrap_or(usize::MAX)];
     log.read_exact_at(&mut buf, position)?;
-    let first = rf::batches(&buf)
-        .next()
-        .transpose()?
-        .map(|b| b.bytes().to_vec());
-    Ok(first)
+    let Some(framed) = rf::batches(&buf).next().transpose()? else {
+        return Ok(FirstBatch::default());
+    };
+    let size = framed.size_in_bytes() as u64;
+    Ok(FirstBatch {
+        last_offset: Some(framed.last_offset().unwrap_or(-1)),
+        over: (size > max_size).then_some(size),
+    })
+}
+
+/// What `first_batch_at` found.
+#[derive(Debug, Default)]
+pub(crate) struct FirstBatch {
+    /// The batch's last offset; `None` when no whole batch starts there.
+    pub(crate) last_offset: Option<i64>,
+    /// The batch's size when it is over the `max_size` Kafka's tool reads.
+    pub(crate) over: Option<u64>,
 }
 
 /// The largest record timestamp of one batch (decompressing if needed).
@@ -506,6 +579,13 @@ Examples:
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
   seglog dump --offsets-decoder --files __consumer_offsets-0/00000000000000000000.log
+  seglog dump --print-data-log --skip-record-metadata --files 00000000000000000000.log   # keys and values only
+
+Paths print as Kafka's tool prints them: `Dumping` the path as given, the reports on stderr
+(index mismatches, non-consecutive offsets, ...) absolute, sorted by file. Keys and values print
+as Java decodes them: each malformed UTF-8 sequence one U+FFFD. An index entry whose batch is
+larger than --max-message-size is checked against the whole batch; the report notes that Kafka's
+tool throws there and stops.
 
 A .log's batches are judged as consume and recover judge them: a batch whose offsets go
 backwards, or reach the next segment's base offset (the next .log by name in the same

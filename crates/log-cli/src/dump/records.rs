@@ -7,36 +7,8 @@ use std::io::Write;
 use anyhow::Result;
 use seglog_log::record::{Batch, LegacyBatch, RecordBatch};
 
+use super::java_utf8::decode;
 use super::{DumpOptions, Reports, timestamp_type_name};
-
-/// Decodes bytes as Java's `new String(bytes, UTF_8)` does (Kafka's `StringDecoder`): like
-/// `String::from_utf8_lossy`, except for an encoded surrogate (`ED A0..BF ..`), which Java
-/// replaces as one malformed sequence of up to three bytes where Rust replaces each byte.
-pub(crate) fn lossy(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
-    let mut rest = bytes;
-    loop {
-        match std::str::from_utf8(rest) {
-            Ok(valid) => {
-                out.push_str(valid);
-                return out;
-            }
-            Err(e) => {
-                let (valid, bad) = rest.split_at(e.valid_up_to());
-                out.push_str(std::str::from_utf8(valid).unwrap_or_default());
-                out.push(char::REPLACEMENT_CHARACTER);
-                let skip = match bad {
-                    // A surrogate encoded in three bytes: one malformed sequence for Java.
-                    [0xED, 0xA0..=0xBF, b3, ..] if b3 & 0xC0 == 0x80 => 3,
-                    // Its first two bytes before a non-continuation byte: also one.
-                    [0xED, 0xA0..=0xBF, _, ..] => 2,
-                    _ => e.error_len().unwrap_or(bad.len()),
-                };
-                rest = bad.get(skip..).unwrap_or_default();
-            }
-        }
-    }
-}
 
 fn size_of(bytes: Option<&[u8]>) -> i64 {
     bytes.map_or(-1, |b| i64::try_from(b.len()).unwrap_or(i64::MAX))
@@ -86,11 +58,11 @@ fn contents(
             .map_err(anyhow::Error::msg);
     }
     if let Some(k) = key {
-        let _ = write!(s, "{prefix}key: {}", lossy(k));
+        let _ = write!(s, "{prefix}key: {}", decode(k));
         prefix = " ";
     }
     if let Some(v) = value {
-        let _ = write!(s, "{prefix}payload: {}", lossy(v));
+        let _ = write!(s, "{prefix}payload: {}", decode(v));
     }
     Ok(s)
 }
@@ -109,7 +81,7 @@ fn print_v2_records(
         note(r.offset(), last_offset);
         let mut line = String::new();
         if !o.skip_record_metadata {
-            let keys: Vec<String> = r.headers().map(|h| lossy(h.key)).collect();
+            let keys: Vec<String> = r.headers().map(|h| decode(h.key)).collect();
             let _ = write!(
                 line,
                 "| offset: {} {ts_type}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
@@ -170,20 +142,4 @@ fn print_legacy_records(
         writeln!(out, "{line}")?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lossy;
-
-    #[test]
-    fn decodes_malformed_utf8_as_java_does() {
-        assert_eq!(lossy(b"plain"), "plain");
-        assert_eq!(lossy(&[0xED, 0xA0, 0x80]), "\u{FFFD}");
-        assert_eq!(lossy(&[0xED, 0xA0, 0x41]), "\u{FFFD}A");
-        assert_eq!(lossy(&[0xED, 0xA0, 0x80, 0x80]), "\u{FFFD}\u{FFFD}");
-        // Everything else follows the maximal-subpart rule, as Rust does.
-        assert_eq!(lossy(&[0xC0, 0x80, 0x41]), "\u{FFFD}\u{FFFD}A");
-        assert_eq!(lossy(&[0xE2, 0x82]), "\u{FFFD}");
-    }
 }

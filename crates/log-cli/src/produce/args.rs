@@ -3,9 +3,11 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use seglog_log::FileSystem as _;
 use seglog_log::record::Compression;
 
+use super::line::{LineFormat, unescape};
 use super::producer::{Producer, TxnEnd};
 use super::{ProduceOptions, produce};
 use crate::common::{Outcome, Use};
@@ -19,9 +21,78 @@ use crate::common::{Outcome, Use};
 pub(crate) struct ProduceArgs {
     /// The partition directory (topic-N) inside a log directory.
     dir: PathBuf,
-    /// Split each line at the first occurrence of this string into key and value.
+    /// Read the records from this file instead of stdin.
+    #[arg(long, value_name = "PATH")]
+    file: Option<PathBuf>,
+    /// Where one record ends in the input (kcat's -D): any bytes, with the escapes \n \r \t \0
+    /// \\ and \xHH. With the default newline a \r before it is dropped too (CRLF input); a
+    /// record's bytes are otherwise kept exactly, invalid UTF-8 and NUL included.
+    #[arg(long, short = 'D', value_name = "DELIM", default_value = "\\n")]
+    delimiter: String,
+    /// Split each record at the first occurrence of this string into key and value; a record
+    /// without it is all value, with a null key. Takes the same escapes as --delimiter.
     #[arg(long)]
     key_separator: Option<String>,
+    /// A header added to every record, as KEY=VALUE (KEY alone: a null value); repeatable
+    /// (kcat's -H). They come before a record's own --parse-headers headers.
+    #[arg(long = "header", short = 'H', value_name = "KEY=VALUE")]
+    headers: Vec<String>,
+    /// Each record starts with its headers, as Kafka's console producer reads them with
+    /// parse.headers=true: `h1:v1,h2:v2<TAB>key<SEP>value`. A record without the headers
+    /// delimiter is an error (Kafka's message) unless --ignore-error.
+    #[arg(long)]
+    parse_headers: bool,
+    /// With --parse-headers: what ends the headers (Kafka's headers.delimiter).
+    #[arg(
+        long,
+        value_name = "DELIM",
+        default_value = "\\t",
+        requires = "parse_headers"
+    )]
+    headers_delimiter: String,
+    /// With --parse-headers: what separates two headers (Kafka's headers.separator; taken
+    /// literally, where Kafka's is a Java regular expression).
+    #[arg(
+        long,
+        value_name = "SEP",
+        default_value = ",",
+        requires = "parse_headers"
+    )]
+    headers_separator: String,
+    /// With --parse-headers: what separates a header's key from its value (Kafka's
+    /// headers.key.separator).
+    #[arg(
+        long,
+        value_name = "SEP",
+        default_value = ":",
+        requires = "parse_headers"
+    )]
+    headers_key_separator: String,
+    /// A key, value or header value equal to this is null (a value: a tombstone); a header key
+    /// equal to it is an error (Kafka's null.marker).
+    #[arg(long, value_name = "MARKER")]
+    null_marker: Option<String>,
+    /// With --parse-headers: a record without the headers delimiter has no headers, and a pair
+    /// without its key separator is a header with a null value (Kafka's ignore.error).
+    #[arg(long, requires = "parse_headers")]
+    ignore_error: bool,
+    /// Every record's CreateTime, in milliseconds since the epoch (default: the time of the
+    /// append). A topic with message.timestamp.type=LogAppendTime stamps its own, as Kafka's.
+    #[arg(long, value_name = "MS", conflicts_with = "timestamp_field",
+          value_parser = clap::value_parser!(i64).range(0..))]
+    timestamp: Option<i64>,
+    /// Each record starts with its CreateTime in milliseconds, ended by --timestamp-separator:
+    /// `1700000000000<TAB>value` (before the headers of --parse-headers and the key).
+    #[arg(long)]
+    timestamp_field: bool,
+    /// With --timestamp-field: what ends the timestamp.
+    #[arg(
+        long,
+        value_name = "SEP",
+        default_value = "\\t",
+        requires = "timestamp_field"
+    )]
+    timestamp_separator: String,
     /// The codec of the batches written. A compressed batch whose records take more than
     /// 67108864 bytes (64 MiB) before compression is refused, as is any batch over the topic's
     /// max.message.bytes: no reader could read it back. Nothing of a refused batch is
@@ -124,17 +195,77 @@ pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<O
         }
         _ => None,
     };
+    let delimiter = unescape(&args.delimiter).context("--delimiter")?;
+    if delimiter.is_empty() {
+        bail!("--delimiter may not be empty");
+    }
+    let format = line_format(args)?;
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| match h.split_once('=') {
+            Some((key, value)) => (key.as_bytes().to_vec(), Some(value.as_bytes().to_vec())),
+            None => (h.as_bytes().to_vec(), None),
+        })
+        .collect();
     let options = ProduceOptions {
         compression,
         batch_records: args.batch_records as usize,
-        key_separator: args.key_separator.as_deref(),
+        crlf: delimiter == b"\n",
+        delimiter,
+        format,
+        timestamp: args.timestamp,
+        headers,
         create,
         sync: args.sync,
         print_acks: args.print_acks,
         producer,
     };
-    let stdin = std::io::BufReader::new(std::io::stdin());
-    produce(&args.dir, &options, stdin, out)
+    match &args.file {
+        Some(path) => {
+            let file = seglog_log::RealFs
+                .open(path, seglog_log::OpenMode::ReadOnly)
+                .with_context(|| format!("--file {}: cannot open", path.display()))?;
+            let input = std::io::BufReader::new(super::input::FileInput::new(file));
+            produce(&args.dir, &options, input, out)
+        }
+        None => produce(
+            &args.dir,
+            &options,
+            std::io::BufReader::new(std::io::stdin()),
+            out,
+        ),
+    }
+}
+
+/// The record format the flags give, checked as Kafka's `LineMessageReader.configure` checks.
+fn line_format(args: &ProduceArgs) -> Result<LineFormat> {
+    let format = LineFormat {
+        timestamp_separator: if args.timestamp_field {
+            Some(unescape(&args.timestamp_separator).context("--timestamp-separator")?)
+                .filter(|s| !s.is_empty())
+        } else {
+            None
+        },
+        parse_headers: args.parse_headers,
+        headers_delimiter: unescape(&args.headers_delimiter).context("--headers-delimiter")?,
+        headers_separator: unescape(&args.headers_separator).context("--headers-separator")?,
+        headers_key_separator: unescape(&args.headers_key_separator)
+            .context("--headers-key-separator")?,
+        key_separator: args
+            .key_separator
+            .as_deref()
+            .map(unescape)
+            .transpose()
+            .context("--key-separator")?,
+        null_marker: args.null_marker.as_ref().map(|m| m.as_bytes().to_vec()),
+        ignore_error: args.ignore_error,
+    };
+    if args.timestamp_field && format.timestamp_separator.is_none() {
+        bail!("--timestamp-separator may not be empty");
+    }
+    format.check()?;
+    Ok(format)
 }
 
 pub(crate) const EXAMPLES: &str = "\
@@ -146,6 +277,16 @@ Examples:
   seq 11 20 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0  # sequences 10..=19
   seq 21 30 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 0 --transactional --abort
   seq 31 40 | seglog produce logs/t-0 --producer-id 7 --producer-epoch 1 --transactional --commit
+  printf 'trace:ab12,src:web\\tuser-1\\tclicked\\n' | seglog produce logs/t-0 --parse-headers --key-separator '\\t'
+  seq 1 5 | seglog produce logs/t-0 --header app=billing --header env=prod
+  printf '1700000000000\\tfirst\\n' | seglog produce logs/t-0 --timestamp-field
+  seglog produce logs/blobs-0 --create --file blobs.bin --delimiter '\\0'   # NUL-separated binary records
+  seglog produce logs/t-0 --file tombstones.txt --key-separator : --null-marker NULL   # k:NULL deletes k
+
+A record is read as Kafka's console producer reads a line: [timestamp SEP][headers DELIM][key
+SEP]value, each part only with its flag. --parse-headers takes Kafka's parse.headers=true syntax
+and defaults (headers.delimiter TAB, headers.separator ',', headers.key.separator ':') and its error
+messages; a bad record ends the run after the records before it were appended.
 
 A transaction's records are visible to `consume --isolation-level read_committed` once its COMMIT
 marker is written; while it is open (a killed run), read_committed readers stop at its first

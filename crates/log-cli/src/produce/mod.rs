@@ -1,25 +1,36 @@
-//! `seglog produce`: records from stdin, one per line, appended as a leader would; with a
-//! producer id, as an idempotent or transactional Kafka producer writes them (`producer`).
+//! `seglog produce`: records from stdin or a file, one per line or per `--delimiter`, parsed as
+//! Kafka's console producer parses lines (`line`), appended as a leader would; with a producer
+//! id, as an idempotent or transactional Kafka producer writes them (`producer`).
 
 mod args;
+mod input;
+mod line;
 mod producer;
 
-use std::io::{BufRead, Write};
+use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use seglog_log::LogConfig;
-use seglog_log::record::{BatchBuilder, Compression, NewRecord};
+use seglog_log::record::{BatchBuilder, Compression, Header, NewRecord};
 
 use crate::common::{Outcome, open_partition};
 pub(crate) use args::{EXAMPLES, ProduceArgs, run};
+use line::{LineFormat, ParsedRecord};
 use producer::{Producer, Sequencer, describe};
 
 /// `produce`'s options.
-pub(crate) struct ProduceOptions<'a> {
+pub(crate) struct ProduceOptions {
     pub(crate) compression: Compression,
     pub(crate) batch_records: usize,
-    pub(crate) key_separator: Option<&'a str>,
+    /// Where one record ends in the input; with `crlf`, a `\r` before it goes too.
+    pub(crate) delimiter: Vec<u8>,
+    pub(crate) crlf: bool,
+    pub(crate) format: LineFormat,
+    /// `--timestamp`: every record's CreateTime; else a line's own, else the append time.
+    pub(crate) timestamp: Option<i64>,
+    /// `--header`: added to every record, before a line's own.
+    pub(crate) headers: line::OwnedHeaders,
     pub(crate) create: Option<LogConfig>,
     pub(crate) sync: bool,
     pub(crate) print_acks: bool,
@@ -28,7 +39,7 @@ pub(crate) struct ProduceOptions<'a> {
 
 pub(crate) fn produce(
     dir: &Path,
-    o: &ProduceOptions<'_>,
+    o: &ProduceOptions,
     input: std::io::BufReader<impl std::io::Read + Send + 'static>,
     out: &mut impl Write,
 ) -> Result<Outcome> {
@@ -111,38 +122,53 @@ pub(crate) fn produce(
 /// Appends stdin's lines in batches until its end.
 fn append_lines(
     dir: &Path,
-    o: &ProduceOptions<'_>,
+    o: &ProduceOptions,
     log: &seglog_log::PartitionLog<seglog_log::RealFs>,
     sequencer: &mut Sequencer,
     input: std::io::BufReader<impl std::io::Read + Send + 'static>,
     out: &mut impl Write,
 ) -> Result<()> {
     let mut builder = BatchBuilder::new();
-    let mut pending: Vec<(Option<Vec<u8>>, Vec<u8>)> = Vec::new();
+    let mut pending: Vec<ParsedRecord> = Vec::new();
     let mut batch = Vec::new();
-    let mut flush = |pending: &mut Vec<(Option<Vec<u8>>, Vec<u8>)>,
-                     out: &mut dyn Write|
-     -> Result<()> {
+    let mut flush = |pending: &mut Vec<ParsedRecord>, out: &mut dyn Write| -> Result<()> {
         if pending.is_empty() {
             return Ok(());
         }
         let now = seglog_log::Time::now_ms(&seglog_log::SystemClock);
+        let headers: Vec<Vec<Header<'_>>> = pending
+            .iter()
+            .map(|r| {
+                o.headers
+                    .iter()
+                    .chain(&r.headers)
+                    .map(|(key, value)| Header {
+                        key,
+                        value: value.as_deref(),
+                    })
+                    .collect()
+            })
+            .collect();
         let records = pending
             .iter()
+            .zip(&headers)
             .zip(0_i32..)
-            .map(|((k, v), i)| NewRecord::new(i, now, k.as_deref(), Some(&v[..])));
+            .map(|((r, h), i)| {
+                let timestamp = o.timestamp.or(r.timestamp).unwrap_or(now);
+                NewRecord::new(i, timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h)
+            });
         batch.clear();
         // Refused here, before anything of this batch is appended or acknowledged: a batch
         // no reader could read back (see `DEFAULT_MAX_DECOMPRESSED_BYTES`).
         builder
-                .build(&sequencer.options(o.compression), records, &mut batch)
-                .with_context(|| {
-                    format!(
-                        "refused to append {} records to {}; nothing of them was appended or acknowledged",
-                        pending.len(),
-                        dir.display()
-                    )
-                })?;
+            .build(&sequencer.options(o.compression), records, &mut batch)
+            .with_context(|| {
+                format!(
+                    "refused to append {} records to {}; nothing of them was appended or acknowledged",
+                    pending.len(),
+                    dir.display()
+                )
+            })?;
         let info = if o.sync {
             log.append_durable(&mut batch)
         } else {
@@ -169,46 +195,22 @@ fn append_lines(
         }
         Ok(())
     };
-    // Lines are read on their own thread, in runs of the lines already buffered, so that a
-    // partial batch goes as soon as no more input is waiting. Asking the pipe itself
-    // (`fill_buf`) blocks until the next line arrives, which would acknowledge an interactive
-    // line only when the one after it came. The reader is not joined: when an append
-    // fails, the command ends without waiting for input that may never come.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Vec<Vec<u8>>>>(64);
-    std::thread::spawn(move || {
-        let mut input = input;
-        loop {
-            let mut lines = Vec::new();
-            loop {
-                let mut line = Vec::new();
-                match input.read_until(b'\n', &mut line) {
-                    Ok(0) => break,
-                    Ok(_) => lines.push(line),
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                }
-                // Go on only while a whole line is already buffered: the next read won't block.
-                if !input.buffer().contains(&b'\n') {
-                    break;
-                }
-            }
-            if lines.is_empty() || tx.send(Ok(lines)).is_err() {
-                return;
-            }
-        }
-    });
+    let rx = input::spawn(input, o.delimiter.clone(), o.crlf);
+    let mut line_number = 0_u64;
     let mut waiting = rx.recv().ok();
     while let Some(run) = waiting {
-        for mut line in run.context("reading stdin")? {
-            if line.last() == Some(&b'\n') {
-                line.pop();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
+        for line in run.context("reading the input")? {
+            line_number += 1;
+            match o.format.parse(&line, line_number) {
+                Ok(record) => pending.push(record),
+                Err(e) => {
+                    // What came before the bad record goes, as Kafka's console producer sends it.
+                    flush(&mut pending, out)?;
+                    bail!(
+                        "{e:#}; the records before it were appended, it and the rest of the input were not"
+                    );
                 }
             }
-            pending.push(split(&line, o.key_separator));
             if pending.len() >= o.batch_records {
                 flush(&mut pending, out)?;
             }
@@ -224,21 +226,4 @@ fn append_lines(
         };
     }
     flush(&mut pending, out)
-}
-
-/// A line as a record: split at the first key separator into key and value, or all value.
-fn split(line: &[u8], key_separator: Option<&str>) -> (Option<Vec<u8>>, Vec<u8>) {
-    match key_separator.map(str::as_bytes) {
-        Some(sep) if !sep.is_empty() => match line.windows(sep.len()).position(|w| w == sep) {
-            Some(at) => {
-                let (key, rest) = line.split_at(at);
-                (
-                    Some(key.to_vec()),
-                    rest.get(sep.len()..).unwrap_or_default().to_vec(),
-                )
-            }
-            None => (None, line.to_vec()),
-        },
-        _ => (None, line.to_vec()),
-    }
 }

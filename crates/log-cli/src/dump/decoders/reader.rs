@@ -203,7 +203,7 @@ fn read_field(
             if len > i32::from(i16::MAX) {
                 return Err(format!("string field {name} had invalid length {len}"));
             }
-            Node::Text(crate::dump::records::lossy(r.array(len)?))
+            Node::Text(crate::dump::java_utf8::decode(r.array(len)?))
         }
         Type::Bytes => {
             let len = length(r, flexible, false)?;
