@@ -104,7 +104,7 @@ pub(crate) fn consume(path: &Path, o: &ConsumeOptions, out: &mut impl Write) -> 
         .collect::<Result<Vec<_>>>()?;
     let mut budget = o.max_records;
     if !o.follow {
-        for cursor in &mut cursors {
+        for cursor in cursors.iter_mut().filter(|c| !c.done()) {
             if budget == Some(0) {
                 break;
             }

@@ -1,7 +1,7 @@
-//! `consume --follow`'s wait for new records: woken by a change in a partition directory
-//! (inotify, through the `notify` crate: a write to a `.log`, a new segment, a rename or
-//! removal), and never waiting longer than the fallback poll, so a missed event (or a file
-//! system where watching fails, such as some network mounts) costs at most one poll interval.
+//! `consume --follow`'s wait for new records: woken by a change to a partition's `.log` files
+//! (inotify, through the `notify` crate: a write, a new segment, a rename or removal), and
+//! never waiting longer than the fallback poll, so a missed event (or a file system where
+//! watching fails, such as some network mounts) costs at most one poll interval.
 
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
@@ -25,8 +25,7 @@ impl Wake {
     pub(crate) fn new(dirs: &[PathBuf], poll: Duration) -> Self {
         let (tx, changes) = channel();
         let watcher = notify::recommended_watcher(move |event: notify::Result<Event>| {
-            // Opening and reading (ours included) changes nothing; anything else may.
-            if event.is_ok_and(|e| !matches!(e.kind, EventKind::Access(_))) {
+            if event.is_ok_and(|e| news(&e)) {
                 let _ = tx.send(());
             }
         })
@@ -59,4 +58,17 @@ impl Wake {
             Err(RecvTimeoutError::Disconnected) => std::thread::sleep(at_most.min(self.poll)),
         }
     }
+}
+
+/// Whether `event` may bring records: a change to a `.log` file (a write, a new segment, a
+/// rename or removal, `.log.deleted` and the cleaner's files included). Opening and reading
+/// (ours included) change nothing, and the writer's index, time index, snapshot and checkpoint
+/// writes come before or after its `.log` write: waking on them would read too early.
+fn news(event: &Event) -> bool {
+    !matches!(event.kind, EventKind::Access(_))
+        && event.paths.iter().any(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.contains(".log"))
+        })
 }
