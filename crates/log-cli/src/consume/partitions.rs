@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use seglog_log::inspect::LogDirView;
 use seglog_log::{DirKind, RealFs, TopicPartition};
 
@@ -39,7 +39,12 @@ pub(crate) fn select(
             tp,
         }]);
     }
-    let view = LogDirView::open(RealFs, path).map_err(lib)?;
+    let view = LogDirView::open(RealFs, path).map_err(lib).with_context(|| {
+        format!(
+            "{}: not a partition directory (its name must be topic-N), nor a log directory holding partitions",
+            path.display()
+        )
+    })?;
     let mut all: Vec<Partition> = view
         .partitions()
         .iter()
