@@ -1,8 +1,9 @@
 //! `seglog consume` as kcat's consumer, with the real binary: --offset (from the end too),
 //! --from-time in milliseconds and ISO-8601, --to-offset, kcat's --format tokens and -J JSON on
 //! records with a null key, headers and a binary value, a log directory with --topic.
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -322,7 +323,7 @@ fn a_log_directory_with_topic_reads_each_partition_in_partition_order() {
     let mut want = String::new();
     for p in [0, 1, 2, 10] {
         for i in 0..p + 2 {
-            want.push_str(&format!("m-{p}@{i} m{p}-{i}\n"));
+            writeln!(want, "m-{p}@{i} m{p}-{i}").unwrap();
         }
     }
     assert_eq!(out, want);

@@ -326,14 +326,7 @@ fn run_case(case: &Case, damage: &dyn Fn(&Sandbox)) {
         "{name}: check after recover: {}",
         text(&out.stdout)
     );
-    let out = seglog(&[
-        "consume",
-        partition,
-        "--from-beginning",
-        "--json",
-        "--json-bytes",
-        "base64",
-    ]);
+    let out = seglog(&["consume", partition, "--json", "--json-bytes", "base64"]);
     assert!(
         out.status.success(),
         "{name}: consume: {}",

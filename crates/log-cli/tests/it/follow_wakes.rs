@@ -2,7 +2,7 @@
 //! poll set to ten minutes, a record appended by another process still comes out, from the
 //! partition it went to, when the consumer follows every partition of a topic. Prints how long
 //! each record took from the producer's acknowledgement to the consumer's line.
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Command, Stdio};

@@ -2,7 +2,7 @@
 //! -1/-2/-3/-4 and their names, milliseconds and ISO-8601; `topic:partition:offset` lines in
 //! GetOffsetShell's order, no line where nothing matches; --json; a log directory with and
 //! without --topic.
-#![allow(clippy::unwrap_used, reason = "tests")]
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::path::Path;
 
