@@ -461,7 +461,17 @@ fn verify(bins: &Bins, e: &mut Epoch, tally: &mut Tally) -> Result<()> {
         "check after recover found problems: {}",
         describe(&out)
     );
-    let out = seglog(bins, &["consume", &partition, "--from-beginning", "--json"])?;
+    let out = seglog(
+        bins,
+        &[
+            "consume",
+            &partition,
+            "--from-beginning",
+            "--json",
+            "--json-bytes",
+            "base64",
+        ],
+    )?;
     ensure!(out.status.success(), "consume failed: {}", describe(&out));
     let mut records: Vec<Vec<u8>> = Vec::new();
     for line in String::from_utf8(out.stdout)?.lines() {
@@ -476,9 +486,9 @@ fn verify(bins: &Bins, e: &mut Epoch, tally: &mut Tally) -> Result<()> {
             records.len()
         );
         records.push(base64(
-            v.get("value")
+            v.get("payload")
                 .and_then(serde_json::Value::as_str)
-                .context("value")?,
+                .context("payload")?,
         )?);
     }
     ensure!(

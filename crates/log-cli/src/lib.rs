@@ -16,5 +16,6 @@ mod produce;
 mod recover;
 mod stats;
 mod term;
+mod when;
 
 pub use cli::{run, run_with};

@@ -1,5 +1,7 @@
-//! `seglog offsets`: look an offset up as a consumer's ListOffsets does: earliest, latest, by
-//! timestamp, or the record with the largest timestamp.
+//! `seglog offsets`: look offsets up as `kafka-get-offsets.sh` (`GetOffsetShell`) does, through
+//! a consumer's ListOffsets: earliest, latest, by time, or the record with the largest
+//! timestamp; for one partition directory, or every partition of a log directory (of one topic
+//! with --topic).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -8,6 +10,7 @@ use anyhow::Result;
 use seglog_log::IsolationLevel;
 
 use crate::common::{Outcome, json_line, lib, partition_view};
+use crate::consume::partitions::{self, Partition};
 use crate::isolation::{last_fetchable, offset_for_timestamp};
 
 #[derive(Debug, clap::Args)]
@@ -15,23 +18,33 @@ use crate::isolation::{last_fetchable, offset_for_timestamp};
     clippy::struct_excessive_bools,
     reason = "one field per command-line flag"
 )]
-#[command(group(clap::ArgGroup::new("query").required(true).args(["timestamp", "earliest", "latest", "max_timestamp"])))]
+#[command(group(clap::ArgGroup::new("query").required(true).args(["time", "earliest", "latest", "max_timestamp"])))]
 pub(crate) struct OffsetsArgs {
-    /// The partition directory (topic-N).
-    dir: PathBuf,
-    /// The first offset whose record has a timestamp at least this.
+    /// A partition directory (topic-N), or a log directory: every partition in it, or with
+    /// --topic every partition of that topic.
+    path: PathBuf,
+    /// With a log directory: the topic whose partitions are looked up.
     #[arg(long)]
-    timestamp: Option<i64>,
-    /// The log start offset.
+    topic: Option<String>,
+    /// As kafka-get-offsets.sh --time: -1 or latest, -2 or earliest, -3 or max-timestamp, -4 or
+    /// earliest-local (the log start offset: a local log is all there is), or a time (the first
+    /// offset whose record has a timestamp at least it): milliseconds since the epoch, or an
+    /// ISO-8601 time (2024-05-01T12:00:00.000, UTC without a zone; or with Z, +02, +02:00).
+    #[arg(long, visible_alias = "timestamp", value_name = "TIME", allow_hyphen_values = true,
+          value_parser = parse_time)]
+    time: Option<OffsetQuery>,
+    /// The log start offset (--time -2).
     #[arg(long)]
     earliest: bool,
-    /// The log end offset (with --isolation-level read_committed: the last stable offset).
+    /// The log end offset (with --isolation-level read_committed: the last stable offset;
+    /// --time -1).
     #[arg(long)]
     latest: bool,
-    /// The record with the largest timestamp.
+    /// The record with the largest timestamp (--time -3).
     #[arg(long)]
     max_timestamp: bool,
-    /// Print {"offset": N or null, "timestamp": T or null}.
+    /// Print one object a partition: {"topic","partition","offset","timestamp"}, offset and
+    /// timestamp null where nothing matches.
     #[arg(long)]
     json: bool,
     /// As a consumer's ListOffsets: read_committed answers --latest with the last stable offset
@@ -43,18 +56,25 @@ pub(crate) struct OffsetsArgs {
 
 impl OffsetsArgs {
     pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
-        let query = match (self.timestamp, self.earliest, self.latest) {
-            (Some(t), _, _) => OffsetQuery::Timestamp(t),
+        let query = match (self.time, self.earliest, self.latest) {
+            (Some(q), _, _) => q,
             (_, true, _) => OffsetQuery::Earliest,
             (_, _, true) => OffsetQuery::Latest,
             _ => OffsetQuery::MaxTimestamp,
         };
-        offsets(&self.dir, query, self.isolation_level, self.json, out)
+        offsets(
+            &self.path,
+            self.topic.as_deref(),
+            query,
+            self.isolation_level,
+            self.json,
+            out,
+        )
     }
 }
 
 /// What `offsets` looks up.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum OffsetQuery {
     Earliest,
     Latest,
@@ -62,15 +82,33 @@ enum OffsetQuery {
     Timestamp(i64),
 }
 
-fn offsets(
-    dir: &Path,
+/// `--time`, as `GetOffsetShell.parseOffsetSpec` reads it, plus ISO-8601 times.
+fn parse_time(value: &str) -> Result<OffsetQuery, String> {
+    match value {
+        "latest" | "-1" => Ok(OffsetQuery::Latest),
+        "earliest" | "earliest-local" | "-2" | "-4" => Ok(OffsetQuery::Earliest),
+        "max-timestamp" | "-3" => Ok(OffsetQuery::MaxTimestamp),
+        "latest-tiered" | "earliest-pending-upload" | "-5" | "-6" => Err(format!(
+            "{value} asks about tiered storage, and a log directory holds the local log only"
+        )),
+        _ => match crate::when::parse(value)? {
+            t if t < 0 => Err(
+                "a negative time other than -1 (latest), -2 (earliest), -3 (max-timestamp) or -4 (earliest-local)"
+                    .to_owned(),
+            ),
+            t => Ok(OffsetQuery::Timestamp(t)),
+        },
+    }
+}
+
+/// One partition's answer: an offset and, for a lookup by time, the record's timestamp.
+fn lookup(
+    part: &Partition,
     query: OffsetQuery,
     isolation: IsolationLevel,
-    json: bool,
-    out: &mut impl Write,
-) -> Result<Outcome> {
-    let view = partition_view(dir)?;
-    let (offset, timestamp) = match query {
+) -> Result<(Option<i64>, Option<i64>)> {
+    let view = partition_view(&part.dir)?;
+    Ok(match query {
         OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
         OffsetQuery::Latest => (Some(last_fetchable(&view, isolation)?), None),
         OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts, isolation)? {
@@ -90,16 +128,32 @@ fn offsets(
             };
             (best.map(|b| b.offset), best.map(|b| b.timestamp))
         }
-    };
-    if json {
-        json_line(
-            out,
-            &serde_json::json!({"offset": offset, "timestamp": timestamp}),
-        )?;
-    } else {
-        match offset {
-            Some(o) => writeln!(out, "{o}")?,
-            None => writeln!(out, "none")?,
+    })
+}
+
+/// Prints each partition's answer in GetOffsetShell's order (by `topic-N` as a string, its
+/// `TreeMap`'s) as `topic:partition:offset`; a partition where nothing matches prints no line,
+/// as there (its offset is Kafka's UNKNOWN_OFFSET). With `json`, one object per partition.
+fn offsets(
+    path: &Path,
+    topic: Option<&str>,
+    query: OffsetQuery,
+    isolation: IsolationLevel,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<Outcome> {
+    let mut selected = partitions::select(path, topic, false)?;
+    selected.sort_by_key(|p| p.tp.to_string());
+    for part in &selected {
+        let (offset, timestamp) = lookup(part, query, isolation)?;
+        let (topic, partition) = (&part.tp.topic, part.tp.partition);
+        if json {
+            json_line(
+                out,
+                &serde_json::json!({"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp}),
+            )?;
+        } else if let Some(offset) = offset {
+            writeln!(out, "{topic}:{partition}:{offset}")?;
         }
     }
     Ok(Outcome::Clean)
@@ -107,10 +161,16 @@ fn offsets(
 
 pub(crate) const EXAMPLES: &str = "\
 Examples:
-  seglog offsets logs/events-0 --latest
-  seglog offsets logs/events-0 --timestamp 1700000000000 --json
+  seglog offsets logs/events-0 --latest                    # events:0:1200
+  seglog offsets logs/events-0 --time -2                   # earliest, as kafka-get-offsets.sh
+  seglog offsets logs --topic events --time 2024-05-01T12:00:00.000 --json
+  seglog offsets logs --time max-timestamp                 # every partition of every topic
   seglog offsets logs/events-0 --latest --isolation-level read_committed   # the last stable offset
 
-Exit status: 0 when the offset was looked up (`none` when no record matches), 1 when damage in
-the data stopped the lookup (reported on stderr, naming the file and byte), 2 on bad usage, a
-missing path or an I/O failure.";
+Each partition prints topic:partition:offset, in kafka-get-offsets.sh's order (by topic-N as
+text: events-10 before events-2); as there, a partition where no record matches a time prints
+nothing (with --json: offset null).
+
+Exit status: 0 when the offsets were looked up, 1 when damage in the data stopped a lookup
+(reported on stderr, naming the file and byte), 2 on bad usage, a missing path or an I/O
+failure.";

@@ -132,7 +132,8 @@ fn consumed(out: &str) -> Result<Vec<Rec>> {
         .map(|l| {
             let v: Value =
                 serde_json::from_str(l).with_context(|| format!("consume printed {l}"))?;
-            rec_of(&v, "offset", "timestamp", "key", "value")
+            // kcat's -J shape, bytes in base64 (--json-bytes base64).
+            rec_of(&v, "offset", "ts", "key", "payload")
         })
         .collect()
 }
@@ -179,7 +180,11 @@ fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
         named(&dump, "dump", part)?;
     }
     // a reader that stops at damage fails (exit 1) with a message naming the file
-    let read = seglog(bin, &["consume", "--json", part], &[0, 1, 2])?;
+    let read = seglog(
+        bin,
+        &["consume", "--json", "--json-bytes", "base64", part],
+        &[0, 1, 2],
+    )?;
     named(&read, "consume", part)?;
     for r in consumed(&read.stdout)? {
         ensure!(
@@ -216,7 +221,14 @@ fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
         "check after recover exited 1: {}",
         short(&after.stdout)
     );
-    let got = consumed(&seglog(bin, &["consume", "--json", part], &[0])?.stdout)?;
+    let got = consumed(
+        &seglog(
+            bin,
+            &["consume", "--json", "--json-bytes", "base64", part],
+            &[0],
+        )?
+        .stdout,
+    )?;
     if got != exp.kept {
         let first_diff = got
             .iter()

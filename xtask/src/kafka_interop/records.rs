@@ -15,6 +15,45 @@ pub(super) fn json_lines(text: &str, what: &str) -> Result<Vec<Value>> {
         .collect()
 }
 
+/// `seglog consume --json --json-bytes base64` output (kcat's `-J` shape: `ts`, `tstype`,
+/// `payload`, headers as a flat name/value array, bytes in base64) as the records the writer and
+/// Kafka's clients list: `offset`, `timestamp`, `timestamp_type`, `key`, `value`, `headers` as
+/// `[{"key","value"}]`.
+pub(super) fn seglog_consumed(text: &str) -> Result<Vec<Value>> {
+    json_lines(text, "seglog consume")?
+        .iter()
+        .map(|v| {
+            let headers: Vec<Value> = v["headers"]
+                .as_array()
+                .map(|flat| {
+                    flat.chunks(2)
+                        .map(|kv| {
+                            serde_json::json!({
+                                "key": kv.first().cloned().unwrap_or(Value::Null),
+                                "value": kv.get(1).cloned().unwrap_or(Value::Null),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let timestamp_type = match v["tstype"].as_str() {
+                Some("create") => "CreateTime",
+                Some("logappend") => "LogAppendTime",
+                Some(other) => anyhow::bail!("seglog consume: tstype {other:?}"),
+                None => "NoTimestampType",
+            };
+            Ok(serde_json::json!({
+                "offset": v["offset"],
+                "timestamp": v.get("ts").cloned().unwrap_or(Value::from(-1)),
+                "timestamp_type": timestamp_type,
+                "key": v["key"],
+                "value": v["payload"],
+                "headers": headers,
+            }))
+        })
+        .collect()
+}
+
 /// The fields every reader must agree on.
 fn record_view(v: &Value) -> Value {
     serde_json::json!({
@@ -75,6 +114,22 @@ pub(super) fn b64_decode(s: &str) -> Result<Vec<u8>> {
 #[allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seglog_consume_lines_read_as_the_writers_records() {
+        let line = r#"{"topic":"t","partition":0,"offset":0,"tstype":"create","ts":5,"broker":-1,"headers":["h",null,"i","YQ=="],"key":null,"payload":"YQ=="}"#;
+        let got = seglog_consumed(line).unwrap();
+        assert_eq!(
+            got[0],
+            serde_json::json!({"offset":0,"timestamp":5,"timestamp_type":"CreateTime","key":null,"value":"YQ==","headers":[{"key":"h","value":null},{"key":"i","value":"YQ=="}]})
+        );
+        let v0 =
+            r#"{"topic":"t","partition":0,"offset":3,"broker":-1,"key":"YQ==","payload":null}"#;
+        let got = seglog_consumed(v0).unwrap();
+        assert_eq!(got[0]["timestamp"], -1);
+        assert_eq!(got[0]["timestamp_type"], "NoTimestampType");
+        assert_eq!(got[0]["headers"], serde_json::json!([]));
+    }
 
     #[test]
     fn records_compare_on_every_field() {

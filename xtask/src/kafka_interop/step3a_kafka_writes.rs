@@ -9,7 +9,7 @@ use anyhow::{Result, ensure};
 
 use super::ctx::{Ctx, seglog_cmd};
 use super::kraft::KafkaNode;
-use super::records::{json_lines, lines_of, same_records};
+use super::records::{json_lines, lines_of, same_records, seglog_consumed};
 use super::segment_files::segment_files;
 use super::{CODECS, PRODUCED_PER_CODEC};
 
@@ -58,14 +58,18 @@ pub(super) fn step3a(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
     // seglog consume returns exactly the acknowledged records.
     let partition = kafka.log_dir.join(format!("{topic}-0"));
     let consumed = ctx.run_ok(
-        seglog_cmd(ctx, &["consume", "--json"], &partition),
+        seglog_cmd(
+            ctx,
+            &["consume", "--json", "--json-bytes", "base64"],
+            &partition,
+        ),
         "step3a-seglog-consume",
         Duration::from_mins(1),
     )?;
     same_records(
         "seglog consume vs the producers' acknowledgements",
         &produced,
-        &json_lines(&consumed, "seglog consume")?,
+        &seglog_consumed(&consumed)?,
     )?;
     // Every codec made it to disk.
     let logs = segment_files(&partition)?

@@ -14,7 +14,7 @@ use super::ACKED_BEFORE_KILL;
 use super::ctx::{Ctx, seglog_cmd};
 use super::guard::Guard;
 use super::kraft::{Broker, KafkaNode};
-use super::records::{b64_decode, json_lines, same_records};
+use super::records::{b64_decode, json_lines, same_records, seglog_consumed};
 
 /// After the SIGKILL and `seglog recover`: every acknowledged record is there, as acknowledged, at
 /// its offset; and what lies beyond is what the producer sent next, in order, nothing invented.
@@ -117,11 +117,15 @@ pub(super) fn step3b(ctx: &Ctx, kafka: &KafkaNode, broker: Broker) -> Result<()>
         Duration::from_mins(1),
     )?;
     let consumed = ctx.run_ok(
-        seglog_cmd(ctx, &["consume", "--json"], &partition),
+        seglog_cmd(
+            ctx,
+            &["consume", "--json", "--json-bytes", "base64"],
+            &partition,
+        ),
         "step3b-seglog-consume",
         Duration::from_mins(1),
     )?;
-    let consumed = json_lines(&consumed, "seglog consume")?;
+    let consumed = seglog_consumed(&consumed)?;
     let acked = check_after_kill(acked, &consumed)?;
     let unacked = consumed.len() - acked.len();
     eprintln!(

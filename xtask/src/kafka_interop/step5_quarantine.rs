@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::ctx::{Ctx, seglog_cmd};
 use super::kraft::KafkaNode;
-use super::records::{json_lines, same_records};
+use super::records::{json_lines, same_records, seglog_consumed};
 use super::segment_files::segment_files;
 
 const TOPIC: &str = "quarantined";
@@ -128,14 +128,15 @@ fn recover(
         check.contains("note: quarantine:"),
         "check does not note the quarantine: {check}"
     );
-    let kept = json_lines(
-        &ctx.run_ok(
-            seglog_cmd(ctx, &["consume", "--json"], partition),
-            "step5-seglog-consume",
-            Duration::from_mins(1),
-        )?,
-        "seglog consume",
-    )?;
+    let kept = seglog_consumed(&ctx.run_ok(
+        seglog_cmd(
+            ctx,
+            &["consume", "--json", "--json-bytes", "base64"],
+            partition,
+        ),
+        "step5-seglog-consume",
+        Duration::from_mins(1),
+    )?)?;
     ensure!(
         !kept.is_empty() && kept.len() < appended.len(),
         "recover kept {} of {} records",

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::ctx::{Ctx, seglog_cmd};
 use super::kraft::KafkaNode;
-use super::records::{json_lines, same_records};
+use super::records::{json_lines, same_records, seglog_consumed};
 use super::segment_files::{copy_dir, files_with};
 
 const TOPIC: &str = "transactional";
@@ -124,7 +124,14 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
         let consumed = ctx.run_ok(
             seglog_cmd(
                 ctx,
-                &["consume", "--json", "--isolation-level", level],
+                &[
+                    "consume",
+                    "--json",
+                    "--json-bytes",
+                    "base64",
+                    "--isolation-level",
+                    level,
+                ],
                 &partition,
             ),
             &format!("step6-seglog-consume-{level}"),
@@ -133,7 +140,7 @@ pub(super) fn step6(ctx: &Ctx, kafka: &KafkaNode) -> Result<()> {
         same_records(
             &format!("seglog consume vs Kafka's {level} consumer"),
             kafka_read,
-            &json_lines(&consumed, "seglog consume")?,
+            &seglog_consumed(&consumed)?,
         )?;
     }
 

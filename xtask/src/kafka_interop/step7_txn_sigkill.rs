@@ -19,7 +19,7 @@ use serde_json::Value;
 use super::ctx::{Ctx, seglog_cmd};
 use super::guard::Guard;
 use super::kraft::KafkaNode;
-use super::records::{json_lines, same_records};
+use super::records::{json_lines, same_records, seglog_consumed};
 use super::segment_files::{copy_tree, files_with};
 
 const TOPIC: &str = "txn_killed";
@@ -103,7 +103,14 @@ pub(super) fn step7(ctx: &Ctx) -> Result<()> {
         let consumed = ctx.run_ok(
             seglog_cmd(
                 ctx,
-                &["consume", "--json", "--isolation-level", level],
+                &[
+                    "consume",
+                    "--json",
+                    "--json-bytes",
+                    "base64",
+                    "--isolation-level",
+                    level,
+                ],
                 &part_a,
             ),
             &format!("step7-seglog-consume-{level}"),
@@ -114,7 +121,7 @@ pub(super) fn step7(ctx: &Ctx) -> Result<()> {
                 "seglog consume after seglog recover vs Kafka's {level} consumer after Kafka's recovery"
             ),
             kafka_read,
-            &json_lines(&consumed, "seglog consume")?,
+            &seglog_consumed(&consumed)?,
         )?;
     }
     let committed = kafka_reads

@@ -1,145 +1,142 @@
-//! `seglog consume`: a read-only, lock-free view of a partition directory, printed record by
-//! record from an offset or a time.
+//! `seglog consume`: a read-only, lock-free view of a partition directory (or of every partition
+//! of a topic in a log directory), printed record by record from an offset or a time, as a
+//! consumer at an isolation level gets them.
 
 mod args;
+mod cursor;
+mod format;
+mod json;
+pub(crate) mod partitions;
+mod wake;
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use seglog_log::IsolationLevel;
-use seglog_log::inspect::RecordsRead;
-use seglog_log::record::{Batch, TimestampType};
+use seglog_log::record::{Batch, Record};
 
-use crate::common::{Outcome, b64, json_line, lib, partition_view};
-use crate::isolation::{last_fetchable, offset_for_timestamp};
+use crate::common::Outcome;
+use cursor::Cursor;
+use format::{Place, Token};
+use json::JsonBytes;
+use wake::Wake;
 
 pub(crate) use args::{ConsumeArgs, EXAMPLES};
 
-/// Where `consume` starts.
-#[derive(Debug, Clone, Copy)]
+/// Where `consume` starts in each partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Start {
+    /// The log start offset.
     Beginning,
+    /// The last offset a consumer at the isolation level may fetch (kcat's `-o end`).
+    End,
+    /// An offset (the log start offset if it is below it).
     Offset(i64),
-    Timestamp(i64),
+    /// This many records back from the end (kcat's `-o -N`), not before the log start.
+    FromEnd(u64),
+    /// The first record whose timestamp is at least this (milliseconds).
+    Time(i64),
+}
+
+/// How records are printed.
+#[derive(Debug, Clone)]
+pub(crate) enum Printer {
+    /// The value and a newline; with `print_key`, the key and a tab before it; null as `null`.
+    Plain { print_key: bool },
+    /// kcat's `-f` format string.
+    Format(Vec<Token>),
+    /// kcat's `-J` objects.
+    Json(JsonBytes),
+}
+
+impl Printer {
+    fn print(
+        &self,
+        out: &mut impl Write,
+        place: &Place<'_>,
+        record: &Record,
+        batch: &Batch<'_>,
+    ) -> Result<()> {
+        match self {
+            Printer::Plain { print_key } => {
+                if *print_key {
+                    out.write_all(record.key.as_deref().unwrap_or(b"null"))?;
+                    out.write_all(b"\t")?;
+                }
+                out.write_all(record.value.as_deref().unwrap_or(b"null"))?;
+                out.write_all(b"\n")?;
+            }
+            Printer::Format(tokens) => format::render(tokens, place, record, out)?,
+            Printer::Json(bytes) => json::write_record(out, place, record, batch, *bytes)?,
+        }
+        Ok(())
+    }
 }
 
 /// `consume`'s options.
 pub(crate) struct ConsumeOptions {
+    pub(crate) topic: Option<String>,
     pub(crate) start: Start,
+    /// The exclusive end offset of each partition.
+    pub(crate) to_offset: Option<i64>,
+    /// The most records printed in all.
     pub(crate) max_records: Option<u64>,
     pub(crate) follow: bool,
     /// With `follow`: stop once no record has come for this long.
     pub(crate) idle_timeout: Option<Duration>,
-    pub(crate) json: bool,
-    pub(crate) print_key: bool,
+    /// With `follow`: the longest wait between two reads when no change is seen.
+    pub(crate) poll: Duration,
+    pub(crate) printer: Printer,
     pub(crate) isolation: IsolationLevel,
 }
 
-fn timestamp_type(batch: &Batch<'_>) -> &'static str {
-    match batch {
-        Batch::V2(b) => b.timestamp_type().name(),
-        Batch::Legacy(b) => b
-            .timestamp_type()
-            .map_or("NoTimestampType", TimestampType::name),
+/// Prints the records of `path` (a partition directory, or a log directory with `o.topic`):
+/// partition after partition in partition order; with `follow`, a round over every partition
+/// after each change, each printing what came since the last round.
+pub(crate) fn consume(path: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
+    let selected = partitions::select(path, o.topic.as_deref(), true)?;
+    let dirs: Vec<_> = selected.iter().map(|p| p.dir.clone()).collect();
+    let mut cursors = selected
+        .into_iter()
+        .map(|p| Cursor::open(p, o))
+        .collect::<Result<Vec<_>>>()?;
+    let mut budget = o.max_records;
+    if !o.follow {
+        for cursor in cursors.iter_mut().filter(|c| !c.done()) {
+            if budget == Some(0) {
+                break;
+            }
+            cursor.poll(o, &mut budget, out)?;
+        }
+        return Ok(Outcome::Clean);
     }
-}
-
-pub(crate) fn consume(dir: &Path, o: &ConsumeOptions, out: &mut impl Write) -> Result<Outcome> {
-    let view = partition_view(dir)?;
-    let log_start = view.log_start_offset();
-    let mut next = match o.start {
-        Start::Beginning => log_start,
-        Start::Offset(n) => n.max(log_start),
-        Start::Timestamp(ts) => match offset_for_timestamp(&view, ts, o.isolation)? {
-            Some((offset, _)) => offset,
-            None if o.follow => last_fetchable(&view, o.isolation)?,
-            None => return Ok(Outcome::Clean),
-        },
-    };
-    let mut printed = 0_u64;
+    // Watching starts before the first read, so no change after it is missed.
+    let wake = Wake::new(&dirs, o.poll);
     let mut last_record = Instant::now();
-    let mut last_error: Option<String> = None;
     loop {
-        // Listed again on every poll, so a follower sees the segments a writer rolled.
-        let view = partition_view(dir)?;
-        let printed_before = printed;
-        let polled = view.for_each_record(next, o.isolation, |r, batch| {
-            if o.max_records.is_some_and(|max| printed >= max) {
-                return ControlFlow::Break(None);
+        let mut advanced = false;
+        for cursor in cursors.iter_mut().filter(|c| !c.done()) {
+            advanced |= cursor.poll(o, &mut budget, out)?;
+            if budget == Some(0) {
+                return Ok(Outcome::Clean);
             }
-            let written = (|| -> Result<()> {
-                if o.json {
-                    let headers: Vec<serde_json::Value> = r
-                        .headers
-                        .iter()
-                        .map(|h| serde_json::json!({"key": String::from_utf8_lossy(&h.key), "value": b64(h.value.as_deref())}))
-                        .collect();
-                    json_line(
-                        out,
-                        &serde_json::json!({
-                            "offset": r.offset,
-                            "timestamp": r.timestamp,
-                            "timestamp_type": timestamp_type(batch),
-                            "key": b64(r.key.as_deref()),
-                            "value": b64(r.value.as_deref()),
-                            "headers": headers,
-                        }),
-                    )?;
-                } else {
-                    if o.print_key {
-                        out.write_all(r.key.as_deref().unwrap_or(b"null"))?;
-                        out.write_all(b"\t")?;
-                    }
-                    out.write_all(r.value.as_deref().unwrap_or(b"null"))?;
-                    out.write_all(b"\n")?;
-                }
-                Ok(())
-            })();
-            if let Err(e) = written {
-                return ControlFlow::Break(Some(e));
-            }
-            printed += 1;
-            next = r.offset + 1;
-            ControlFlow::Continue(())
-        });
-        let read = match polled {
-            Ok(read) => {
-                last_error = None;
-                read
-            }
-            // A writer in another process may have removed, replaced or cut a file since the
-            // listing (retention, compaction, recovery): a follower lists again at the next poll
-            // and goes on from the next offset. The same error from a fresh listing is real, and
-            // ends it.
-            Err(e) if o.follow && last_error.as_deref() != Some(&e.to_string()) => {
-                last_error = Some(e.to_string());
-                RecordsRead {
-                    next_offset: next,
-                    stopped: None,
-                }
-            }
-            Err(e) => return Err(lib(e)),
-        };
-        let stopped = match read.stopped {
-            Some(Some(e)) => return Err(e),
-            Some(None) => true,
-            None => false,
-        };
-        if read.next_offset > next || printed_before != printed {
+        }
+        if cursors.iter().all(Cursor::done) {
+            return Ok(Outcome::Clean);
+        }
+        if advanced {
             last_record = Instant::now();
         }
-        next = next.max(read.next_offset);
-        if stopped || o.max_records.is_some_and(|max| printed >= max) || !o.follow {
-            break;
-        }
-        if o.idle_timeout.is_some_and(|t| last_record.elapsed() >= t) {
-            break;
-        }
+        let left = match o.idle_timeout {
+            Some(t) => match t.checked_sub(last_record.elapsed()) {
+                Some(left) if !left.is_zero() => left,
+                _ => return Ok(Outcome::Clean),
+            },
+            None => Duration::MAX,
+        };
         out.flush()?;
-        std::thread::sleep(Duration::from_millis(100));
+        wake.wait(left);
     }
-    Ok(Outcome::Clean)
 }

@@ -121,6 +121,31 @@ fn consume_prints_no_marker_and_read_committed_hides_aborted_records() {
 }
 
 #[test]
+fn a_negative_offset_counts_back_from_the_last_fetchable_offset() {
+    let root = tempfile::tempdir().unwrap();
+    partition(root.path());
+    let from_end = |level: &str| {
+        let out = seglog(
+            &[
+                "consume",
+                "t-0",
+                "--offset",
+                "-2",
+                "--isolation-level",
+                level,
+            ],
+            root.path(),
+            b"",
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    // The end is 8 (the log end) read_uncommitted, 7 (the last stable offset) read_committed.
+    assert_eq!(from_end("read_uncommitted"), "plain-6\nopen\n");
+    assert_eq!(from_end("read_committed"), "plain-6\n");
+}
+
+#[test]
 fn offsets_latest_under_read_committed_is_the_last_stable_offset() {
     let root = tempfile::tempdir().unwrap();
     partition(root.path());
@@ -133,10 +158,10 @@ fn offsets_latest_under_read_committed_is_the_last_stable_offset() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout)
     };
-    assert_eq!(latest("read_uncommitted"), "8\n");
-    assert_eq!(latest("read_committed"), "7\n");
+    assert_eq!(latest("read_uncommitted"), "t:0:8\n");
+    assert_eq!(latest("read_committed"), "t:0:7\n");
     let out = seglog(&["offsets", "t-0", "--latest"], root.path(), b"");
-    assert_eq!(text(&out.stdout), "8\n");
+    assert_eq!(text(&out.stdout), "t:0:8\n");
     let help = text(&seglog(&["consume", "--help"], root.path(), b"").stdout);
     assert!(help.contains("--isolation-level"), "{help}");
     let help = text(&seglog(&["offsets", "--help"], root.path(), b"").stdout);

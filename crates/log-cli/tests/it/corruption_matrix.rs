@@ -326,7 +326,7 @@ fn run_case(case: &Case, damage: &dyn Fn(&Sandbox)) {
         "{name}: check after recover: {}",
         text(&out.stdout)
     );
-    let out = seglog(&["consume", partition, "--from-beginning", "--json"]);
+    let out = seglog(&["consume", partition, "--json", "--json-bytes", "base64"]);
     assert!(
         out.status.success(),
         "{name}: consume: {}",
@@ -336,7 +336,7 @@ fn run_case(case: &Case, damage: &dyn Fn(&Sandbox)) {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            let value = v["value"].as_str().unwrap();
+            let value = v["payload"].as_str().unwrap();
             (v["offset"].as_i64().unwrap(), base64_decode(value))
         })
         .collect();

@@ -132,12 +132,12 @@ fn sync_acks_and_max_timestamp_agree_with_what_consume_reads() {
     assert_eq!(consumed.len(), 50);
     let max = consumed
         .iter()
-        .map(|r| r["timestamp"].as_i64().unwrap())
+        .map(|r| r["ts"].as_i64().unwrap())
         .max()
         .unwrap();
     let first_at_max = consumed
         .iter()
-        .find(|r| r["timestamp"].as_i64().unwrap() == max)
+        .find(|r| r["ts"].as_i64().unwrap() == max)
         .unwrap()["offset"]
         .clone();
     let out = seglog(

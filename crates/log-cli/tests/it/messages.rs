@@ -308,7 +308,7 @@ fn dot_and_relative_paths_work_everywhere() {
     let out = seglog(&["produce", "."], &t0, b"one\ntwo\n");
     assert!(out.status.success(), "produce .: {}", text(&out.stderr));
     let out = seglog(&["offsets", ".", "--latest"], &t0, b"");
-    assert_eq!(text(&out.stdout), "5002\n");
+    assert_eq!(text(&out.stdout), "t:0:5002\n");
     let out = seglog(
         &["consume", "t-0/.", "--from-offset", "5001"],
         &root.join("logs"),

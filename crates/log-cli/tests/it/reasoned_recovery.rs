@@ -92,7 +92,13 @@ fn recrc(bytes: &mut [u8], at: usize) {
 fn latest(dir: &Path) -> String {
     let out = seglog(&["offsets", dir.to_str().unwrap(), "--latest"], b"");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    text(&out.stdout).trim().to_owned()
+    // topic:partition:offset, as kafka-get-offsets.sh prints it.
+    text(&out.stdout)
+        .trim()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_owned()
 }
 
 fn consumed(dir: &Path) -> (Option<i32>, Vec<String>, String) {

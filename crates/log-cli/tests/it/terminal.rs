@@ -251,7 +251,7 @@ fn consume_offsets_and_dump_at_a_terminal() {
         &Input::Terminal,
     );
     run.assert_exit(0, "offsets");
-    assert_whole_line(&run, "1000");
+    assert_whole_line(&run, "c:0:1000");
     let run = pty::run(
         &[
             "dump",
