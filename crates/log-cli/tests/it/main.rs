@@ -3,6 +3,7 @@
 
 mod check_recover_txn;
 mod commands;
+mod completions_man;
 mod consume_isolation;
 mod corruption_matrix;
 mod dump_matches_kafka;
@@ -12,6 +13,7 @@ mod flags;
 mod follow_under_writers;
 mod kafka_leftovers;
 mod kafka_lock;
+mod log_dirs;
 mod messages;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
