@@ -18,6 +18,10 @@ use java_order::{LogDirJson, PartitionJson};
 /// The class name Kafka's JSON gives a log directory it cannot read (an offline directory).
 const STORAGE_ERROR: &str = "org.apache.kafka.common.errors.KafkaStorageException";
 
+/// The KRaft metadata log's topic: its partition directory sits in a log directory, but the
+/// broker's `describeLogDirs` does not list it (only `LogManager`'s logs).
+const METADATA_TOPIC: &str = "__cluster_metadata";
+
 /// Kafka's `DescribeLogDirsResponse.INVALID_OFFSET_LAG`: the lag is not known.
 const INVALID_OFFSET_LAG: i64 = -1;
 
@@ -204,6 +208,13 @@ fn describe(dir: &Path, topics: &[String]) -> Result<Described> {
         if !topics.is_empty() && !topics.contains(&tp.topic) {
             continue;
         }
+        if tp.topic == METADATA_TOPIC {
+            described.skipped.push((
+                part.clone(),
+                "the KRaft metadata log, not one of LogManager's logs",
+            ));
+            continue;
+        }
         let future = match kind {
             DirKind::Live => false,
             DirKind::Future => true,
@@ -296,8 +307,8 @@ Examples:
 order Kafka prints them, sizes in bytes: each partition's size is the bytes of its segments' .log
 files, as Kafka counts it; offsetLag is 0 for a current log, and for a future replica (-future)
 the current log's end offset less its own (-1 when the current log is not in the directories
-given). Directories marked for deletion (-delete) and stray ones (-stray) are left out, as Kafka
-leaves them out; the table lists them. The broker id is meta.properties' node.id (or broker.id),
+given). Directories marked for deletion (-delete), stray ones (-stray) and the KRaft metadata log
+(__cluster_metadata-0) are left out, as Kafka leaves them out; the table lists them. The broker id is meta.properties' node.id (or broker.id),
 -1 when there is none.
 
 Exit status: 0 when every partition was read, 1 when a partition's log end could not be read

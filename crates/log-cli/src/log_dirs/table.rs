@@ -79,10 +79,7 @@ pub(super) fn write(
                 || path.display().to_string(),
                 |n| n.to_string_lossy().into_owned(),
             );
-            writeln!(
-                out,
-                "  not described: {name}: {why}, as Kafka leaves it out"
-            )?;
+            writeln!(out, "  not described: {name}: {why}; Kafka leaves it out")?;
         }
     }
     Ok(())

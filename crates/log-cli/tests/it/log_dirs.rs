@@ -21,11 +21,16 @@ fn produce(root: &Path, partition: &str, records: usize) {
 }
 
 /// logs/{a-0,a-1,b-0,b-1} (a-0 with 105 records, the others 100), logs/meta.properties naming
-/// node 7, logs2/ holding a future copy of a-0 at 100 records, and b-1's copy marked -delete.
+/// node 7, a __cluster_metadata-0 beside them, logs2/ holding a future copy of a-0 at 100 records, and b-1's copy marked -delete.
 fn setup(root: &Path) {
     for p in ["logs/a-0", "logs/a-1", "logs/b-0", "logs/b-1"] {
         produce(root, p, 100);
     }
+    // A KRaft node's metadata log shares the log directory; Kafka's describeLogDirs omits it.
+    copy_dir(
+        &root.join("logs/b-0"),
+        &root.join("logs/__cluster_metadata-0"),
+    );
     std::fs::create_dir_all(root.join("logs2")).unwrap();
     copy_dir(&root.join("logs/a-0"), &root.join("logs2").join(FUTURE));
     copy_dir(&root.join("logs/b-1"), &root.join("logs").join(DELETE));
@@ -38,11 +43,16 @@ fn setup(root: &Path) {
     .unwrap();
 }
 
+/// Copies a directory tree.
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
     }
 }
 
@@ -90,7 +100,7 @@ fn json_has_kafkas_shape_and_figures() {
         .iter()
         .map(|p| p["partition"].as_str().unwrap())
         .collect();
-    // The -delete directory is not described; the order is a Java HashMap's.
+    // The -delete directory and the metadata log are not described; the order is a Java HashMap's.
     assert_eq!(names, ["a-1", "a-0", "b-1", "b-0"]);
     for p in logs["partitions"].as_array().unwrap() {
         let dir = root.join("logs").join(p["partition"].as_str().unwrap());
@@ -163,6 +173,10 @@ fn table_is_readable() {
         stdout.contains(&format!("not described: {DELETE}: marked for deletion")),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("not described: __cluster_metadata-0: the KRaft metadata log"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -194,15 +208,16 @@ fn stats_on_a_log_directory() {
     let out = seglog(&["stats", "logs"], root, b"");
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    for p in ["a-0", "a-1", "b-0", "b-1"] {
+    // Every live partition directory, the metadata log's too: stats describes what is on disk.
+    for p in ["__cluster_metadata-0", "a-0", "a-1", "b-0", "b-1"] {
         assert!(stdout.contains(&format!("{p} (logs/{p}):\n")), "{stdout}");
     }
     assert!(!stdout.contains(DELETE), "{stdout}");
     assert!(
-        stdout.contains("log directory total: 4 partitions, 4 segments"),
+        stdout.contains("log directory total: 5 partitions, 5 segments"),
         "{stdout}"
     );
-    assert!(stdout.contains("405 records"), "{stdout}");
+    assert!(stdout.contains("505 records"), "{stdout}");
     let size = log_size(&root.join("logs/b-0"));
     let total = format!("{:.1} KiB ({size} bytes), 100 records", kib(size));
     assert!(stdout.contains(&total), "{stdout}");
@@ -227,4 +242,20 @@ fn stats_on_a_log_directory() {
     );
     // Raw numbers in JSON: epoch milliseconds.
     assert!(lines[0]["max_timestamp"].as_i64().unwrap() > 1_600_000_000_000);
+}
+
+#[test]
+fn json_matches_a_kafka_brokers_answer() {
+    // A Kafka 4.4 KRaft broker's log directory and what its kafka-log-dirs.sh --describe printed
+    // (testdata/README-kafka.md says how they were made).
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/kafka-log-dirs");
+    let root = tempfile::tempdir().unwrap();
+    copy_dir(&golden.join("logs"), &root.path().join("logs"));
+    let out = seglog(&["log-dirs", "logs", "--json"], root.path(), b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let logs = root.path().canonicalize().unwrap().join("logs");
+    let ours = text(&out.stdout).replace(&format!("\"{}\"", logs.display()), "\"LOGDIR\"");
+    let kafka = std::fs::read_to_string(golden.join("kafka-log-dirs.stdout")).unwrap();
+    // Kafka's two lines before the JSON are not printed with --json.
+    assert_eq!(ours, kafka.lines().nth(2).unwrap().to_owned() + "\n");
 }
