@@ -5,7 +5,7 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use comfy_table::{CellAlignment, Table, presets};
 use seglog_log::inspect::{
     LogDirView, PartitionView, Problem, Scan, ScanEnd, SegmentEntry, VerifyReport,
@@ -153,6 +153,12 @@ pub(crate) fn stats(
 ) -> Result<Outcome> {
     let named = crate::common::named(dir)?;
     if TopicPartition::parse_dir(&named).is_ok() {
+        if !topics.is_empty() {
+            bail!(
+                "{}: --topic picks partitions of a log directory, and this is one partition",
+                dir.display()
+            );
+        }
         let totals = partition_stats(&partition_view(dir)?, json, false, out)?;
         return Ok(outcome(totals.damaged));
     }

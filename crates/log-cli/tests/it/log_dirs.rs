@@ -240,6 +240,9 @@ fn stats_on_a_log_directory() {
         all["size"],
         log_size(&root.join("logs/a-0")) + log_size(&root.join("logs/a-1"))
     );
+    let out = seglog(&["stats", "logs/a-0", "--topic", "a"], root, b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--topic picks partitions of a log directory"));
     // Raw numbers in JSON: epoch milliseconds.
     assert!(lines[0]["max_timestamp"].as_i64().unwrap() > 1_600_000_000_000);
 }
