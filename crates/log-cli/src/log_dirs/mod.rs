@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use seglog_log::inspect::LogDirView;
+use seglog_log::inspect::{PartitionView, partition_dirs};
 use seglog_log::{DirKind, File as _, FileSystem as _, OpenMode, RealFs, TopicPartition};
 
 use crate::common::{Outcome, message, resolve};
@@ -74,11 +74,11 @@ pub(crate) struct LogDirsArgs {
 
 impl LogDirsArgs {
     pub(crate) fn run(&self, out: &mut impl Write, err: &mut impl Write) -> Result<Outcome> {
-        let (broker, broker_source) = broker_id(&self.dirs)?;
         let mut described: Vec<Described> = Vec::new();
         for dir in &self.dirs {
             described.push(describe(dir, &self.topic)?);
         }
+        let (broker, broker_source) = broker_id(&self.dirs)?;
         set_offset_lags(&mut described);
         let mut outcome = Outcome::Clean;
         for d in &described {
@@ -188,20 +188,25 @@ fn describe(dir: &Path, topics: &[String]) -> Result<Described> {
     if !RealFs.exists(&path) {
         bail!("{}: no such directory", dir.display());
     }
+    if !RealFs.is_dir(&path) {
+        bail!("{}: a file, not a log directory", dir.display());
+    }
     let mut described = Described {
         path: path.clone(),
         error: None,
         replicas: Vec::new(),
         skipped: Vec::new(),
     };
-    let view = match LogDirView::open(RealFs, &path) {
-        Ok(view) => view,
+    // A directory that cannot be listed is what Kafka reports as an offline log directory; an
+    // empty one is a log directory without partitions yet.
+    let partitions = match partition_dirs(&RealFs, &path) {
+        Ok(partitions) => partitions,
         Err(e) => {
             described.error = Some(message(&crate::common::lib(e)));
             return Ok(described);
         }
     };
-    for part in view.partitions() {
+    for part in &partitions {
         let Ok((tp, kind)) = TopicPartition::parse_dir(part) else {
             continue;
         };
@@ -231,7 +236,7 @@ fn describe(dir: &Path, topics: &[String]) -> Result<Described> {
                 continue;
             }
         };
-        described.replicas.push(replica(&view, part, tp, future)?);
+        described.replicas.push(replica(part, tp, future)?);
     }
     described.replicas.sort_by(|a, b| {
         (&a.tp.topic, a.tp.partition, a.future).cmp(&(&b.tp.topic, b.tp.partition, b.future))
@@ -239,13 +244,8 @@ fn describe(dir: &Path, topics: &[String]) -> Result<Described> {
     Ok(described)
 }
 
-fn replica(
-    view: &LogDirView<RealFs>,
-    dir: &Path,
-    tp: TopicPartition,
-    future: bool,
-) -> Result<Replica> {
-    let partition = view.partition(dir).map_err(crate::common::lib)?;
+fn replica(dir: &Path, tp: TopicPartition, future: bool) -> Result<Replica> {
+    let partition = PartitionView::open(RealFs, dir).map_err(crate::common::lib)?;
     let segments = partition.segments();
     let mut size = 0;
     let mut modified: Option<i64> = None;

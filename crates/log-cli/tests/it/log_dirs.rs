@@ -190,6 +190,23 @@ fn refusals() {
     let out = seglog(&["log-dirs", "nowhere"], root, b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("nowhere: no such directory"));
+    let out = seglog(&["log-dirs", "logs/meta.properties"], root, b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("a file, not a log directory"));
+    // A ZooKeeper-era meta.properties names the broker as broker.id; the same id agrees.
+    std::fs::write(
+        root.join("logs2/meta.properties"),
+        "version=0\nbroker.id=7\n",
+    )
+    .unwrap();
+    let out = seglog(&["log-dirs", "logs,logs2", "--json"], root, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("{\"brokers\":[{\"broker\":7,"));
+    // An empty directory is a log directory without partitions.
+    std::fs::create_dir(root.join("empty")).unwrap();
+    let out = seglog(&["log-dirs", "empty", "--json"], root, b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("{\"partitions\":[],\"error\":null,\"logDir\":"));
     std::fs::write(root.join("logs2/meta.properties"), "node.id=8\n").unwrap();
     let out = seglog(&["log-dirs", "logs,logs2"], root, b"");
     assert_eq!(out.status.code(), Some(2));
