@@ -108,3 +108,19 @@ fn output(seglog: &Path, args: &[&str]) -> Result<String> {
     );
     String::from_utf8(out.stdout).with_context(|| format!("seglog {args:?}: not UTF-8"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "tests")]
+
+    use super::missing;
+
+    #[test]
+    fn a_page_without_a_subcommand_fails() {
+        let names = ["dump".to_owned(), "log-dirs".to_owned()];
+        assert!(missing("page", "dump and log-dirs", &names).is_ok());
+        let err = missing("page", "dump only", &names).unwrap_err();
+        assert!(err.to_string().contains("log-dirs"), "{err}");
+        assert!(missing("page", "  \n", &[]).is_err());
+    }
+}
