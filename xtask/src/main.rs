@@ -4,6 +4,7 @@
 //! cannot diverge. The other subcommands are the pieces it is made of, plus tools that CI does not run.
 
 mod bench_compare;
+mod cli_docs;
 mod crash;
 mod damage_matrix;
 mod deps;
@@ -24,8 +25,11 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, deps, tidy,
+  ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, cli-docs,
+             deps, tidy,
              loom, crash, kills, kafka-interop, damage-matrix
+  cli-docs   generate seglog's shell completions and man pages into target/cli-docs and check
+             that each names every subcommand
   deps       fail when a crate depends on one to its right in the layering order
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
@@ -53,6 +57,7 @@ fn main() -> Result<()> {
     };
     match command.as_str() {
         "ci" => ci(),
+        "cli-docs" => cli_docs::run(&project_root()),
         "deps" => deps::check(&project_root()),
         "tidy" => tidy::check(&project_root()),
         "loom" => loom(rest),
@@ -121,6 +126,7 @@ fn ci() -> Result<()> {
             &[("RUSTDOCFLAGS", "-D warnings")],
         )
     })?;
+    step("cli-docs", || cli_docs::run(&root))?;
     step("deps", || deps::check(&root))?;
     step("tidy", || tidy::check(&root))?;
     step("loom", || loom(&[]))?;

@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 use crate::common::Outcome;
 
@@ -41,9 +41,19 @@ enum Command {
     /// Per-segment figures, totals and index anomalies of a partition directory.
     #[command(after_help = crate::stats::EXAMPLES)]
     Stats(crate::stats::StatsArgs),
+    /// Describe a broker's log directories as kafka-log-dirs.sh --describe does: per partition its
+    /// size and offset lag, as a table or Kafka's JSON.
+    #[command(name = "log-dirs", after_help = crate::log_dirs::EXAMPLES)]
+    LogDirs(crate::log_dirs::LogDirsArgs),
     /// Compact a partition now (keep the latest record per key), whatever its dirty ratio.
     #[command(after_help = crate::compact::EXAMPLES)]
     Compact(crate::compact::CompactArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    #[command(after_help = crate::completions::COMPLETIONS_EXAMPLES)]
+    Completions(crate::completions::CompletionsArgs),
+    /// Print the man page (roff) to stdout: seglog's, or one subcommand's.
+    #[command(after_help = crate::completions::MAN_EXAMPLES)]
+    Man(crate::completions::ManArgs),
     /// Build a sample log of a million records and show lookups, stats and a dump excerpt.
     #[command(after_help = crate::demo::EXAMPLES)]
     Demo(crate::demo::DemoArgs),
@@ -83,7 +93,7 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
     // The read-only commands end with status 1 on damage found in the data, as check does.
     let reads = matches!(
         cli.command,
-        Command::Consume(_) | Command::Offsets(_) | Command::Stats(_)
+        Command::Consume(_) | Command::Offsets(_) | Command::Stats(_) | Command::LogDirs(_)
     );
     let result = match cli.command {
         Command::Dump(options) => crate::dump::run(&options, out, err),
@@ -93,8 +103,11 @@ fn execute(cli: Cli, out: &mut impl Write, err: &mut impl Write) -> u8 {
         Command::Consume(args) => args.run(out),
         Command::Offsets(args) => args.run(out),
         Command::Stats(args) => args.run(out),
+        Command::LogDirs(args) => args.run(out, err),
         Command::Compact(args) => args.run(out),
         Command::Demo(args) => args.run(out),
+        Command::Completions(args) => args.run(Cli::command(), out),
+        Command::Man(args) => args.run(Cli::command(), out),
     };
     let flushed = out.flush();
     match (result, flushed) {

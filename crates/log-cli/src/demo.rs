@@ -195,7 +195,7 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
         "\n4. seglog stats {}: one line per segment (index entries, average index interval, timestamps)",
         partition_dir.display()
     )?;
-    crate::stats::stats(&partition_dir, false, out)?;
+    crate::stats::stats(&partition_dir, &[], false, out)?;
 
     writeln!(
         out,

@@ -5,12 +5,16 @@ use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use anyhow::{Context, Result};
-use seglog_log::RealFs;
-use seglog_log::inspect::{PartitionView, Problem, Scan, ScanEnd, SegmentEntry, VerifyReport};
+use anyhow::{Context, Result, bail};
+use comfy_table::{CellAlignment, Table, presets};
+use seglog_log::inspect::{
+    LogDirView, PartitionView, Problem, Scan, ScanEnd, SegmentEntry, VerifyReport,
+};
 use seglog_log::record::Batch;
+use seglog_log::{DirKind, RealFs, TopicPartition};
 
 use crate::common::{Outcome, json_line, lib, partition_view};
+use crate::human;
 
 /// Kafka's default `segment.index.bytes`: an index file larger than this is an anomaly.
 const LARGE_INDEX_BYTES: u64 = 10 * 1024 * 1024;
@@ -131,8 +135,97 @@ fn segment_stats(
     Ok(s)
 }
 
-pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outcome> {
-    let view = partition_view(dir)?;
+/// What one partition's figures add up to, for a log directory's grand total.
+#[derive(Debug, Default)]
+struct Totals {
+    segments: usize,
+    size: u64,
+    records: u64,
+    entries: u64,
+    damaged: bool,
+}
+
+pub(crate) fn stats(
+    dir: &Path,
+    topics: &[String],
+    json: bool,
+    out: &mut impl Write,
+) -> Result<Outcome> {
+    let named = crate::common::named(dir)?;
+    if TopicPartition::parse_dir(&named).is_ok() {
+        if !topics.is_empty() {
+            bail!(
+                "{}: --topic picks partitions of a log directory, and this is one partition",
+                dir.display()
+            );
+        }
+        let totals = partition_stats(&partition_view(dir)?, json, false, out)?;
+        return Ok(outcome(totals.damaged));
+    }
+    // A log directory: every live partition (or those of `topics`), in path order.
+    let view = LogDirView::open(RealFs, &named).map_err(lib)?;
+    let mut all = Totals::default();
+    let mut partitions = 0;
+    for part in view.partitions() {
+        let Ok((tp, DirKind::Live)) = TopicPartition::parse_dir(part) else {
+            continue;
+        };
+        if !topics.is_empty() && !topics.contains(&tp.topic) {
+            continue;
+        }
+        if !json {
+            if partitions > 0 {
+                writeln!(out)?;
+            }
+            writeln!(out, "{tp} ({}):", part.display())?;
+        }
+        let t = partition_stats(&view.partition(part).map_err(lib)?, json, true, out)?;
+        partitions += 1;
+        all.segments += t.segments;
+        all.size += t.size;
+        all.records += t.records;
+        all.entries += t.entries;
+        all.damaged |= t.damaged;
+    }
+    if json {
+        json_line(
+            out,
+            &serde_json::json!({"type": "log_dir_total", "partitions": partitions, "segments": all.segments,
+                "size": all.size, "records": all.records, "index_entries": all.entries}),
+        )?;
+    } else {
+        if partitions > 0 {
+            writeln!(out)?;
+        }
+        writeln!(
+            out,
+            "log directory total: {partitions} partitions, {} segments, {} ({} bytes), {} records, {} index entries",
+            all.segments,
+            human::size(all.size),
+            all.size,
+            all.records,
+            all.entries
+        )?;
+    }
+    Ok(outcome(all.damaged))
+}
+
+fn outcome(damaged: bool) -> Outcome {
+    if damaged {
+        Outcome::Problems
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// One partition's table (or JSON lines, each naming the partition when `named`), its total,
+/// anomalies and damage.
+fn partition_stats(
+    view: &PartitionView<RealFs>,
+    json: bool,
+    named: bool,
+    out: &mut impl Write,
+) -> Result<Totals> {
     let segments = view.segments();
     let mut anomalies = Vec::new();
     let mut damage = Vec::new();
@@ -140,7 +233,7 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
     let bar = crate::common::progress(segments.len() as u64, "reading segments");
     for (i, segment) in segments.iter().enumerate() {
         all.push(segment_stats(
-            &view,
+            view,
             segment,
             &mut anomalies,
             &mut damage,
@@ -149,48 +242,27 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
         bar.inc(1);
     }
     bar.finish_and_clear();
-    if !json {
-        writeln!(
-            out,
-            "{:>20} {:>12} {:>10} {:>10} {:>8} {:>12} {:>6} {:>15} {:>15}",
-            "base_offset",
-            "size",
-            "records",
-            "batches",
-            "index",
-            "avg_interval",
-            "fill",
-            "min_timestamp",
-            "max_timestamp"
-        )?;
-    }
+    let tp = view.topic_partition();
+    // In a log directory every JSON line says which partition it is about.
+    let line = |mut value: serde_json::Value| {
+        if named && let Some(map) = value.as_object_mut() {
+            map.insert("topic".to_owned(), tp.topic.clone().into());
+            map.insert("partition".to_owned(), tp.partition.into());
+        }
+        value
+    };
     for s in &all {
         let interval = s.size.checked_div(s.index_entries).unwrap_or(0);
         let fill = ratio(s.index_entries, s.index_slots);
         if json {
             json_line(
                 out,
-                &serde_json::json!({
+                &line(serde_json::json!({
                     "type": "segment", "base_offset": s.base_offset, "size": s.size, "records": s.records,
                     "batches": s.batches, "index_entries": s.index_entries, "time_index_entries": s.time_entries,
                     "index_bytes": s.index_bytes, "avg_index_interval": interval, "index_fill_ratio": fill,
                     "min_timestamp": s.min_timestamp, "max_timestamp": s.max_timestamp,
-                }),
-            )?;
-        } else {
-            let ts = |t: Option<i64>| t.map_or_else(|| "-".to_owned(), |t| t.to_string());
-            writeln!(
-                out,
-                "{:>20} {:>12} {:>10} {:>10} {:>8} {:>12} {:>5.0}% {:>15} {:>15}",
-                s.base_offset,
-                s.size,
-                s.records,
-                s.batches,
-                s.index_entries,
-                interval,
-                fill * 100.0,
-                ts(s.min_timestamp),
-                ts(s.max_timestamp)
+                })),
             )?;
         }
     }
@@ -200,19 +272,31 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
     if json {
         json_line(
             out,
-            &serde_json::json!({"type": "total", "segments": all.len(), "size": size, "records": records, "index_entries": entries}),
+            &line(
+                serde_json::json!({"type": "total", "segments": all.len(), "size": size, "records": records, "index_entries": entries}),
+            ),
         )?;
         for a in &anomalies {
-            json_line(out, &serde_json::json!({"type": "anomaly", "detail": a}))?;
+            json_line(
+                out,
+                &line(serde_json::json!({"type": "anomaly", "detail": a})),
+            )?;
         }
         for d in &damage {
-            json_line(out, &serde_json::json!({"type": "damage", "detail": d}))?;
+            json_line(
+                out,
+                &line(serde_json::json!({"type": "damage", "detail": d})),
+            )?;
         }
     } else {
+        if !all.is_empty() {
+            write_table(out, &all)?;
+        }
         writeln!(
             out,
-            "total: {} segments, {size} bytes, {records} records, {entries} index entries",
-            all.len()
+            "total: {} segments, {} ({size} bytes), {records} records, {entries} index entries",
+            all.len(),
+            human::size(size)
         )?;
         for a in &anomalies {
             writeln!(out, "anomaly: {a}")?;
@@ -221,11 +305,55 @@ pub(crate) fn stats(dir: &Path, json: bool, out: &mut impl Write) -> Result<Outc
             writeln!(out, "damage: {d}")?;
         }
     }
-    Ok(if damage.is_empty() {
-        Outcome::Clean
-    } else {
-        Outcome::Problems
+    Ok(Totals {
+        segments: all.len(),
+        size,
+        records,
+        entries,
+        damaged: !damage.is_empty(),
     })
+}
+
+/// The segments' figures as a table, sizes and times readable.
+fn write_table(out: &mut impl Write, all: &[SegmentStats]) -> Result<()> {
+    let mut table = Table::new();
+    table.load_preset(presets::NOTHING).set_header([
+        "BASE OFFSET",
+        "SIZE",
+        "RECORDS",
+        "BATCHES",
+        "INDEX",
+        "AVG INTERVAL",
+        "FILL",
+        "MIN TIMESTAMP",
+        "MAX TIMESTAMP",
+    ]);
+    for s in all {
+        let interval = s.size.checked_div(s.index_entries).unwrap_or(0);
+        let fill = ratio(s.index_entries, s.index_slots);
+        table.add_row([
+            s.base_offset.to_string(),
+            human::size(s.size),
+            s.records.to_string(),
+            s.batches.to_string(),
+            s.index_entries.to_string(),
+            human::size(interval),
+            format!("{:.0}%", fill * 100.0),
+            human::timestamp(s.min_timestamp),
+            human::timestamp(s.max_timestamp),
+        ]);
+    }
+    for i in 0..7 {
+        if let Some(column) = table.column_mut(i) {
+            column.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    for row in table.lines() {
+        // The preset pads each cell by one space: the first column's is dropped.
+        let row = row.strip_prefix(' ').unwrap_or(&row);
+        writeln!(out, "{}", row.trim_end())?;
+    }
+    Ok(())
 }
 
 /// `part / whole` as a fraction (0 when `whole` is 0); index slot counts fit `u32` (10 MiB / 8).
@@ -238,8 +366,11 @@ fn ratio(part: u64, whole: u64) -> f64 {
 /// The flags of `seglog stats`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct StatsArgs {
-    /// A partition directory (topic-N).
+    /// A partition directory (topic-N), or a log directory (each of its partitions).
     dir: std::path::PathBuf,
+    /// In a log directory, only these topics (repeatable, or comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "TOPIC")]
+    topic: Vec<String>,
     /// Print JSON Lines.
     #[arg(long)]
     json: bool,
@@ -247,7 +378,7 @@ pub(crate) struct StatsArgs {
 
 impl StatsArgs {
     pub(crate) fn run(&self, out: &mut impl Write) -> Result<Outcome> {
-        stats(&self.dir, self.json, out)
+        stats(&self.dir, &self.topic, self.json, out)
     }
 }
 
@@ -255,6 +386,10 @@ pub(crate) const EXAMPLES: &str = "\
 Examples:
   seglog stats logs/events-0
   seglog stats logs/events-0 --json
+  seglog stats logs --topic events
+
+Sizes and times are printed readable (1.5 MiB, ISO-8601 in UTC); --json keeps bytes and epoch
+milliseconds, and in a log directory each line names its topic and partition.
 
 Anomalies (large or untrimmed indexes, a missing index) are listed and do not change the exit
 status; a batch that cannot be framed is listed as damage, naming the file and byte.

@@ -422,7 +422,17 @@ fn a_locked_log_directory_is_refused_clearly() {
 fn every_subcommand_has_help_with_examples() {
     let root = tempfile::tempdir().unwrap();
     for cmd in [
-        "dump", "check", "recover", "produce", "consume", "offsets", "stats", "demo",
+        "dump",
+        "check",
+        "recover",
+        "produce",
+        "consume",
+        "offsets",
+        "stats",
+        "demo",
+        "log-dirs",
+        "completions",
+        "man",
     ] {
         let out = seglog(&[cmd, "--help"], root.path(), None);
         assert!(out.status.success(), "{cmd}");

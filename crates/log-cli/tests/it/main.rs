@@ -3,6 +3,7 @@
 
 mod check_recover_txn;
 mod commands;
+mod completions_man;
 mod consume_isolation;
 mod consume_kcat;
 mod corruption_matrix;
@@ -16,6 +17,7 @@ mod follow_under_writers;
 mod follow_wakes;
 mod kafka_leftovers;
 mod kafka_lock;
+mod log_dirs;
 mod messages;
 mod offsets_get_offsets;
 mod partition_isolation;

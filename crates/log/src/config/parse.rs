@@ -58,8 +58,11 @@ fn boolean(key: &str, value: &str) -> Result<bool> {
 }
 
 impl LogConfig {
-    /// Parses Kafka-style properties text (`key=value` or `key: value` lines; `#` and `!` start
-    /// comments) on top of the defaults, then checks the cross-field rules.
+    /// Parses Kafka-style properties text on top of the defaults, then checks the cross-field
+    /// rules. The text is read as Java's `Properties.load(Reader)` reads it (the `java-properties`
+    /// crate): `key=value`, `key: value` or `key value` lines, `#` and `!` comments, a line ending
+    /// in an odd number of backslashes continued on the next, and the escapes `\uXXXX`, `\t`,
+    /// `\n`, `\=`, `\:` and `\\`; a later line for a key wins, as in Java.
     ///
     /// ```
     /// use seglog_log::{CleanupPolicy, Error, LogConfig};
@@ -90,16 +93,8 @@ impl LogConfig {
     /// ```
     pub fn parse(text: &str) -> Result<Self> {
         let mut config = Self::default();
-        for line in text.lines() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
-                continue;
-            }
-            let split = line
-                .find(['=', ':'])
-                .ok_or_else(|| invalid(line, "", "a key=value line"))?;
-            let (key, value) = line.split_at(split);
-            config.set(key.trim(), value.get(1..).unwrap_or_default().trim())?;
+        for (key, value) in read_properties(text)? {
+            config.set(key.trim(), value.trim())?;
         }
         config.validate()?;
         Ok(config)
@@ -227,7 +222,9 @@ impl LogConfig {
         Ok(())
     }
 
-    /// The configuration as properties text that [`LogConfig::parse`] reads back.
+    /// The configuration as properties text that [`LogConfig::parse`] reads back, one
+    /// `key=value` line per key in [`KEYS`] order (written by the `java-properties` crate, which
+    /// escapes what Java's `Properties.store` escapes).
     pub fn to_properties(&self) -> String {
         let policy = match (self.cleanup_policy.delete, self.cleanup_policy.compact) {
             (true, true) => "delete,compact",
@@ -252,42 +249,89 @@ impl LogConfig {
         } else {
             "segment.bytes"
         };
-        [
-            format!("{segment_key}={}", self.segment_bytes),
-            format!("segment.ms={}", self.segment_ms),
-            format!("segment.jitter.ms={}", self.segment_jitter_ms),
-            format!("segment.index.bytes={}", self.segment_index_bytes),
-            format!("index.interval.bytes={}", self.index_interval_bytes),
-            format!("flush.messages={}", self.flush_messages),
-            format!("flush.ms={}", self.flush_ms),
-            format!("retention.ms={}", self.retention_ms),
-            format!("retention.bytes={}", self.retention_bytes),
-            format!("file.delete.delay.ms={}", self.file_delete_delay_ms),
-            format!("max.message.bytes={}", self.max_message_bytes),
-            format!("message.timestamp.type={timestamp_type}"),
-            format!(
-                "message.timestamp.before.max.ms={}",
-                self.message_timestamp_before_max_ms
+        let pairs: [(&str, String); 22] = [
+            (segment_key, self.segment_bytes.to_string()),
+            ("segment.ms", self.segment_ms.to_string()),
+            ("segment.jitter.ms", self.segment_jitter_ms.to_string()),
+            ("segment.index.bytes", self.segment_index_bytes.to_string()),
+            (
+                "index.interval.bytes",
+                self.index_interval_bytes.to_string(),
             ),
-            format!(
-                "message.timestamp.after.max.ms={}",
-                self.message_timestamp_after_max_ms
+            ("flush.messages", self.flush_messages.to_string()),
+            ("flush.ms", self.flush_ms.to_string()),
+            ("retention.ms", self.retention_ms.to_string()),
+            ("retention.bytes", self.retention_bytes.to_string()),
+            (
+                "file.delete.delay.ms",
+                self.file_delete_delay_ms.to_string(),
             ),
-            format!("preallocate={}", self.preallocate),
-            format!("cleanup.policy={policy}"),
-            format!("compression.type={compression}"),
-            format!("delete.retention.ms={}", self.delete_retention_ms),
-            format!("min.compaction.lag.ms={}", self.min_compaction_lag_ms),
-            format!("max.compaction.lag.ms={}", self.max_compaction_lag_ms),
-            format!(
-                "min.cleanable.dirty.ratio={}",
-                self.min_cleanable_dirty_ratio
+            ("max.message.bytes", self.max_message_bytes.to_string()),
+            ("message.timestamp.type", timestamp_type.to_owned()),
+            (
+                "message.timestamp.before.max.ms",
+                self.message_timestamp_before_max_ms.to_string(),
             ),
-            format!("seglog.max.segment.mappings={}", self.max_segment_mappings),
-        ]
-        .join("\n")
-            + "\n"
+            (
+                "message.timestamp.after.max.ms",
+                self.message_timestamp_after_max_ms.to_string(),
+            ),
+            ("preallocate", self.preallocate.to_string()),
+            ("cleanup.policy", policy.to_owned()),
+            ("compression.type", compression.to_owned()),
+            ("delete.retention.ms", self.delete_retention_ms.to_string()),
+            (
+                "min.compaction.lag.ms",
+                self.min_compaction_lag_ms.to_string(),
+            ),
+            (
+                "max.compaction.lag.ms",
+                self.max_compaction_lag_ms.to_string(),
+            ),
+            (
+                "min.cleanable.dirty.ratio",
+                self.min_cleanable_dirty_ratio.to_string(),
+            ),
+            (
+                "seglog.max.segment.mappings",
+                self.max_segment_mappings.to_string(),
+            ),
+        ];
+        write_properties(pairs.iter().map(|(k, v)| (*k, v.as_str())))
     }
+}
+
+/// The `(key, value)` pairs of properties text, in file order, escapes and continuations
+/// resolved. A malformed escape is refused with its line number.
+fn read_properties(text: &str) -> Result<Vec<(String, String)>> {
+    let mut pairs = Vec::new();
+    java_properties::PropertiesIter::new_with_encoding(text.as_bytes(), encoding_rs::UTF_8)
+        .read_into(|key, value| pairs.push((key, value)))
+        .map_err(|e| {
+            let line = e
+                .line_number()
+                .map_or_else(|| "text".to_owned(), |n| format!("line {n}"));
+            let text = e.to_string();
+            let what = text.split(" (line_number").next().unwrap_or_default();
+            invalid(&line, "", format!("well-formed properties text ({what})"))
+        })?;
+    Ok(pairs)
+}
+
+/// `pairs` as properties text, each key and value escaped as Java's `Properties.store` escapes.
+fn write_properties<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
+    let mut bytes = Vec::new();
+    let mut writer =
+        java_properties::PropertiesWriter::new_with_encoding(&mut bytes, encoding_rs::UTF_8);
+    // Writing UTF-8 into memory cannot fail: nothing is unmappable and a Vec takes every byte.
+    for (key, value) in pairs {
+        writer
+            .write(key, value)
+            .expect("writing properties into memory");
+    }
+    writer.finish().expect("writing properties into memory");
+    drop(writer);
+    String::from_utf8(bytes).expect("UTF-8 written as UTF-8")
 }
 
 fn parse_cleanup_policy(key: &str, value: &str) -> Result<CleanupPolicy> {
@@ -303,4 +347,93 @@ fn parse_cleanup_policy(key: &str, value: &str) -> Result<CleanupPolicy> {
         }
     }
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn java_escapes_continuations_and_comments() {
+        let text = "! a Java comment\n\
+                    # another\n\
+                    segment.\\u006Ds = 60000\n\
+                    retention\\.ms\\=x: 1\n\
+                    cleanup.policy = compact,\\\n    delete\n\
+                    message.timestamp.type LogAppendTime\n\
+                    compression.type:\\u007a\\u0073td\n";
+        // `retention\.ms\=x` is one key, "retention.ms=x" (an escaped `=` is not a separator).
+        let err = LogConfig::parse(text).unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownConfig { key } if key == "retention.ms=x"),
+            "{err}"
+        );
+        let config =
+            LogConfig::parse(&text.replace("retention\\.ms\\=x: 1", "retention.ms: 1")).unwrap();
+        assert_eq!(config.segment_ms, 60_000);
+        assert_eq!(config.retention_ms, 1);
+        assert_eq!(
+            config.cleanup_policy,
+            CleanupPolicy {
+                delete: true,
+                compact: true
+            }
+        );
+        assert_eq!(
+            config.message_timestamp_type,
+            MessageTimestampType::LogAppendTime
+        );
+        assert_eq!(config.compression_type, CompressionType::Zstd);
+    }
+
+    #[test]
+    fn an_escaped_colon_stays_in_the_key_and_a_later_line_wins() {
+        let err = LogConfig::parse("flush\\:ms=1\n").unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownConfig { key } if key == "flush:ms"),
+            "{err}"
+        );
+        let config = LogConfig::parse("flush.ms=1\nflush.ms=2\n").unwrap();
+        assert_eq!(config.flush_ms, 2);
+    }
+
+    #[test]
+    fn a_malformed_escape_names_its_line() {
+        let err = LogConfig::parse("segment.ms=1\nflush.ms=\\u00zz\n").unwrap_err();
+        let Error::InvalidConfig { key, allowed, .. } = &err else {
+            panic!("{err}");
+        };
+        assert_eq!(key, "line 2");
+        assert!(allowed.contains("not hex"), "{allowed}");
+    }
+
+    #[test]
+    fn an_invalid_value_still_names_the_key() {
+        let err = LogConfig::parse("min.cleanable.dirty.ratio = 1.5\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value \"1.5\" for configuration min.cleanable.dirty.ratio: must be a number in [0.0, 1.0]"
+        );
+    }
+
+    #[test]
+    fn written_text_reads_back_and_escapes_what_java_escapes() {
+        let mut config = LogConfig::default();
+        config.set("cleanup.policy", "compact").unwrap();
+        config.set("segment.ms", "12345").unwrap();
+        config.set("min.cleanable.dirty.ratio", "0.25").unwrap();
+        let text = config.to_properties();
+        assert!(text.starts_with("segment.bytes=1073741824\n"), "{text}");
+        assert_eq!(text.lines().count(), KEYS.len() - 1, "{text}");
+        assert_eq!(LogConfig::parse(&text).unwrap(), config);
+        // The writer escapes separators, comment characters and spaces, and the reader undoes it.
+        let written = write_properties([("a key=x", "b:c #!\\ d")]);
+        assert_eq!(written, "a\\ key\\=x=b\\:c\\ \\#\\!\\\\\\ d\n");
+        assert_eq!(
+            read_properties(&written).unwrap(),
+            vec![("a key=x".to_owned(), "b:c #!\\ d".to_owned())]
+        );
+    }
 }
