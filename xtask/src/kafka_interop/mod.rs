@@ -34,6 +34,10 @@
 //!    seglog's offset, a gap is out of order, the next sequence is appended.
 //! 9. Kafka's cleaner, run now on the committed compaction inputs (`testdata/cleaner/`), writes
 //!    the committed outputs byte for byte (seglog's cleaner is held to them by a test).
+//! 10. An operator's session on the broker's log directory: `produce` with headers and
+//!     timestamps read back by kcat; `consume --format`/`--json` equal to kcat's `-f`/`-J` at both
+//!     isolation levels, `offsets --time` to `kafka-get-offsets.sh`, `log-dirs --json` to
+//!     `kafka-log-dirs.sh --describe`, dump's decoders to DumpLogSegments' (needs kcat).
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -52,6 +56,7 @@ mod guard;
 mod kraft;
 mod records;
 mod segment_files;
+mod step10_operator_session;
 mod step1_dump;
 mod step2_recover;
 mod step3a_kafka_writes;
@@ -81,6 +86,7 @@ use step6_transactions::step6;
 use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
 use step9_cleaner::step9;
+use step10_operator_session::step10;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -166,6 +172,10 @@ pub(crate) fn run(root: &Path) -> Result<()> {
     timed(
         "step 9: Kafka's cleaner gives the committed compaction goldens",
         &mut || step9(&ctx),
+    )?;
+    timed(
+        "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
+        &mut || step10(&ctx, &kafka),
     )?;
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");

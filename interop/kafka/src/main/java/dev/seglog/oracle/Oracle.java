@@ -52,6 +52,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     Kafka's ProducerStateManager driven step by step, snapshots written to dir. See {@link Snapshots}.
  * Oracle create-topic | produce | consume ...
  *     Kafka's own Admin, KafkaProducer and KafkaConsumer; records as JSON Lines. See {@link Clients}.
+ * Oracle tool &lt;class&gt; &lt;args...&gt;
+ *     A Kafka tool's main (org.apache.kafka.tools.GetOffsetShell, LogDirsCommand, ...), exit status as dump's.
  * Oracle raw-produce ...
  *     One idempotent Produce request for a producer id the caller chooses. See {@link RawProduce}.
  * Oracle txn-produce | txn-produce-until-killed ...
@@ -120,6 +122,8 @@ public final class Oracle {
                 return Clients.produce(rest);
             case "consume":
                 return Clients.consume(rest);
+            case "tool":
+                return tool(rest);
             case "raw-produce":
                 return RawProduce.run(rest);
             case "group-commit", "alter-config", "delete-topic":
@@ -157,6 +161,7 @@ public final class Oracle {
         ERR.println("       Oracle consume <bootstrap> <topic> <partition> <records> <timeout-ms> [read_uncommitted|read_committed]");
         ERR.println("       Oracle txn-produce <bootstrap> <topic> <rounds> <seed>");
         ERR.println("       Oracle describe-producers <bootstrap> <topic> <partition>");
+        ERR.println("       Oracle tool <class> <args...>");
         ERR.println("       Oracle raw-produce <host:port> <topic> <partition> <producer-id> <epoch> <base-sequence> <count> <value-prefix>");
         ERR.println("       Oracle txn-produce-until-killed <bootstrap> <topic> <rounds> <seed>");
         return 2;
@@ -191,6 +196,28 @@ public final class Oracle {
         } finally {
             Exit.resetExitProcedure();
             Exit.resetHaltProcedure();
+        }
+    }
+
+    /** Any Kafka tool's main (GetOffsetShell, LogDirsCommand, ...), its Exit calls turned into a status. */
+    private static int tool(String[] args) throws Exception {
+        if (args.length == 0) {
+            return usage();
+        }
+        java.lang.reflect.Method main = Class.forName(args[0]).getMethod("main", String[].class);
+        Exit.setExitProcedure((status, message) -> {
+            throw new ExitCalled(status, message);
+        });
+        try {
+            main.invoke(null, (Object) Arrays.copyOfRange(args, 1, args.length));
+            return 0;
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            if (e.getCause() instanceof ExitCalled exit) {
+                return exit.status;
+            }
+            throw e;
+        } finally {
+            Exit.resetExitProcedure();
         }
     }
 
