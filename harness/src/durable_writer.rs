@@ -71,14 +71,13 @@ fn parse() -> Result<Args> {
 
 fn main() -> Result<()> {
     let args = parse()?;
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(2)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(false)
+        .with_discard(false);
     // Opening recovers whatever the previous (killed) writer left.
     let (dir, _) = LogDir::open(RealFs, &args.root, options).context("opening the log dir")?;
     let segment_bytes = args.segment_bytes.to_string();

@@ -279,14 +279,13 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
     if create.is_none() && !RealFs.is_dir(path) {
         bail!("{}: no such partition directory", path.display());
     }
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(2)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(false)
+        .with_discard(false);
     let (dir, tp, _) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
     let log = match dir.log(&tp) {
         Some(log) => log,

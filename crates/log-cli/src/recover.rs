@@ -79,17 +79,16 @@ fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<L
     } else {
         LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("--config: {e}"))?
     };
-    Ok(LogDirOptions {
-        default_config,
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: bar.map(|bar| {
+    Ok(LogDirOptions::default()
+        .with_default_config(default_config)
+        .with_recovery_threads(2)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(bar.map(|bar| {
             let progress: Arc<seglog_log::ProgressFn> = Arc::new(move |_| bar.inc(1));
             progress
-        }),
-        recover_all: o.full,
-        discard: o.discard,
-    })
+        }))
+        .with_recover_all(o.full)
+        .with_discard(o.discard))
 }
 
 /// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when

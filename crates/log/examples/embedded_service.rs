@@ -16,14 +16,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let root = std::env::args()
         .nth(1)
         .map_or_else(|| std::env::temp_dir().join("seglog-example"), Into::into);
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(2)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(false)
+        .with_discard(false);
     // Open the log directory: it recovers whatever a previous run left, and holds a lock.
     let (dir, report) = LogDir::open(RealFs, &root, options)
         .map_err(|e| format!("opening the log directory {}: {e}", root.display()))?;

@@ -30,14 +30,13 @@ fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), Box<dyn Error>>
 }
 
 fn run(root: &Path) -> Result<(), Box<dyn Error>> {
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(2)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(false)
+        .with_discard(false);
     // Takes the directory's `.lock`, reads its checkpoints and loads its partitions.
     let (dir, _report) = LogDir::open(RealFs, root, options)?;
     let log = dir.create_log(&TopicPartition::new("quickstart", 0), None)?;

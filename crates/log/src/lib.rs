@@ -18,14 +18,7 @@
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = tempfile::tempdir()?;
-//! let options = LogDirOptions {
-//!     default_config: LogConfig::default(),
-//!     recovery_threads: 2,
-//!     time: Arc::new(SystemClock),
-//!     progress: None,
-//!     recover_all: false,
-//!     discard: false,
-//! };
+//! let options = LogDirOptions::default();
 //! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
 //! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;
 //!
@@ -65,6 +58,7 @@ mod offset_map;
 mod partition;
 pub mod producer;
 pub mod record;
+mod setters;
 mod snapshot;
 mod time;
 mod topic_partition;

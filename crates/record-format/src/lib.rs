@@ -84,15 +84,22 @@ mod kraft_voters;
 mod legacy;
 mod mutate;
 mod record;
+mod setters;
 mod varint;
 
 pub use batch::{MIN_RECORD_SIZE, RecordBatch};
 pub use builder::{
     BatchBuilder, BatchOptions, BuiltBatch, NewRecord, build_batch, write_empty_batch,
 };
-pub use codec::{
-    Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, gzip, lz4, snappy, zstd,
-};
+#[cfg(feature = "gzip")]
+pub use codec::gzip;
+#[cfg(feature = "lz4")]
+pub use codec::lz4;
+#[cfg(feature = "snappy")]
+pub use codec::snappy;
+#[cfg(feature = "zstd")]
+pub use codec::zstd;
+pub use codec::{Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress};
 pub use control::{
     ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, LeaderChange, VoterIds,
     parse_control, parse_control_key,

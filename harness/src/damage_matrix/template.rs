@@ -29,14 +29,13 @@ pub(crate) const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zst
 const SEGMENT_BYTES: &str = "6000";
 
 fn options() -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(1)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(false)
+        .with_discard(false)
 }
 
 /// Writes the template into `dir` (a fresh log directory); values and keys follow from `rng`.

@@ -42,14 +42,13 @@ fn value(offset: usize) -> Vec<u8> {
 }
 
 fn options(recover_all: bool) -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(1)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(recover_all)
+        .with_discard(false)
 }
 
 /// The template: a log directory with one partition of several segments, closed cleanly.

@@ -12,14 +12,13 @@ use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, Topic
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
 
 fn options(recover_all: bool) -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(LogConfig::default())
+        .with_recovery_threads(1)
+        .with_time(Arc::new(SystemClock))
+        .with_progress(None)
+        .with_recover_all(recover_all)
+        .with_discard(false)
 }
 
 fn append(log: &seglog_log::PartitionLog, values: &[String]) -> i64 {
