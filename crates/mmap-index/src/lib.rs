@@ -83,7 +83,7 @@ pub use index::Index;
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
-pub use options::IndexOptions;
+pub use options::{IndexOptions, base_offset_from_file_name};
 pub use reader::IndexReader;
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};
