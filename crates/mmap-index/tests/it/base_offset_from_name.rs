@@ -66,10 +66,16 @@ fn a_base_offset_other_than_the_names_is_refused_and_nothing_is_created() {
             file,
             from_name,
             given,
-        } => assert_eq!((file.as_path(), *from_name, *given), (path.as_path(), 100, 0)),
+        } => assert_eq!(
+            (file.as_path(), *from_name, *given),
+            (path.as_path(), 100, 0)
+        ),
         other => panic!("{other}"),
     }
-    assert!(err.to_string().contains("00000000000000000100.index"), "{err}");
+    assert!(
+        err.to_string().contains("00000000000000000100.index"),
+        "{err}"
+    );
     assert!(!path.exists());
     // A lazy index refuses it on first use.
     let lazy = OffsetIndex::options(&path, 99).max_index_size(4096).lazy();
