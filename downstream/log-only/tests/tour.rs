@@ -136,7 +136,10 @@ fn open_append_read_look_up_retain_compact_close_inspect() {
     assert_eq!(log.log_start_offset(), 60);
     log.delete_old_segments().unwrap();
     let first_base = *log.segments().keys().next().unwrap();
-    assert!(first_base > 0 && first_base <= 60, "first segment {first_base}");
+    assert!(
+        first_base > 0 && first_base <= 60,
+        "first segment {first_base}"
+    );
     assert_eq!(at(ListOffset::Earliest), Some(60));
 
     // Compact: only the latest record of each key stays below the active segment.
