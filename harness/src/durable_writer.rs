@@ -71,13 +71,7 @@ fn parse() -> Result<Args> {
 
 fn main() -> Result<()> {
     let args = parse()?;
-    let options = LogDirOptions::default()
-        .with_default_config(LogConfig::default())
-        .with_recovery_threads(2)
-        .with_time(Arc::new(SystemClock))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false);
+    let options = LogDirOptions::default();
     // Opening recovers whatever the previous (killed) writer left.
     let (dir, _) = LogDir::open(RealFs, &args.root, options).context("opening the log dir")?;
     let segment_bytes = args.segment_bytes.to_string();

@@ -234,13 +234,7 @@ fn build(root: &Path, expected: &Path) -> Result<()> {
     if root.exists() {
         bail!("{}: already exists", root.display());
     }
-    let options = LogDirOptions::default()
-        .with_default_config(LogConfig::default())
-        .with_recovery_threads(1)
-        .with_time(Arc::new(SystemClock))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false);
+    let options = LogDirOptions::default().with_recovery_threads(1);
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut out = std::io::BufWriter::new(
         std::fs::File::create(expected).with_context(|| expected.display().to_string())?,
@@ -404,8 +398,7 @@ fn append(partition_dir: &Path, count: usize, expected: &Path, configs: &[&str])
     let load = LoadOptions::default()
         .with_recovery_point(recovery.get(&tp).copied().unwrap_or(0))
         .with_log_start_offset(starts.get(&tp).copied().unwrap_or(0))
-        .with_had_clean_shutdown(true)
-        .with_discard(false);
+        .with_had_clean_shutdown(true);
     let (log, _) = PartitionLog::open(RealFs, &partition_dir, config, load, Arc::new(SystemClock))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let first_offset = log.log_end_offset();

@@ -93,9 +93,6 @@ fn options(clock: &MockClock, segment_bytes: u64) -> LogDirOptions {
         .with_default_config(config(segment_bytes))
         .with_recovery_threads(1)
         .with_time(Arc::new(clock.clone()))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false)
 }
 
 fn tp() -> TopicPartition {

@@ -392,10 +392,7 @@ fn a_locked_log_directory_is_refused_clearly() {
     let options = seglog_log::LogDirOptions::default()
         .with_default_config(seglog_log::LogConfig::default())
         .with_recovery_threads(1)
-        .with_time(Arc::new(seglog_log::SystemClock))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false);
+        .with_time(Arc::new(seglog_log::SystemClock));
     let (held, _) = seglog_log::LogDir::open(seglog_log::RealFs, &logs, options).unwrap();
     let out = seglog(
         &["produce", "logs/t-0", "--create"],

@@ -19,11 +19,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use seglog_log::RealFs;
 use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
+use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, TopicPartition};
 
 const CODECS: [Compression; 5] = [
     Compression::None,
@@ -43,12 +43,8 @@ fn value(offset: usize) -> Vec<u8> {
 
 fn options(recover_all: bool) -> LogDirOptions {
     LogDirOptions::default()
-        .with_default_config(LogConfig::default())
         .with_recovery_threads(1)
-        .with_time(Arc::new(SystemClock))
-        .with_progress(None)
         .with_recover_all(recover_all)
-        .with_discard(false)
 }
 
 /// The template: a log directory with one partition of several segments, closed cleanly.

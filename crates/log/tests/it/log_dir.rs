@@ -17,11 +17,7 @@ use seglog_log::{
 fn options(clock: &MockClock) -> LogDirOptions {
     LogDirOptions::default()
         .with_default_config(common::small_config(600))
-        .with_recovery_threads(2)
         .with_time(Arc::new(clock.clone()))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false)
 }
 
 #[test]

@@ -14,9 +14,6 @@ fn options() -> LogDirOptions {
         .with_default_config(common::small_config(600))
         .with_recovery_threads(1)
         .with_time(Arc::new(MockClock::new(0)))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false)
 }
 
 #[test]

@@ -778,12 +778,8 @@ fn the_log_dir_scheduler_expires_idle_producers() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(NOW);
     let options = LogDirOptions::default()
-        .with_default_config(LogConfig::default())
         .with_recovery_threads(1)
-        .with_time(Arc::new(clock.clone()))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false);
+        .with_time(Arc::new(clock.clone()));
     let (dir, _) = LogDir::open(RealFs, root.path(), options).unwrap();
     let log = dir
         .create_log(&TopicPartition::new("orders", 0), None)

@@ -18,9 +18,6 @@ fn options(clock: &MockClock) -> LogDirOptions {
         .with_default_config(common::small_config(1 << 20))
         .with_recovery_threads(1)
         .with_time(Arc::new(clock.clone()))
-        .with_progress(None)
-        .with_recover_all(false)
-        .with_discard(false)
 }
 
 #[test]
