@@ -31,7 +31,8 @@ commands:
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
   public-api compare every library's public items with docs/public-api/ (--bless: accept them)
   package    cargo package the library crates (no verify build), failing on any warning
-  downstream test the crate on seglog-record-format alone with default features off
+  downstream test the crate on seglog-record-format alone with default features off, and
+             check the CLI (so log and segment) builds with no codec
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
   fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
   bench      run the criterion benches (extra arguments go to cargo bench)
@@ -230,7 +231,20 @@ fn downstream(root: &Path) -> Result<()> {
     cargo(root, &clippy, &[])?;
     let mut test = vec!["test"];
     test.extend(common);
-    cargo(root, &test, &[])
+    cargo(root, &test, &[])?;
+    // The codec features pass through segment and log to the CLI: the whole stack builds
+    // without a codec (one package selected, so no other member's features are unified in).
+    cargo(
+        root,
+        &[
+            "check",
+            "--locked",
+            "-p",
+            "seglog-cli",
+            "--no-default-features",
+        ],
+        &[],
+    )
 }
 
 fn has_nextest() -> bool {
