@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
     DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
-    RealFs, RecoveryPlan, SnapshotDrop, SystemClock, TopicPartition, plan_recovery,
+    RealFs, RecoveryPlan, SnapshotDrop, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
@@ -81,8 +81,6 @@ fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<L
     };
     Ok(LogDirOptions::default()
         .with_default_config(default_config)
-        .with_recovery_threads(2)
-        .with_time(Arc::new(SystemClock))
         .with_progress(bar.map(|bar| {
             let progress: Arc<seglog_log::ProgressFn> = Arc::new(move |_| bar.inc(1));
             progress
