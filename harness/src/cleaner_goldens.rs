@@ -79,13 +79,9 @@ impl Writer {
     /// A batch of producer `pid`, transactional or idempotent, at its current epoch.
     fn produce(&mut self, pid: i64, transactional: bool, records: &[Rec<'_>]) -> Result<()> {
         let sequence = self.sequences.entry(pid).or_insert(0);
-        let options = BatchOptions {
-            producer_id: pid,
-            producer_epoch: self.epochs.get(&pid).copied().unwrap_or(0),
-            base_sequence: *sequence,
-            transactional,
-            ..BatchOptions::new(0, Compression::None)
-        };
+        let options = BatchOptions::new(0, Compression::None)
+            .with_producer(pid, self.epochs.get(&pid).copied().unwrap_or(0), *sequence)
+            .with_transactional(transactional);
         *sequence += i32::try_from(records.len())?;
         self.append(&options, records)
     }

@@ -71,14 +71,7 @@ fn parse() -> Result<Args> {
 
 fn main() -> Result<()> {
     let args = parse()?;
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default();
     // Opening recovers whatever the previous (killed) writer left.
     let (dir, _) = LogDir::open(RealFs, &args.root, options).context("opening the log dir")?;
     let segment_bytes = args.segment_bytes.to_string();

@@ -169,10 +169,7 @@ fn append_batch(
             NewRecord::new(i, r.timestamp, r.key.as_deref(), r.value.as_deref()).with_headers(h)
         });
     let mut batch = Vec::new();
-    let options = BatchOptions {
-        partition_leader_epoch: epoch,
-        ..BatchOptions::new(0, codec)
-    };
+    let options = BatchOptions::new(0, codec).with_partition_leader_epoch(epoch);
     builder.build(&options, new, &mut batch)?;
     let info = log
         .append_as_leader(&mut batch)
@@ -237,14 +234,7 @@ fn build(root: &Path, expected: &Path) -> Result<()> {
     if root.exists() {
         bail!("{}: already exists", root.display());
     }
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default().with_recovery_threads(1);
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut out = std::io::BufWriter::new(
         std::fs::File::create(expected).with_context(|| expected.display().to_string())?,
@@ -340,10 +330,7 @@ fn build_compacted(
     // As a broker's would be once replicated: the cleaner stays below the high watermark.
     log.set_high_watermark(log.log_end_offset());
     let report = log
-        .clean(&CleanOptions {
-            dedupe_buffer_bytes: 1 << 20,
-            ..CleanOptions::default()
-        })
+        .clean(&CleanOptions::default().with_dedupe_buffer_bytes(1 << 20))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     if report.segments_replaced == 0 || report.end_offset <= 0 {
         bail!("{tp}: the cleaner cleaned nothing: {report:?}");
@@ -408,12 +395,10 @@ fn append(partition_dir: &Path, count: usize, expected: &Path, configs: &[&str])
     let (hw_cp, mut hws) = checkpoint(log_dir.join(REPLICATION_OFFSET_CHECKPOINT))?;
     let epochs_cp = LeaderEpochCheckpoint::in_dir(RealFs, &partition_dir);
     let mut epochs = epochs_cp.read().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let load = LoadOptions {
-        recovery_point: recovery.get(&tp).copied().unwrap_or(0),
-        log_start_offset: starts.get(&tp).copied().unwrap_or(0),
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    let load = LoadOptions::default()
+        .with_recovery_point(recovery.get(&tp).copied().unwrap_or(0))
+        .with_log_start_offset(starts.get(&tp).copied().unwrap_or(0))
+        .with_had_clean_shutdown(true);
     let (log, _) = PartitionLog::open(RealFs, &partition_dir, config, load, Arc::new(SystemClock))
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let first_offset = log.log_end_offset();

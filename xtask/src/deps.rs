@@ -32,6 +32,8 @@ pub(crate) const LIBRARIES: &[(&str, &[&str])] = &[
         ],
     ),
     ("seglog-cli", &["seglog-log"]),
+    // An embedder's crate, in the test suite: seglog-log alone must be enough.
+    ("seglog-downstream-log-only", &["seglog-log"]),
 ];
 
 /// Workspace packages above every library: they may depend on any library, and nothing depends on them.

@@ -12,6 +12,7 @@ mod fuzz;
 mod kafka_interop;
 mod kills;
 mod modules;
+mod public_api;
 mod tidy;
 
 use std::env;
@@ -26,12 +27,16 @@ usage: cargo xtask <command>
 
 commands:
   ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, cli-docs,
-             deps, tidy,
-             loom, crash, kills, kafka-interop, damage-matrix
+             deps, tidy, public-api, package, downstream, loom, crash, kills, kafka-interop,
+             damage-matrix
   cli-docs   generate seglog's shell completions and man pages into target/cli-docs and check
              that each names every subcommand
   deps       fail when a crate depends on one to its right in the layering order
   tidy       source headers, SAFETY comments, unsafe only in mmap-index, ASCII sources
+  public-api compare every library's public items with docs/public-api/ (--bless: accept them)
+  package    cargo package the library crates (no verify build), failing on any warning
+  downstream test the crate on seglog-record-format alone with default features off, and
+             check the CLI (so log and segment) builds with no codec
   loom       run the loom models (RUSTFLAGS=--cfg loom) of the crates that have them
   fixtures   regenerate testdata/ with kafka-python (needs python3 and pip) and verify it
   bench      run the criterion benches (extra arguments go to cargo bench)
@@ -60,6 +65,9 @@ fn main() -> Result<()> {
         "cli-docs" => cli_docs::run(&project_root()),
         "deps" => deps::check(&project_root()),
         "tidy" => tidy::check(&project_root()),
+        "public-api" => public_api::check(&project_root(), rest.iter().any(|a| a == "--bless")),
+        "package" => package(&project_root()),
+        "downstream" => downstream(&project_root()),
         "loom" => loom(rest),
         "fixtures" => fixtures(),
         "bench" => bench(rest),
@@ -129,6 +137,9 @@ fn ci() -> Result<()> {
     step("cli-docs", || cli_docs::run(&root))?;
     step("deps", || deps::check(&root))?;
     step("tidy", || tidy::check(&root))?;
+    step("public-api", || public_api::check(&root, false))?;
+    step("package", || package(&root))?;
+    step("downstream", || downstream(&root))?;
     step("loom", || loom(&[]))?;
     step("crash", crash::ci)?;
     step("kills", || kills::run(&[]))?;
@@ -169,6 +180,77 @@ fn test(root: &Path) -> Result<()> {
             &[],
         )
     }
+}
+
+/// The crates an embedder can depend on: each must package (`cargo package`) without a warning.
+/// `--no-verify`: the verify build would compile all six again from their packaged sources (the
+/// workspace build already compiles them); cargo packages path dependencies together through a
+/// local registry, so no seglog crate needs to be on crates.io first.
+fn package(root: &Path) -> Result<()> {
+    let mut args = vec!["package", "--locked", "--no-verify", "--allow-dirty"];
+    for (krate, _) in deps::LIBRARIES {
+        if krate.starts_with("seglog-downstream") {
+            continue;
+        }
+        args.extend(["-p", krate]);
+    }
+    let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    eprintln!("$ cargo {}", args.join(" "));
+    let output = Command::new(cargo)
+        .args(&args)
+        .current_dir(root)
+        .output()
+        .context("running cargo package")?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        bail!("cargo package failed:\n{stderr}");
+    }
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning"))
+        .collect();
+    if !warnings.is_empty() {
+        bail!("cargo package warned:\n{stderr}");
+    }
+    Ok(())
+}
+
+/// The crate on seglog-record-format alone with its default features off: a workspace of its
+/// own (so no other package's features reach record-format), built in this `target/`.
+fn downstream(root: &Path) -> Result<()> {
+    let manifest = root
+        .join("downstream")
+        .join("record-format-minimal")
+        .join("Cargo.toml");
+    let manifest = manifest.to_string_lossy().into_owned();
+    let target = root.join("target").to_string_lossy().into_owned();
+    let common = [
+        "--locked",
+        "--manifest-path",
+        &manifest,
+        "--target-dir",
+        &target,
+    ];
+    let mut clippy = vec!["clippy", "--all-targets"];
+    clippy.extend(common);
+    clippy.extend(["--", "-D", "warnings"]);
+    cargo(root, &clippy, &[])?;
+    let mut test = vec!["test"];
+    test.extend(common);
+    cargo(root, &test, &[])?;
+    // The codec features pass through segment and log to the CLI: the whole stack builds
+    // without a codec (one package selected, so no other member's features are unified in).
+    cargo(
+        root,
+        &[
+            "check",
+            "--locked",
+            "-p",
+            "seglog-cli",
+            "--no-default-features",
+        ],
+        &[],
+    )
 }
 
 fn has_nextest() -> bool {

@@ -4,6 +4,28 @@
 //! [`FileSystem`] and [`File`], after raft-engine's `env` and lsm-tree's `fs`. It is the bottom
 //! crate of the workspace: `seglog-mmap-index` and `seglog-segment` build on it.
 //!
+//! ```
+//! use seglog_fs::{File, FileSystem, OpenMode, RealFs};
+//!
+//! # fn main() -> std::io::Result<()> {
+//! let dir = tempfile::tempdir()?;
+//! let fs = RealFs;
+//! let path = dir.path().join("00000000000000000000.log");
+//! let file = fs.open(&path, OpenMode::CreateNew)?;
+//! file.write_all_at(b"record batches", 0)?; // positioned: no seek, no shared cursor
+//! file.sync_data()?;
+//! fs.sync_dir(dir.path())?; // the new name is durable once its directory is synced
+//! let mut back = [0; 7];
+//! file.read_exact_at(&mut back, 7)?;
+//! assert_eq!(&back, b"batches");
+//! assert_eq!(fs.read_dir(dir.path())?, [path]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Unix only: it builds on `rustix` (positioned I/O, `flock`, `fallocate`, file descriptors for
+//! mmap), and so does every seglog crate above it (`seglog-record-format` alone is portable).
+//!
 //! There are two implementations:
 //! - [`RealFs`], the real files, a zero-cost pass-through to `std::fs` with positioned reads and writes;
 //! - `sim::SimFs` (behind the `sim` feature, for tests), an in-memory file system that keeps a
@@ -24,6 +46,9 @@
     test,
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
+
+#[cfg(not(unix))]
+compile_error!("seglog-fs (and every seglog crate above it) is Unix-only");
 
 mod dir_ops;
 mod file_lock;

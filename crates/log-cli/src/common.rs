@@ -12,8 +12,7 @@ use seglog_log::inspect::PartitionView;
 use seglog_log::{
     CLEAN_SHUTDOWN_FILE, CLEANER_OFFSET_CHECKPOINT, DirKind, File as _, FileSystem as _,
     LOG_START_OFFSET_CHECKPOINT, LogConfig, LogDir, LogDirOptions, OpenMode, PARTITION_CONFIG_FILE,
-    PartitionLog, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, RealFs, SystemClock,
-    TopicPartition,
+    PartitionLog, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT, RealFs, TopicPartition,
 };
 
 /// A partition directory's log directory, its topic-partition, and the opened pair.
@@ -279,14 +278,7 @@ pub(crate) fn open_partition(path: &Path, create: Option<LogConfig>) -> Result<O
     if create.is_none() && !RealFs.is_dir(path) {
         bail!("{}: no such partition directory", path.display());
     }
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default();
     let (dir, tp, _) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
     let log = match dir.log(&tp) {
         Some(log) => log,

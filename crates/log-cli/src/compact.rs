@@ -51,12 +51,9 @@ fn compact(
         );
     }
     let opened = crate::common::open_partition(dir, None)?;
-    opened
-        .dir
-        .set_cleaner_settings(seglog_log::CleanerSettings {
-            dedupe_buffer_bytes,
-            io_max_bytes_per_second: None,
-        });
+    opened.dir.set_cleaner_settings(
+        seglog_log::CleanerSettings::default().with_dedupe_buffer_bytes(dedupe_buffer_bytes),
+    );
     let bar = crate::common::progress(0, "compacting");
     let tp = opened.log.topic_partition().clone();
     let report = opened

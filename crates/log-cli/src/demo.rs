@@ -4,7 +4,6 @@
 use crate::common::Outcome;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -37,14 +36,7 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
     marker.set_len(0)?;
     marker.write_all_at(b"made by seglog demo\n", 0)?;
     drop(marker);
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default();
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     if replace {
         // A previous demo's partitions go, through the log directory that owns them.

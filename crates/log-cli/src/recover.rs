@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
     DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
-    RealFs, RecoveryPlan, SnapshotDrop, SystemClock, TopicPartition, plan_recovery,
+    RealFs, RecoveryPlan, SnapshotDrop, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
@@ -79,17 +79,14 @@ fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<L
     } else {
         LogConfig::from_pairs(pairs).map_err(|e| anyhow::anyhow!("--config: {e}"))?
     };
-    Ok(LogDirOptions {
-        default_config,
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: bar.map(|bar| {
+    Ok(LogDirOptions::default()
+        .with_default_config(default_config)
+        .with_progress(bar.map(|bar| {
             let progress: Arc<seglog_log::ProgressFn> = Arc::new(move |_| bar.inc(1));
             progress
-        }),
-        recover_all: o.full,
-        discard: o.discard,
-    })
+        }))
+        .with_recover_all(o.full)
+        .with_discard(o.discard))
 }
 
 /// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when

@@ -154,12 +154,11 @@ fn clean(c: &mut Criterion) {
                 log
             },
             |log| {
-                let options = CleanOptions {
-                    first_dirty_offset: 0,
-                    dedupe_buffer_bytes: budget,
-                    io_max_bytes_per_second: None,
-                    uncleanable_offset: None,
-                };
+                let options = CleanOptions::default()
+                    .with_first_dirty_offset(0)
+                    .with_dedupe_buffer_bytes(budget)
+                    .with_io_max_bytes_per_second(None)
+                    .with_uncleanable_offset(None);
                 let report = log.clean(&options).unwrap();
                 assert!(report.records_kept * 5 < report.records_read);
                 log

@@ -299,10 +299,7 @@ const DURABLE_PER_THREAD: usize = 200;
 /// One timed run: a fresh log in `dir`, 4 threads of 200 durable appends each.
 fn durable_run(dir: &Path, template: &[u8], append: AppendFn, flush_messages: i64) -> DurableRun {
     let fs = CountingFs::default();
-    let config = LogConfig {
-        flush_messages,
-        ..LogConfig::default()
-    };
+    let config = LogConfig::default().with_flush_messages(flush_messages);
     let (log, _) = PartitionLog::open(
         fs.clone(),
         dir,
@@ -514,13 +511,12 @@ fn random_reads(c: &mut Criterion) {
         .unwrap_or(4);
     // `SEGLOG_BENCH_MAPPINGS=n` puts the log's mappings under a budget of `n`
     // (`seglog.max.segment.mappings`), to measure its bookkeeping on the same path.
-    let config = LogConfig {
-        max_segment_mappings: std::env::var("SEGLOG_BENCH_MAPPINGS")
+    let config = LogConfig::default().with_max_segment_mappings(
+        std::env::var("SEGLOG_BENCH_MAPPINGS")
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(-1),
-        ..LogConfig::default()
-    };
+    );
     let log = open_log(&root.path().join("reads-0"), config);
     // 100-byte records in batches of 10: one record's batch is about 1.3 KiB.
     let template = producer_batch(10, 100);

@@ -4,26 +4,18 @@
 //! Run it with `cargo run -p seglog-log --example embedded_service [DIR]`.
 
 use std::error::Error;
-use std::sync::Arc;
 
 use seglog_log::record::{self, BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_log::{
-    Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, RealFs, SchedulerConfig, SystemClock,
-    Time, TopicPartition,
+    Isolation, ListOffset, LogDir, LogDirOptions, RealFs, SchedulerConfig, SystemClock, Time,
+    TopicPartition,
 };
 
 fn main() -> Result<(), Box<dyn Error>> {
     let root = std::env::args()
         .nth(1)
         .map_or_else(|| std::env::temp_dir().join("seglog-example"), Into::into);
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default();
     // Open the log directory: it recovers whatever a previous run left, and holds a lock.
     let (dir, report) = LogDir::open(RealFs, &root, options)
         .map_err(|e| format!("opening the log directory {}: {e}", root.display()))?;

@@ -9,12 +9,9 @@
 
 use std::error::Error;
 use std::path::Path;
-use std::sync::Arc;
 
-use seglog_log::record::{self, BatchBuilder, BatchOptions, Compression, Header, NewRecord};
-use seglog_log::{
-    Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, RealFs, SystemClock, TopicPartition,
-};
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, Header, NewRecord};
+use seglog_log::{Isolation, ListOffset, LogDir, LogDirOptions, RealFs, TopicPartition};
 
 const BATCHES: i64 = 3;
 const PER_BATCH: i64 = 10;
@@ -30,14 +27,7 @@ fn expect(ok: bool, what: impl FnOnce() -> String) -> Result<(), Box<dyn Error>>
 }
 
 fn run(root: &Path) -> Result<(), Box<dyn Error>> {
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 2,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default();
     // Takes the directory's `.lock`, reads its checkpoints and loads its partitions.
     let (dir, _report) = LogDir::open(RealFs, root, options)?;
     let log = dir.create_log(&TopicPartition::new("quickstart", 0), None)?;
@@ -77,8 +67,8 @@ fn run(root: &Path) -> Result<(), Box<dyn Error>> {
         })?;
     }
 
-    // Reads return whole batches (starting at the one holding the offset); `record::records`
-    // decodes them into records.
+    // Reads return whole batches (starting at the one holding the offset), for a zero-copy
+    // send; `records` decodes them into records.
     let end = log.log_end_offset();
     expect(end == BATCHES * PER_BATCH, || {
         format!("log end offset {end}")
@@ -86,10 +76,8 @@ fn run(root: &Path) -> Result<(), Box<dyn Error>> {
     let mut next = 0;
     let mut bytes = Vec::new();
     while next < end {
-        bytes.clear();
-        log.read(next, 1 << 20, Isolation::LogEnd, true)?
-            .read_into(&mut bytes)?;
-        for record in record::records(&bytes) {
+        let fetch = log.read(next, 1 << 20, Isolation::LogEnd, true)?;
+        for record in fetch.records(&mut bytes)? {
             let record = record?;
             if record.offset < next {
                 continue;

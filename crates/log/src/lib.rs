@@ -7,26 +7,18 @@
 //! It builds on `seglog-segment`. It holds the configuration ([`LogConfig`]), topic-partition directory
 //! names ([`TopicPartition`]), Kafka's text checkpoints ([`OffsetCheckpoint`]), the clean-shutdown marker
 //! ([`CleanShutdownMarker`]), the partition log ([`PartitionLog`]) and the log directory
-//! ([`LogDir`]).
+//! ([`LogDir`]). Depending on this crate alone is enough to embed it: the file system
+//! ([`RealFs`]), record building and decoding ([`record`]) and the read-only view ([`inspect`])
+//! are all here. Unix only, as `seglog-fs` is. The codec features (`gzip`, `snappy`, `lz4`,
+//! `zstd`, all on by default) pass down to `seglog-record-format`.
 //!
 //! ```
-//! use std::sync::Arc;
-//!
-//! use seglog_log::{Isolation, ListOffset, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
-//! use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
-//! use seglog_fs::RealFs;
+//! use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
+//! use seglog_log::{Isolation, ListOffset, LogDir, LogDirOptions, RealFs, TopicPartition};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let root = tempfile::tempdir()?;
-//! let options = LogDirOptions {
-//!     default_config: LogConfig::default(),
-//!     recovery_threads: 2,
-//!     time: Arc::new(SystemClock),
-//!     progress: None,
-//!     recover_all: false,
-//!     discard: false,
-//! };
-//! let (dir, _report) = LogDir::open(RealFs, root.path(), options)?;
+//! let (dir, _report) = LogDir::open(RealFs, root.path(), LogDirOptions::default())?;
 //! let log = dir.create_log(&TopicPartition::new("orders", 0), None)?;
 //!
 //! // A producer batch (base offset 0); the log assigns offsets and returns once it is durable.
@@ -36,10 +28,11 @@
 //! let ack = log.append_durable(&mut batch)?;
 //! assert_eq!((ack.first_offset, ack.last_offset), (0, 2));
 //!
+//! // A read returns whole batches (for a zero-copy send), or their records.
 //! let fetch = log.read(1, 1 << 20, Isolation::LogEnd, true)?;
 //! let mut bytes = Vec::new();
-//! fetch.read_into(&mut bytes)?;
-//! assert!(!bytes.is_empty());
+//! let offsets: Vec<i64> = fetch.records(&mut bytes)?.map(|r| r.map(|r| r.offset)).collect::<Result<_, _>>()?;
+//! assert_eq!(offsets, [0, 1, 2]); // from the batch holding offset 1
 //! assert_eq!(log.offset_for_timestamp(ListOffset::Latest)?.map(|t| t.offset), Some(3));
 //! dir.close()?; // flush, checkpoints, clean-shutdown marker
 //! # Ok(())
@@ -65,6 +58,7 @@ mod offset_map;
 mod partition;
 pub mod producer;
 pub mod record;
+mod setters;
 mod snapshot;
 mod time;
 mod topic_partition;

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use seglog_fs::RealFs;
-use seglog_log::{Isolation, ListOffset, LoadOptions, LogConfig, PartitionLog, SystemClock};
+use seglog_log::{Isolation, ListOffset, LoadOptions, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
 const PER_BATCH: i64 = 4;
@@ -112,11 +112,9 @@ impl Quiesce {
 #[test]
 fn many_segments_read_at_random_stay_within_the_mapping_budget() {
     let root = tempfile::tempdir().unwrap();
-    let config = LogConfig {
-        max_segment_mappings: BUDGET as i64,
-        message_timestamp_before_max_ms: i64::MAX,
-        ..common::small_config(600)
-    };
+    let config = common::small_config(600)
+        .with_max_segment_mappings(BUDGET as i64)
+        .with_message_timestamp_before_max_ms(i64::MAX);
     let dir = common::partition_dir(root.path());
     let (log, _) = PartitionLog::open(
         RealFs,

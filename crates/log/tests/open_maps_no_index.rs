@@ -24,12 +24,11 @@ fn clean_open_maps_nothing_until_used() {
     drop(log);
     assert_eq!(seglog_mmap_index::live_mappings(), 0);
 
-    let clean = LoadOptions {
-        recovery_point: end,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    let clean = LoadOptions::default()
+        .with_recovery_point(end)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(true)
+        .with_discard(false);
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.segments_scanned, 0);
     assert_eq!(report.segments_loaded, segments);

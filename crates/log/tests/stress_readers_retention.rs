@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use seglog_fs::RealFs;
-use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
+use seglog_log::{Isolation, LoadOptions, PartitionLog, SystemClock};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
 const PER_BATCH: i64 = 8;
@@ -42,11 +42,9 @@ fn batch(first_offset: i64, builder: &mut BatchBuilder) -> Vec<u8> {
 #[test]
 fn readers_see_exactly_what_was_written_while_retention_deletes() {
     let root = tempfile::tempdir().unwrap();
-    let config = LogConfig {
-        retention_bytes: 8_000,
-        file_delete_delay_ms: 0,
-        ..common::small_config(1_000)
-    };
+    let config = common::small_config(1_000)
+        .with_retention_bytes(8_000)
+        .with_file_delete_delay_ms(0);
     let (log, _) = PartitionLog::open(
         RealFs,
         &common::partition_dir(root.path()),

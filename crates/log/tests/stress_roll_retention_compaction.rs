@@ -181,19 +181,17 @@ fn run(max_segment_mappings: i64) {
             .unwrap_or(3_000),
     );
     let root = tempfile::tempdir().unwrap();
-    let config = LogConfig {
-        retention_bytes: 24_000,
-        file_delete_delay_ms: 0,
-        max_segment_mappings,
-        ..LogConfig::from_pairs([
-            ("internal.segment.bytes", "4000"),
-            ("segment.index.bytes", "4096"),
-            ("index.interval.bytes", "100"),
-            ("cleanup.policy", "compact,delete"),
-            ("min.cleanable.dirty.ratio", "0.01"),
-        ])
-        .unwrap()
-    };
+    let config = LogConfig::from_pairs([
+        ("internal.segment.bytes", "4000"),
+        ("segment.index.bytes", "4096"),
+        ("index.interval.bytes", "100"),
+        ("cleanup.policy", "compact,delete"),
+        ("min.cleanable.dirty.ratio", "0.01"),
+    ])
+    .unwrap()
+    .with_retention_bytes(24_000)
+    .with_file_delete_delay_ms(0)
+    .with_max_segment_mappings(max_segment_mappings);
     let (log, _) = PartitionLog::open(
         RealFs,
         &common::partition_dir(root.path()),
@@ -285,12 +283,13 @@ fn run(max_segment_mappings: i64) {
             while !stop.load(Ordering::SeqCst) {
                 progress.start(3, 5);
                 let report = log
-                    .clean(&CleanOptions {
-                        first_dirty_offset: checkpoint,
-                        dedupe_buffer_bytes: 1 << 20,
-                        io_max_bytes_per_second: None,
-                        uncleanable_offset: None,
-                    })
+                    .clean(
+                        &CleanOptions::default()
+                            .with_first_dirty_offset(checkpoint)
+                            .with_dedupe_buffer_bytes(1 << 20)
+                            .with_io_max_bytes_per_second(None)
+                            .with_uncleanable_offset(None),
+                    )
                     .unwrap();
                 if !report.aborted {
                     checkpoint = checkpoint.max(report.end_offset);

@@ -203,6 +203,26 @@ pub enum Error {
         /// Offset or time index.
         kind: IndexKind,
     },
+    /// The index's file name holds no base offset (Kafka's names start with it: 20 digits, then
+    /// `.index` or `.timeindex`), and none was given.
+    #[error("index file {} has no base offset in its name; give one", file.display())]
+    NoBaseOffsetInName {
+        /// The index file.
+        file: PathBuf,
+    },
+    /// The base offset given differs from the one the index's file name holds.
+    #[error(
+        "index file {} is named for base offset {from_name}, not the {given} given",
+        file.display()
+    )]
+    BaseOffsetMismatch {
+        /// The index file.
+        file: PathBuf,
+        /// The base offset in the file name.
+        from_name: i64,
+        /// The base offset given.
+        given: i64,
+    },
     /// The sanity check failed (Kafka's `CorruptIndexException`); the message is Kafka's.
     #[error("{}", corrupt_message(*kind, file, corruption))]
     CorruptIndex {
@@ -282,6 +302,8 @@ impl Error {
             | Self::ResizeBelowEntries { file, .. }
             | Self::ReadOnly { file, .. }
             | Self::Closed { file, .. }
+            | Self::NoBaseOffsetInName { file }
+            | Self::BaseOffsetMismatch { file, .. }
             | Self::CorruptIndex { file, .. } => file,
         }
     }

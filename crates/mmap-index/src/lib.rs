@@ -5,6 +5,35 @@
 //! big-endian, offsets are stored relative to the segment's base offset, new files are
 //! preallocated to `floor(max_index_size / entry_size) * entry_size` bytes and trimmed on close.
 //!
+//! ```
+//! use seglog_mmap_index::{OffsetIndex, TimeIndex};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! // The segment based at offset 100: entries hold offsets relative to it.
+//! let path = dir.path().join("00000000000000000100.index");
+//! let mut index = OffsetIndex::options(&path, 100).max_index_size(4096).open()?;
+//! index.append(100, 0)?; // offset 100 is at byte 0 of the .log
+//! index.append(150, 4096)?;
+//! let reader = index.reader(); // lock-free lookups from other threads
+//! assert_eq!(reader.lookup(170)?.position, 4096); // the floor entry: scan the .log from there
+//! index.close()?; // trimmed to its entries
+//!
+//! // A read-only open takes the base offset from the file name.
+//! let read_only = OffsetIndex::options_from_file_name(&path)?.read_only().open()?;
+//! assert_eq!((read_only.base_offset(), read_only.entries()), (100, 2));
+//!
+//! let mut times = TimeIndex::options(dir.path().join("00000000000000000100.timeindex"), 100)
+//!     .max_index_size(4096)
+//!     .open()?;
+//! times.maybe_append(1_700_000_000_000, 150, false)?;
+//! assert_eq!(times.lookup(1_700_000_000_000)?.offset, 150);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Unix only, as `seglog-fs` is (mmap, `pread`, file descriptors).
+//!
 //! ## What this crate owns, and its boundary
 //! - [`Index`], generic over the entry layout ([`OffsetEntry`], [`TimeEntry`]), as
 //!   [`OffsetIndex`] and [`TimeIndex`]: one writer each (mutations take `&mut self`), with
@@ -83,7 +112,7 @@ pub use index::Index;
 pub use lazy::{LazyIndex, LazyOffsetIndex, LazyTimeIndex};
 pub use mapped_file::{MAP_AHEAD_BYTES, MappedFile};
 pub use offset_index::{OffsetIndex, OffsetIndexReader};
-pub use options::IndexOptions;
+pub use options::{IndexOptions, base_offset_from_file_name};
 pub use reader::IndexReader;
 pub use time_index::{TimeIndex, TimeIndexReader};
 pub use verify::{Problem, VerifyReport};

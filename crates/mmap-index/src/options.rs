@@ -7,12 +7,16 @@ use std::path::{Path, PathBuf};
 
 use crate::budget::MappingBudget;
 use crate::entry::Entry;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::file::IndexFile;
 use crate::index::Index;
 use seglog_fs::Backing;
 
-/// How to open an index file: where it is, its segment's base offset, and the options below.
+/// How to open an index file: where it is, its segment's base offset (given, or read from a
+/// Kafka file name by [`from_file_name`](Self::from_file_name)), and the options below. A base
+/// offset given for a file whose name holds another is refused on open
+/// ([`Error::BaseOffsetMismatch`](crate::Error::BaseOffsetMismatch)); a name without one (a
+/// scratch file) takes the one given.
 /// [`open`](Self::open) opens it now; [`lazy`](Self::lazy) on first use.
 ///
 /// - With [`max_index_size`](Self::max_index_size), Kafka's constructor: a missing file is
@@ -55,9 +59,40 @@ impl<E: Entry> Index<E> {
     pub fn options(path: impl AsRef<Path>, base_offset: i64) -> IndexOptions<E> {
         IndexOptions::new(path, base_offset)
     }
+
+    /// The options to open the index at `path`, based at the offset its Kafka file name holds:
+    /// the same as [`IndexOptions::from_file_name`].
+    pub fn options_from_file_name(path: impl AsRef<Path>) -> Result<IndexOptions<E>> {
+        IndexOptions::from_file_name(path)
+    }
+}
+
+/// The base offset a Kafka index file's name holds (Kafka's `offsetFromFileName`): the digits
+/// before the name's first `.`, as in `00000000000000000100.index` or
+/// `00000000000000000100.timeindex.swap`; `None` for a name without them.
+pub fn base_offset_from_file_name(path: &Path) -> Option<i64> {
+    let name = path.file_name()?.to_str()?;
+    let (digits, _) = name.split_once('.')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }
 
 impl<E: Entry> IndexOptions<E> {
+    /// Options to open the existing index at `path`, based at the offset its Kafka file name
+    /// holds (`00000000000000000100.index` is based at 100); a name without one is
+    /// [`Error::NoBaseOffsetInName`](crate::Error::NoBaseOffsetInName).
+    pub fn from_file_name(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        match base_offset_from_file_name(path) {
+            Some(base_offset) => Ok(Self::new(path, base_offset)),
+            None => Err(Error::NoBaseOffsetInName {
+                file: path.to_path_buf(),
+            }),
+        }
+    }
+
     /// Options to open the existing index at `path`, read-write, on a real mapped file, outside
     /// any mapping budget.
     pub fn new(path: impl AsRef<Path>, base_offset: i64) -> Self {
@@ -117,8 +152,21 @@ impl<E: Entry> IndexOptions<E> {
         Index::from_file(self.open_file()?)
     }
 
+    /// Refuses a base offset that differs from the one the file name holds.
+    pub(crate) fn check_base_offset(&self) -> Result<()> {
+        match base_offset_from_file_name(&self.path) {
+            Some(from_name) if from_name != self.base_offset => Err(Error::BaseOffsetMismatch {
+                file: self.path.clone(),
+                from_name,
+                given: self.base_offset,
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Opens the index file.
     fn open_file(&self) -> Result<IndexFile<E>> {
+        self.check_base_offset()?;
         let (backing, path, base, budget) = (
             &self.backing,
             self.path.as_path(),

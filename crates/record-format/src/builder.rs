@@ -17,10 +17,13 @@ use crate::header::{
     RecordBatchHeader, TimestampType,
 };
 use crate::record::Header;
+use crate::setters::with_setters;
 use crate::varint::{varint_size, varlong_size, write_varint, write_varlong};
 
-/// Everything about a batch except its records.
+/// Everything about a batch except its records: [`BatchOptions::new`] or `Default`, then the
+/// `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BatchOptions {
     /// Offset of the first record; record offsets are `base_offset + offset_delta`.
     pub base_offset: i64,
@@ -77,6 +80,20 @@ impl BatchOptions {
         }
     }
 
+    /// An idempotent producer's batch: its id, epoch and first sequence.
+    #[must_use]
+    pub fn with_producer(
+        mut self,
+        producer_id: i64,
+        producer_epoch: i16,
+        base_sequence: i32,
+    ) -> Self {
+        self.producer_id = producer_id;
+        self.producer_epoch = producer_epoch;
+        self.base_sequence = base_sequence;
+        self
+    }
+
     /// `MemoryRecordsBuilder.validateProducerState`.
     fn validate(&self) -> Result<()> {
         if self.transactional && self.producer_id == NO_PRODUCER_ID {
@@ -107,8 +124,26 @@ impl BatchOptions {
     }
 }
 
-/// One record to write.
+with_setters!(BatchOptions {
+    base_offset: i64 => with_base_offset,
+    partition_leader_epoch: i32 => with_partition_leader_epoch,
+    producer_id: i64 => with_producer_id,
+    producer_epoch: i16 => with_producer_epoch,
+    base_sequence: i32 => with_base_sequence,
+    transactional: bool => with_transactional,
+    control: bool => with_control,
+    timestamp_type: TimestampType => with_timestamp_type,
+    log_append_time: i64 => with_log_append_time,
+    delete_horizon_ms: Option<i64> => with_delete_horizon_ms,
+    compression: Compression => with_compression,
+    last_offset_delta: Option<i32> => with_last_offset_delta,
+});
+
+/// One record to write: [`NewRecord::new`], then the `with_*` setters. Key, value and header
+/// bytes are borrowed (from a `Vec`, a `String`, a `bytes::Bytes`, anything that derefs to
+/// `[u8]`) and copied once, into the batch being built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct NewRecord<'r> {
     /// Offset relative to the batch base offset; strictly increasing within a batch.
     pub offset_delta: i32,
@@ -121,6 +156,13 @@ pub struct NewRecord<'r> {
     /// Headers in order (duplicate keys allowed).
     pub headers: &'r [Header<'r>],
 }
+
+with_setters!(NewRecord<'r> {
+    offset_delta: i32 => with_offset_delta,
+    timestamp: i64 => with_timestamp,
+    key: Option<&'r [u8]> => with_key,
+    value: Option<&'r [u8]> => with_value,
+});
 
 impl<'r> NewRecord<'r> {
     /// A record without headers.

@@ -77,12 +77,29 @@ pub enum Error {
         /// Its codec.
         codec: Compression,
     },
+    /// A batch is compressed with (or a batch to build asks for) a codec whose cargo feature of
+    /// seglog-record-format is off in this build.
+    #[error(
+        "{}{codec} compression is not in this build (seglog-record-format's `{codec}` cargo feature is off)",
+        at_batch(.position.as_ref())
+    )]
+    CodecDisabled {
+        /// The codec.
+        codec: Compression,
+        /// The start of the batch being decoded; `None` when building a batch.
+        position: Option<Position>,
+    },
     /// A builder or mutator was given input that Kafka would refuse to write.
     #[error("invalid input: {reason}")]
     InvalidInput {
         /// What was wrong.
         reason: &'static str,
     },
+}
+
+/// "the batch at P: " before a disabled codec's message, when the batch is known.
+fn at_batch(position: Option<&Position>) -> String {
+    position.map_or_else(String::new, |p| format!("the batch at {p}: "))
 }
 
 impl Error {
@@ -95,6 +112,7 @@ impl Error {
             | Error::Decompress { position, .. }
             | Error::DecompressLimit { position, .. }
             | Error::Compressed { position, .. } => Some(position.buffer_position()),
+            Error::CodecDisabled { position, .. } => position.map(Position::buffer_position),
             Error::InvalidInput { .. } | Error::RecordsTooLarge { .. } => None,
         }
     }
@@ -108,6 +126,9 @@ impl Error {
             | Error::Decompress { position, .. }
             | Error::DecompressLimit { position, .. }
             | Error::Compressed { position, .. } => *position = position.offset_by(base),
+            Error::CodecDisabled { position, .. } => {
+                *position = position.map(|p| p.offset_by(base));
+            }
             Error::InvalidInput { .. } | Error::RecordsTooLarge { .. } => {}
         }
         self

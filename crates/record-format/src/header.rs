@@ -119,6 +119,18 @@ impl Compression {
         Compression::Zstd,
     ];
 
+    /// Whether this build can compress and decompress the codec: `None` always; the others
+    /// when their cargo feature (`gzip`, `snappy`, `lz4`, `zstd`, all on by default) is on.
+    pub const fn is_enabled(self) -> bool {
+        match self {
+            Compression::None => true,
+            Compression::Gzip => cfg!(feature = "gzip"),
+            Compression::Snappy => cfg!(feature = "snappy"),
+            Compression::Lz4 => cfg!(feature = "lz4"),
+            Compression::Zstd => cfg!(feature = "zstd"),
+        }
+    }
+
     /// The codec with this id, or `None` for ids above 4.
     pub fn from_id(id: u8) -> Option<Self> {
         match id {

@@ -4,31 +4,6 @@
 //! message sets v0/v1 (read), CRC-32C, and the four codecs (gzip, snappy in xerial framing,
 //! Kafka's LZ4 frame, zstd). The byte layouts are drawn in `docs/format.md`.
 //!
-//! ## Boundary
-//!
-//! This crate does no file I/O. It works on byte slices and writes into caller-provided
-//! `Vec<u8>`s; the segment crate maps or reads files and hands slices in. It is the bottom of the
-//! workspace and depends on no other seglog crate.
-//!
-//! ## The pieces
-//!
-//! - Framing: [`batches`] / [`batches_from`] walk a buffer of concatenated batches with Kafka's
-//!   exact stop rules (17 or fewer bytes left or a partial trailing batch end cleanly; a size
-//!   below 14 is corruption). Framing reads 17 bytes per batch and checks nothing else.
-//! - Validation is a separate call: [`FramedBatch::validate`], [`RecordBatch::validate`]
-//!   (CRC-32C over bytes 21..end), [`LegacyBatch::validate`] (CRC-32 over magic..end).
-//! - [`RecordBatch`] reads the 61-byte [`RecordBatchHeader`] in place (zerocopy) and iterates
-//!   [`RecordView`]s borrowed from the batch, or from a scratch buffer for compressed batches.
-//! - [`BatchBuilder`] writes batches as Kafka's Java producer does; in-place helpers
-//!   ([`set_base_offset`], [`set_max_timestamp`], ...) edit a batch in place.
-//! - [`parse_control`] / [`RecordView::control`] decode control records.
-//! - [`find_batch_with_offset`] and [`search_for_timestamp`] are Kafka's `FileRecords` lookups
-//!   (the batch holding an offset; the first record at or past a timestamp) over a buffer.
-//! - The codecs ([`gzip`], [`snappy`], [`lz4`], [`zstd`], or [`compress`] / [`decompress`] by
-//!   [`Compression`]) are usable on their own.
-//!
-//! ## Example
-//!
 //! ```
 //! use seglog_record_format::{BatchOptions, Compression, NewRecord, batches, build_batch};
 //!
@@ -51,6 +26,36 @@
 //! }
 //! # Ok::<(), seglog_record_format::Error>(())
 //! ```
+//!
+//! ## Features
+//!
+//! `gzip`, `snappy`, `lz4` and `zstd` (all on by default) each compile one codec in; with one
+//! off, a batch in that codec, read or built, is [`Error::CodecDisabled`] (naming the codec and
+//! the batch), and [`Compression::is_enabled`] says which are in. Unlike the crates above it,
+//! this one is portable: it does no I/O.
+//!
+//! ## Boundary
+//!
+//! This crate does no file I/O. It works on byte slices and writes into caller-provided
+//! `Vec<u8>`s; the segment crate maps or reads files and hands slices in. It is the bottom of the
+//! workspace and depends on no other seglog crate.
+//!
+//! ## The pieces
+//!
+//! - Framing: [`batches`] / [`batches_from`] walk a buffer of concatenated batches with Kafka's
+//!   exact stop rules (17 or fewer bytes left or a partial trailing batch end cleanly; a size
+//!   below 14 is corruption). Framing reads 17 bytes per batch and checks nothing else.
+//! - Validation is a separate call: [`FramedBatch::validate`], [`RecordBatch::validate`]
+//!   (CRC-32C over bytes 21..end), [`LegacyBatch::validate`] (CRC-32 over magic..end).
+//! - [`RecordBatch`] reads the 61-byte [`RecordBatchHeader`] in place (zerocopy) and iterates
+//!   [`RecordView`]s borrowed from the batch, or from a scratch buffer for compressed batches.
+//! - [`BatchBuilder`] writes batches as Kafka's Java producer does; in-place helpers
+//!   ([`set_base_offset`], [`set_max_timestamp`], ...) edit a batch in place.
+//! - [`parse_control`] / [`RecordView::control`] decode control records.
+//! - [`find_batch_with_offset`] and [`search_for_timestamp`] are Kafka's `FileRecords` lookups
+//!   (the batch holding an offset; the first record at or past a timestamp) over a buffer.
+//! - The codecs ([`gzip`], [`snappy`], [`lz4`], [`zstd`], or [`compress`] / [`decompress`] by
+//!   [`Compression`]) are usable on their own.
 //!
 //! ## Invariants
 //!
@@ -84,15 +89,22 @@ mod kraft_voters;
 mod legacy;
 mod mutate;
 mod record;
+mod setters;
 mod varint;
 
 pub use batch::{MIN_RECORD_SIZE, RecordBatch};
 pub use builder::{
     BatchBuilder, BatchOptions, BuiltBatch, NewRecord, build_batch, write_empty_batch,
 };
-pub use codec::{
-    Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress, gzip, lz4, snappy, zstd,
-};
+#[cfg(feature = "gzip")]
+pub use codec::gzip;
+#[cfg(feature = "lz4")]
+pub use codec::lz4;
+#[cfg(feature = "snappy")]
+pub use codec::snappy;
+#[cfg(feature = "zstd")]
+pub use codec::zstd;
+pub use codec::{Compressor, DEFAULT_MAX_DECOMPRESSED_BYTES, compress, decompress};
 pub use control::{
     ControlRecord, ControlRecordType, ControlValue, EndTransactionMarker, LeaderChange, VoterIds,
     parse_control, parse_control_key,

@@ -63,11 +63,9 @@ fn budget() -> Option<MappingBudget> {
 }
 
 fn config() -> SegmentConfig {
-    SegmentConfig {
-        index_interval_bytes: 4096,
-        max_index_size: 10 * 1024 * 1024,
-        ..SegmentConfig::default()
-    }
+    SegmentConfig::default()
+        .with_index_interval_bytes(4096)
+        .with_max_index_size(10 * 1024 * 1024)
 }
 
 fn append(c: &mut Criterion) {

@@ -7,7 +7,7 @@
 //!
 //! It builds on `seglog-record-format` (batch framing and validation), `seglog-mmap-index` (the two
 //! sparse indexes) and `seglog-fs` (the I/O seam). It knows nothing about retention, compaction or the
-//! segment list: that is `seglog-log`.
+//! segment list: that is `seglog-log`. Unix only, as `seglog-fs` is.
 //!
 //! ```
 //! use seglog_fs::RealFs;

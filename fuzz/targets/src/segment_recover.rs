@@ -20,11 +20,9 @@ const MAX_INDEX_SIZE: u32 = 1 << 20;
 const CHECKED_BATCHES: usize = 64;
 
 fn config() -> SegmentConfig {
-    SegmentConfig {
-        index_interval_bytes: INDEX_INTERVAL_BYTES,
-        max_index_size: MAX_INDEX_SIZE,
-        ..SegmentConfig::default()
-    }
+    SegmentConfig::default()
+        .with_index_interval_bytes(INDEX_INTERVAL_BYTES)
+        .with_max_index_size(MAX_INDEX_SIZE)
 }
 
 /// One batch kept by recovery, as the record-format crate frames it.

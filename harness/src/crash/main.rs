@@ -89,14 +89,10 @@ fn config(segment_bytes: u64) -> LogConfig {
 }
 
 fn options(clock: &MockClock, segment_bytes: u64) -> LogDirOptions {
-    LogDirOptions {
-        default_config: config(segment_bytes),
-        recovery_threads: 1,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(config(segment_bytes))
+        .with_recovery_threads(1)
+        .with_time(Arc::new(clock.clone()))
 }
 
 fn tp() -> TopicPartition {

@@ -3,12 +3,11 @@
 //! and the clean-shutdown marker are written, as after a broker's clean stop).
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use seglog_log::RealFs;
 use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
-use seglog_log::{LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
+use seglog_log::{LogConfig, LogDir, LogDirOptions, TopicPartition};
 
 use crate::rng::Rng;
 
@@ -29,14 +28,7 @@ pub(crate) const CODEC_NAMES: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zst
 const SEGMENT_BYTES: &str = "6000";
 
 fn options() -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default().with_recovery_threads(1)
 }
 
 /// Writes the template into `dir` (a fresh log directory); values and keys follow from `rng`.

@@ -386,14 +386,10 @@ fn bad_input_gives_one_clear_line_and_the_documented_status() {
 fn a_locked_log_directory_is_refused_clearly() {
     let root = tempfile::tempdir().unwrap();
     let logs = root.path().join("logs");
-    let options = seglog_log::LogDirOptions {
-        default_config: seglog_log::LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(seglog_log::SystemClock),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = seglog_log::LogDirOptions::default()
+        .with_default_config(seglog_log::LogConfig::default())
+        .with_recovery_threads(1)
+        .with_time(Arc::new(seglog_log::SystemClock));
     let (held, _) = seglog_log::LogDir::open(seglog_log::RealFs, &logs, options).unwrap();
     let out = seglog(
         &["produce", "logs/t-0", "--create"],

@@ -19,11 +19,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use seglog_log::RealFs;
 use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
-use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
+use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, TopicPartition};
 
 const CODECS: [Compression; 5] = [
     Compression::None,
@@ -42,14 +42,9 @@ fn value(offset: usize) -> Vec<u8> {
 }
 
 fn options(recover_all: bool) -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_recovery_threads(1)
+        .with_recover_all(recover_all)
 }
 
 /// The template: a log directory with one partition of several segments, closed cleanly.

@@ -240,10 +240,7 @@ fn a_valid_swap_left_by_an_interrupted_compaction_is_completed_as_kafka_does() {
     let before = records(root);
     // A compaction stopped right after its `.cleaned` files became `.swap` (as a crash there).
     let config = LogConfig::from_pairs(CONFIG).unwrap();
-    let options = LoadOptions {
-        had_clean_shutdown: true,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_had_clean_shutdown(true);
     let (log, _) =
         PartitionLog::open(RealFs, &dir, config, options, Arc::new(SystemClock)).unwrap();
     log.clean_until(&CleanOptions::default(), StopAfter::Swapped)

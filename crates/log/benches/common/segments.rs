@@ -59,10 +59,9 @@ pub(crate) fn one_batch_segments(
 
 /// The load options after a clean shutdown of a log ending at `log_end`.
 pub(crate) fn clean_shutdown(log_end: i64) -> LoadOptions {
-    LoadOptions {
-        recovery_point: log_end,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    }
+    LoadOptions::default()
+        .with_recovery_point(log_end)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(true)
+        .with_discard(false)
 }

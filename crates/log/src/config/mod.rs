@@ -13,6 +13,7 @@ mod validate;
 use std::fmt;
 
 use crate::error::Error;
+use crate::setters::with_setters;
 
 pub use parse::KEYS;
 
@@ -52,7 +53,11 @@ pub enum CompressionType {
 }
 
 /// A partition log's configuration. Field names are Kafka's topic config names with units last.
+/// Build one from `Default` (Kafka's defaults) with the `with_*` setters, or from properties
+/// text with [`LogConfig::parse`]; the setters do not validate (a partition validates its
+/// configuration when it opens), [`LogConfig::set`] does.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LogConfig {
     /// `segment.bytes`: roll when a segment would grow past this. Default 1 GiB.
     pub segment_bytes: i32,
@@ -105,6 +110,31 @@ pub struct LogConfig {
     /// it with every log of the process in mind: the kernel's default limit is 65,530.
     pub max_segment_mappings: i64,
 }
+
+with_setters!(LogConfig {
+    segment_bytes: i32 => with_segment_bytes,
+    segment_ms: i64 => with_segment_ms,
+    segment_jitter_ms: i64 => with_segment_jitter_ms,
+    segment_index_bytes: i32 => with_segment_index_bytes,
+    index_interval_bytes: i32 => with_index_interval_bytes,
+    flush_messages: i64 => with_flush_messages,
+    flush_ms: i64 => with_flush_ms,
+    retention_ms: i64 => with_retention_ms,
+    retention_bytes: i64 => with_retention_bytes,
+    file_delete_delay_ms: i64 => with_file_delete_delay_ms,
+    max_message_bytes: i32 => with_max_message_bytes,
+    message_timestamp_type: MessageTimestampType => with_message_timestamp_type,
+    message_timestamp_before_max_ms: i64 => with_message_timestamp_before_max_ms,
+    message_timestamp_after_max_ms: i64 => with_message_timestamp_after_max_ms,
+    preallocate: bool => with_preallocate,
+    cleanup_policy: CleanupPolicy => with_cleanup_policy,
+    compression_type: CompressionType => with_compression_type,
+    delete_retention_ms: i64 => with_delete_retention_ms,
+    min_compaction_lag_ms: i64 => with_min_compaction_lag_ms,
+    max_compaction_lag_ms: i64 => with_max_compaction_lag_ms,
+    min_cleanable_dirty_ratio: f64 => with_min_cleanable_dirty_ratio,
+    max_segment_mappings: i64 => with_max_segment_mappings,
+});
 
 impl Default for LogConfig {
     fn default() -> Self {

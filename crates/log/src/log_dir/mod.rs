@@ -89,14 +89,7 @@ impl<F: FileSystem> LogDir<F> {
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let root = tempfile::tempdir()?;
-    /// let options = || LogDirOptions {
-    ///     default_config: LogConfig::default(),
-    ///     recovery_threads: 2,
-    ///     time: Arc::new(SystemClock),
-    ///     progress: None,
-    ///     recover_all: false,
-    ///     discard: false,
-    /// };
+    /// let options = || LogDirOptions::default();
     /// let (dir, report) = LogDir::open(RealFs, root.path(), options())?;
     /// assert!(!report.had_clean_shutdown && report.logs.is_empty()); // a new directory
     /// assert!(matches!(LogDir::open(RealFs, root.path(), options()), Err(Error::Locked { .. })));

@@ -8,15 +8,18 @@ use std::sync::Arc;
 use crate::config::LogConfig;
 use crate::error::Error;
 use crate::partition::LoadReport;
-use crate::time::Time;
+use crate::setters::with_setters;
+use crate::time::{SystemClock, Time};
 use crate::topic_partition::TopicPartition;
 
 /// A partition's own configuration overrides, in Kafka's properties format. Kafka keeps topic
 /// configs in its metadata log; seglog keeps them beside the segments, where Kafka ignores them.
 pub const PARTITION_CONFIG_FILE: &str = "seglog.properties";
 
-/// How often the scheduler wakes up, and what it does.
+/// How often the scheduler wakes up, and what it does: `Default` (Kafka's intervals), then the
+/// `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SchedulerConfig {
     /// `log.flush.scheduler.interval.ms`: how often logs past their `flush.ms` are flushed.
     pub flush_check_interval_ms: u64,
@@ -43,6 +46,14 @@ impl Default for SchedulerConfig {
     }
 }
 
+with_setters!(SchedulerConfig {
+    flush_check_interval_ms: u64 => with_flush_check_interval_ms,
+    retention_check_interval_ms: u64 => with_retention_check_interval_ms,
+    checkpoint_interval_ms: u64 => with_checkpoint_interval_ms,
+    cleaner_backoff_ms: u64 => with_cleaner_backoff_ms,
+    producer_id_expiration_check_interval_ms: u64 => with_producer_id_expiration_check_interval_ms,
+});
+
 /// Loading progress, reported while a log directory opens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadProgress {
@@ -57,7 +68,9 @@ pub struct LoadProgress {
 /// A progress callback.
 pub type ProgressFn = dyn Fn(&LoadProgress) + Send + Sync;
 
-/// Options for [`LogDir::open`](super::LogDir::open).
+/// Options for [`LogDir::open`](super::LogDir::open): `Default` (Kafka's defaults, the system
+/// clock, two recovery threads, no progress callback), then the `with_*` setters.
+#[non_exhaustive]
 pub struct LogDirOptions {
     /// The configuration of partitions without their own `seglog.properties`.
     pub default_config: LogConfig,
@@ -74,6 +87,28 @@ pub struct LogDirOptions {
     /// of moving it to the partition's quarantine ([`QUARANTINE_DIR`](crate::QUARANTINE_DIR)).
     pub discard: bool,
 }
+
+impl Default for LogDirOptions {
+    fn default() -> Self {
+        Self {
+            default_config: LogConfig::default(),
+            recovery_threads: 2,
+            time: Arc::new(SystemClock),
+            progress: None,
+            recover_all: false,
+            discard: false,
+        }
+    }
+}
+
+with_setters!(LogDirOptions {
+    default_config: LogConfig => with_default_config,
+    recovery_threads: usize => with_recovery_threads,
+    time: Arc<dyn Time> => with_time,
+    progress: Option<Arc<ProgressFn>> => with_progress,
+    recover_all: bool => with_recover_all,
+    discard: bool => with_discard,
+});
 
 impl std::fmt::Debug for LogDirOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -118,8 +153,9 @@ pub struct PartitionFailure {
     pub error: Error,
 }
 
-/// The log cleaner's settings (Kafka's `log.cleaner.*`).
+/// The log cleaner's settings (Kafka's `log.cleaner.*`): `Default`, then the `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub struct CleanerSettings {
     /// `log.cleaner.dedupe.buffer.size`: the key map's memory budget (Kafka: 128 MiB).
     pub dedupe_buffer_bytes: usize,
@@ -135,3 +171,8 @@ impl Default for CleanerSettings {
         }
     }
 }
+
+with_setters!(CleanerSettings {
+    dedupe_buffer_bytes: usize => with_dedupe_buffer_bytes,
+    io_max_bytes_per_second: Option<f64> => with_io_max_bytes_per_second,
+});

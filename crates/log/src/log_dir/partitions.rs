@@ -31,14 +31,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
-    /// # let options = || LogDirOptions {
-    /// #     default_config: LogConfig::default(),
-    /// #     recovery_threads: 2,
-    /// #     time: Arc::new(SystemClock),
-    /// #     progress: None,
-    /// #     recover_all: false,
-    /// #     discard: false,
-    /// # };
+    /// # let options = || LogDirOptions::default();
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);
     /// let log = dir.create_log(&orders, None)?;
@@ -163,14 +156,7 @@ impl<F: FileSystem> LogDir<F> {
     /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
-    /// # let options = || LogDirOptions {
-    /// #     default_config: LogConfig::default(),
-    /// #     recovery_threads: 2,
-    /// #     time: Arc::new(SystemClock),
-    /// #     progress: None,
-    /// #     recover_all: false,
-    /// #     discard: false,
-    /// # };
+    /// # let options = || LogDirOptions::default();
     /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// let orders = TopicPartition::new("orders", 0);
     /// let path = dir.create_log(&orders, None)?.dir().to_path_buf();

@@ -50,14 +50,7 @@ impl<F: FileSystem> LogDir<F> {
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let root = tempfile::tempdir()?;
-    /// let options = || LogDirOptions {
-    ///     default_config: LogConfig::default(),
-    ///     recovery_threads: 1,
-    ///     time: Arc::new(SystemClock),
-    ///     progress: None,
-    ///     recover_all: false,
-    ///     discard: false,
-    /// };
+    /// let options = || LogDirOptions::default().with_recovery_threads(1);
     /// let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
     /// dir.create_log(&TopicPartition::new("a", 0), None)?;
     /// dir.create_log(&TopicPartition::new("b", 0), None)?;

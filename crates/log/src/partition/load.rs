@@ -26,6 +26,7 @@ use crate::topic_partition::TopicPartition;
 
 /// What the log directory knows about a partition when it opens it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The checkpointed recovery point (0 when there is none).
     pub recovery_point: i64,
@@ -129,7 +130,7 @@ impl<F: FileSystem> PartitionLog<F> {
     ///
     /// // After a clean shutdown nothing is scanned, and everything counts as flushed.
     /// let (log, report) =
-    ///     open(LoadOptions { had_clean_shutdown: true, ..LoadOptions::default() })?;
+    ///     open(LoadOptions::default().with_had_clean_shutdown(true))?;
     /// assert_eq!((report.segments_scanned, log.log_end_offset()), (0, 3));
     /// assert_eq!(log.recovery_point(), 3);
     /// # Ok(())

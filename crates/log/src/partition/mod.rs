@@ -15,6 +15,7 @@ mod flush;
 mod index_sanity;
 mod list_offsets;
 mod load;
+mod load_options;
 mod planner;
 mod producer_load;
 mod quarantine;
@@ -318,13 +319,12 @@ impl<F: FileSystem> Inner<F> {
         x ^= x >> 33;
         x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
         x ^= x >> 33;
-        SegmentConfig {
-            index_interval_bytes: u32::try_from(self.config.index_interval_bytes).unwrap_or(0),
-            max_index_size: u32::try_from(self.config.segment_index_bytes).unwrap_or(0),
-            preallocate: self.config.preallocate,
-            initial_file_size: self.config.initial_file_size(),
-            roll_jitter_ms: self.config.segment_jitter_from(x),
-        }
+        SegmentConfig::default()
+            .with_index_interval_bytes(u32::try_from(self.config.index_interval_bytes).unwrap_or(0))
+            .with_max_index_size(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))
+            .with_preallocate(self.config.preallocate)
+            .with_initial_file_size(self.config.initial_file_size())
+            .with_roll_jitter_ms(self.config.segment_jitter_from(x))
     }
 
     fn swap_segments(&self, f: impl FnOnce(&mut SegmentMap<F>)) {

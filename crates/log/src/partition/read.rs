@@ -65,6 +65,16 @@ impl<F: FileSystem> FetchDataInfo<F> {
         Ok(())
     }
 
+    /// Reads the bytes into `buf` (replacing its contents) and iterates their records, decoded:
+    /// offset, timestamp, key, value, headers ([`records`](crate::record::records)). The first
+    /// batch is the one holding the offset read from, so records below it come first; control
+    /// records (transaction markers) are included: [`consumer_records`](crate::consumer_records)
+    /// is what a consumer at an isolation level sees.
+    pub fn records<'b>(&self, buf: &'b mut Vec<u8>) -> Result<crate::record::Records<'b>> {
+        self.read_into(buf)?;
+        Ok(crate::record::records(buf))
+    }
+
     /// Copies the bytes to a file or socket without a user-space copy where the platform allows.
     pub fn copy_to(&self, out: BorrowedFd<'_>) -> Result<u64> {
         match &self.segment {
@@ -91,6 +101,9 @@ impl<F: FileSystem> PartitionLog<F> {
     /// the log end offset reads nothing. Under [`Isolation::TxnCommitted`] the bound is the last
     /// stable offset and the result carries the aborted transactions from the start offset to
     /// the fetch's upper bound (Kafka's `addAbortedTransactions`).
+    ///
+    /// The result holds raw batches, for zero-copy sends ([`FetchDataInfo::copy_to`]) or a copy
+    /// ([`FetchDataInfo::read_into`]); [`FetchDataInfo::records`] decodes them into records.
     ///
     /// ```
     /// # use std::sync::Arc;

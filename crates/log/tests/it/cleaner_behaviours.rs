@@ -133,10 +133,7 @@ fn a_map_that_fits_one_key_still_progresses_each_round() {
     roll_and_commit(&log);
     let before: Vec<i64> = all(&log).iter().map(|r| r.0).collect();
     // Budget for two slots: one key (Kafka's test sizes its map the same way).
-    let mut options = CleanOptions {
-        dedupe_buffer_bytes: 48,
-        ..CleanOptions::default()
-    };
+    let mut options = CleanOptions::default().with_dedupe_buffer_bytes(48);
     let mut rounds = 0;
     while options.first_dirty_offset < 24 {
         let report = log.clean(&options).unwrap();
@@ -371,10 +368,7 @@ fn the_next_dirty_offset_moves_past_offset_gaps_between_segments() {
         );
         // A second cleaning finds nothing dirty.
         let again = log
-            .clean(&CleanOptions {
-                first_dirty_offset: report.end_offset,
-                ..CleanOptions::default()
-            })
+            .clean(&CleanOptions::default().with_first_dirty_offset(report.end_offset))
             .unwrap();
         assert_eq!(again.groups, 0, "{again:?}");
     }
@@ -402,10 +396,7 @@ fn a_source_segment_deleted_during_the_cleaning_abandons_the_swap() {
         std::thread::spawn(move || {
             // Slow enough (a few seconds for ~9 KB read and written) that the deletion below
             // lands while the cleaned segment is being written, before the swap.
-            log.clean(&CleanOptions {
-                io_max_bytes_per_second: Some(4_000.0),
-                ..CleanOptions::default()
-            })
+            log.clean(&CleanOptions::default().with_io_max_bytes_per_second(Some(4_000.0)))
         })
     };
     // Wait for the `.cleaned` segment to appear: the key map is built, the rewrite has begun.
@@ -568,12 +559,10 @@ fn the_last_batch_of_each_producer_is_kept_even_when_emptied() {
         ("0", "3", 3, 0),
         ("1", "1", 2, 1),
     ] {
-        let options = BatchOptions {
-            producer_id: producer,
-            producer_epoch: if producer < 0 { -1 } else { 0 },
-            base_sequence: sequence,
-            ..BatchOptions::new(0, Compression::None)
-        };
+        let options = BatchOptions::new(0, Compression::None)
+            .with_producer_id(producer)
+            .with_producer_epoch(if producer < 0 { -1 } else { 0 })
+            .with_base_sequence(sequence);
         let mut batch = Vec::new();
         BatchBuilder::new()
             .build(

@@ -106,16 +106,10 @@ fn run_case(name: &str) -> Vec<String> {
     copy_dir(&case.join("input/cleaner-0"), &dir);
     let times = passes(&case);
     let clock = MockClock::new(times[0]);
-    let load = LoadOptions {
-        had_clean_shutdown: true,
-        ..LoadOptions::default()
-    };
+    let load = LoadOptions::default().with_had_clean_shutdown(true);
     let (log, _) = common::open(&dir, config(&case), load, &clock);
     log.set_high_watermark(log.log_end_offset());
-    let options = CleanOptions {
-        dedupe_buffer_bytes: 16 * 1024 * 1024,
-        ..CleanOptions::default()
-    };
+    let options = CleanOptions::default().with_dedupe_buffer_bytes(16 * 1024 * 1024);
     let mut differences = Vec::new();
     for (i, time) in times.iter().enumerate() {
         let pass = format!("pass{}", i + 1);

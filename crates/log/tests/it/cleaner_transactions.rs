@@ -82,15 +82,13 @@ impl TxnLog {
 
     fn producer_options(&mut self, pid: i64, count: usize, transactional: bool) -> BatchOptions {
         let sequence = self.sequences.entry(pid).or_insert(0);
-        let options = BatchOptions {
-            base_offset: self.log.log_end_offset(),
-            partition_leader_epoch: 0,
-            producer_id: pid,
-            producer_epoch: 0,
-            base_sequence: *sequence,
-            transactional,
-            ..BatchOptions::new(0, Compression::None)
-        };
+        let options = BatchOptions::new(0, Compression::None)
+            .with_base_offset(self.log.log_end_offset())
+            .with_partition_leader_epoch(0)
+            .with_producer_id(pid)
+            .with_producer_epoch(0)
+            .with_base_sequence(*sequence)
+            .with_transactional(transactional);
         *sequence += count as i32;
         options
     }
@@ -116,15 +114,13 @@ impl TxnLog {
     }
 
     fn marker(&mut self, pid: i64, kind: ControlRecordType) -> i64 {
-        let options = BatchOptions {
-            base_offset: self.log.log_end_offset(),
-            partition_leader_epoch: 0,
-            producer_id: pid,
-            producer_epoch: 0,
-            transactional: true,
-            control: true,
-            ..BatchOptions::new(0, Compression::None)
-        };
+        let options = BatchOptions::new(0, Compression::None)
+            .with_base_offset(self.log.log_end_offset())
+            .with_partition_leader_epoch(0)
+            .with_producer_id(pid)
+            .with_producer_epoch(0)
+            .with_transactional(true)
+            .with_control(true);
         let value = EndTransactionMarker {
             version: 0,
             coordinator_epoch: 0,
@@ -171,10 +167,7 @@ impl TxnLog {
     /// the segments below it are loaded as they are on disk, the others recovered.
     fn reopen_at(&mut self, recovery_point: i64) -> seglog_log::LoadReport {
         let dir = common::partition_dir(self.root.path());
-        let options = LoadOptions {
-            recovery_point,
-            ..LoadOptions::default()
-        };
+        let options = LoadOptions::default().with_recovery_point(recovery_point);
         let (log, report) = common::open(&dir, self.config.clone(), options, &self.clock);
         self.log = log;
         report
@@ -214,13 +207,13 @@ impl TxnLog {
         self.log.set_high_watermark(self.log.log_end_offset());
         let report = self
             .log
-            .clean(&CleanOptions {
-                first_dirty_offset: first_dirty,
-                // Kafka's tests clean up to the active segment (`LogToClean(.., activeSegment
-                // .baseOffset)`), an ongoing transaction's data included.
-                uncleanable_offset: Some(self.log.active_segment().base_offset()),
-                ..CleanOptions::default()
-            })
+            .clean(
+                &CleanOptions::default()
+                    .with_first_dirty_offset(first_dirty)
+                    // Kafka's tests clean up to the active segment (`LogToClean(.., activeSegment
+                    // .baseOffset)`), an ongoing transaction's data included.
+                    .with_uncleanable_offset(Some(self.log.active_segment().base_offset())),
+            )
             .unwrap();
         assert!(!report.aborted, "{report:?}");
         report.end_offset
@@ -635,10 +628,10 @@ fn test_multi_pass_segment_cleaning_with_aborted_transactions() {
     // than the room left, so it takes five slots (four keys) to end the first pass where Kafka's
     // does. The passes then end at 4, 17 and 20 (Kafka's at 4, 14 and 20), and each pass leaves
     // what Kafka's leaves.
-    let options = |first_dirty_offset| CleanOptions {
-        first_dirty_offset,
-        dedupe_buffer_bytes: 5 * 24,
-        ..CleanOptions::default()
+    let options = |first_dirty_offset| {
+        CleanOptions::default()
+            .with_first_dirty_offset(first_dirty_offset)
+            .with_dedupe_buffer_bytes(5 * 24)
     };
     let clean = |dirty: i64| {
         let report = t.log.clean(&options(dirty)).unwrap();
@@ -1012,14 +1005,12 @@ fn a_marker_with_a_bad_key_stops_the_cleaning_with_the_file_and_byte() {
     t.plain(1, 2);
     let position = t.log.active_segment().size();
     // A control batch whose key is two bytes: no version and type to read.
-    let options = BatchOptions {
-        base_offset: t.log.log_end_offset(),
-        producer_id: 7,
-        producer_epoch: 0,
-        transactional: true,
-        control: true,
-        ..BatchOptions::new(0, Compression::None)
-    };
+    let options = BatchOptions::new(0, Compression::None)
+        .with_base_offset(t.log.log_end_offset())
+        .with_producer_id(7)
+        .with_producer_epoch(0)
+        .with_transactional(true)
+        .with_control(true);
     let mut batch = Vec::new();
     BatchBuilder::new()
         .build(

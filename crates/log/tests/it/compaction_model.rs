@@ -156,15 +156,13 @@ impl Txns {
         now: i64,
     ) -> Vec<Rec> {
         let sequence = self.sequences.entry(producer).or_insert(0);
-        let options = BatchOptions {
-            base_offset: log.log_end_offset(),
-            partition_leader_epoch: 0,
-            producer_id: i64::from(producer),
-            producer_epoch: 0,
-            base_sequence: *sequence,
-            transactional: true,
-            ..BatchOptions::new(0, codec)
-        };
+        let options = BatchOptions::new(0, codec)
+            .with_base_offset(log.log_end_offset())
+            .with_partition_leader_epoch(0)
+            .with_producer_id(i64::from(producer))
+            .with_producer_epoch(0)
+            .with_base_sequence(*sequence)
+            .with_transactional(true);
         *sequence += records.len() as i32;
         let bytes: Vec<([u8; 1], Option<[u8; 2]>)> = records
             .iter()
@@ -201,15 +199,13 @@ impl Txns {
         } else {
             ControlRecordType::Abort
         };
-        let options = BatchOptions {
-            base_offset: log.log_end_offset(),
-            partition_leader_epoch: 0,
-            producer_id: i64::from(producer),
-            producer_epoch: 0,
-            transactional: true,
-            control: true,
-            ..BatchOptions::new(0, Compression::None)
-        };
+        let options = BatchOptions::new(0, Compression::None)
+            .with_base_offset(log.log_end_offset())
+            .with_partition_leader_epoch(0)
+            .with_producer_id(i64::from(producer))
+            .with_producer_epoch(0)
+            .with_transactional(true)
+            .with_control(true);
         let key = kind.key_bytes();
         let value = EndTransactionMarker {
             version: 0,
@@ -345,12 +341,11 @@ fn run(ops: &[Op]) {
                 // Open transactions hold the last stable offset, and so the cleaning, back.
                 log.set_high_watermark(txns.last_stable_offset(log.log_end_offset()));
                 let before = read_all(&log);
-                let options = CleanOptions {
-                    first_dirty_offset: first_dirty,
-                    dedupe_buffer_bytes: usize::from(*budget_keys) * 24 * 2,
-                    io_max_bytes_per_second: None,
-                    uncleanable_offset: None,
-                };
+                let options = CleanOptions::default()
+                    .with_first_dirty_offset(first_dirty)
+                    .with_dedupe_buffer_bytes(usize::from(*budget_keys) * 24 * 2)
+                    .with_io_max_bytes_per_second(None)
+                    .with_uncleanable_offset(None);
                 let report = log.clean(&options).unwrap();
                 let after = read_all(&log);
                 let end = report.end_offset;
@@ -412,18 +407,12 @@ fn run(ops: &[Op]) {
         log.roll().unwrap();
     }
     log.set_high_watermark(log.log_end_offset());
-    let options = CleanOptions {
-        first_dirty_offset: first_dirty,
-        ..CleanOptions::default()
-    };
+    let options = CleanOptions::default().with_first_dirty_offset(first_dirty);
     let report = log.clean(&options).unwrap();
     // That cleaning set the delete horizon of the tombstones and markers it saw first; they go
     // once it passed.
     clock.advance(2 * RETENTION_MS);
-    let options = CleanOptions {
-        first_dirty_offset: 0,
-        ..CleanOptions::default()
-    };
+    let options = CleanOptions::default().with_first_dirty_offset(0);
     log.clean(&options).unwrap();
     let survivors = read_all(&log);
     let mut latest: BTreeMap<u8, &Rec> = BTreeMap::new();

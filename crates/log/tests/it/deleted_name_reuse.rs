@@ -20,15 +20,13 @@ fn a_second_segment_renamed_deleted_under_the_same_name_keeps_its_files() {
     // Far ahead of the files' modification times: a segment the cleaning emptied has no record
     // timestamp, and time retention takes its modification time instead, as Kafka's does.
     let clock = MockClock::new(4_102_444_800_000);
-    let config = LogConfig {
-        file_delete_delay_ms: 0,
-        ..LogConfig::from_pairs([
-            ("internal.segment.bytes", "300"),
-            ("cleanup.policy", "compact,delete"),
-            ("index.interval.bytes", "1"),
-        ])
-        .unwrap()
-    };
+    let config = LogConfig::from_pairs([
+        ("internal.segment.bytes", "300"),
+        ("cleanup.policy", "compact,delete"),
+        ("index.interval.bytes", "1"),
+    ])
+    .unwrap()
+    .with_file_delete_delay_ms(0);
     let (log, _) = common::open(&dir, config, seglog_log::LoadOptions::default(), &clock);
     for i in 0..12 {
         log.append_as_leader(&mut common::producer_batch(&format!("v{i}"), 2, 1_000))

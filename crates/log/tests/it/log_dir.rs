@@ -15,14 +15,9 @@ use seglog_log::{
 };
 
 fn options(clock: &MockClock) -> LogDirOptions {
-    LogDirOptions {
-        default_config: common::small_config(600),
-        recovery_threads: 2,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(common::small_config(600))
+        .with_time(Arc::new(clock.clone()))
 }
 
 #[test]
@@ -72,13 +67,10 @@ fn clean_shutdown_round_trip_writes_kafka_checkpoints_and_skips_recovery() {
 
     let loaded = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&loaded);
-    let opts = LogDirOptions {
-        progress: Some(Arc::new(move |p| {
-            assert_eq!(p.total, 3);
-            counter.fetch_add(1, Ordering::SeqCst);
-        })),
-        ..options(&clock)
-    };
+    let opts = options(&clock).with_progress(Some(Arc::new(move |p| {
+        assert_eq!(p.total, 3);
+        counter.fetch_add(1, Ordering::SeqCst);
+    })));
     let (dir, report) = LogDir::open(RealFs, root.path(), opts).unwrap();
     assert!(report.had_clean_shutdown);
     assert!(
@@ -225,14 +217,11 @@ fn a_pending_delete_directory_is_removed_on_open() {
 fn the_scheduler_applies_retention_and_stops_cleanly() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(1_000_000);
-    let opts = LogDirOptions {
-        default_config: LogConfig {
-            retention_ms: 10,
-            file_delete_delay_ms: 0,
-            ..common::small_config(600)
-        },
-        ..options(&clock)
-    };
+    let opts = options(&clock).with_default_config(
+        common::small_config(600)
+            .with_retention_ms(10)
+            .with_file_delete_delay_ms(0),
+    );
     let (dir, _) = LogDir::open(RealFs, root.path(), opts).unwrap();
     let log = dir
         .create_log(&TopicPartition::new("ttl", 0), None)
@@ -243,13 +232,14 @@ fn the_scheduler_applies_retention_and_stops_cleanly() {
     }
     log.set_high_watermark(log.log_end_offset());
     clock.advance(60_000);
-    dir.start_scheduler(SchedulerConfig {
-        flush_check_interval_ms: 5,
-        retention_check_interval_ms: 5,
-        checkpoint_interval_ms: 5,
-        cleaner_backoff_ms: 5,
-        producer_id_expiration_check_interval_ms: 5,
-    });
+    dir.start_scheduler(
+        SchedulerConfig::default()
+            .with_flush_check_interval_ms(5)
+            .with_retention_check_interval_ms(5)
+            .with_checkpoint_interval_ms(5)
+            .with_cleaner_backoff_ms(5)
+            .with_producer_id_expiration_check_interval_ms(5),
+    );
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let checkpoint = root.path().join("recovery-point-offset-checkpoint");
     while (log.segment_count() > 1 || !checkpoint.exists()) && std::time::Instant::now() < deadline

@@ -16,14 +16,10 @@ use seglog_log::{
 };
 
 fn options(clock: &MockClock) -> LogDirOptions {
-    LogDirOptions {
-        default_config: common::small_config(600),
-        recovery_threads: 2,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: true,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(common::small_config(600))
+        .with_time(Arc::new(clock.clone()))
+        .with_recover_all(true)
 }
 
 #[test]
@@ -130,10 +126,7 @@ fn a_rejected_config_leaves_no_partition_directory() {
     let clock = MockClock::new(0);
     let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
     let tp = TopicPartition::new("e", 0);
-    let config = LogConfig {
-        segment_index_bytes: 4,
-        ..LogConfig::default()
-    };
+    let config = LogConfig::default().with_segment_index_bytes(4);
     let err = dir.create_log(&tp, Some(config)).unwrap_err();
     assert!(err.to_string().contains("segment.index.bytes"), "{err}");
     assert!(!root.path().join("e-0").exists());
@@ -163,11 +156,7 @@ fn a_creation_that_fails_after_making_the_directory_removes_it() {
 fn a_refused_partition_open_leaves_the_clean_shutdown_marker_as_it_was() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(0);
-    let options = || LogDirOptions {
-        recover_all: false,
-        discard: false,
-        ..options(&clock)
-    };
+    let options = || options(&clock).with_recover_all(false).with_discard(false);
     {
         let (dir, _) = LogDir::open(RealFs, root.path(), options()).unwrap();
         dir.create_log(&TopicPartition::new("c", 0), None).unwrap();

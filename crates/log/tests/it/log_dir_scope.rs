@@ -12,14 +12,9 @@ use seglog_fs::RealFs;
 use seglog_log::{LogDir, LogDirOptions, MockClock, Scope, TopicPartition};
 
 fn options(clock: &MockClock) -> LogDirOptions {
-    LogDirOptions {
-        default_config: common::small_config(600),
-        recovery_threads: 2,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(common::small_config(600))
+        .with_time(Arc::new(clock.clone()))
 }
 
 /// Every file under `dir` with its bytes.

@@ -10,14 +10,10 @@ use seglog_fs::RealFs;
 use seglog_log::{Error, LogDir, LogDirOptions, MockClock, TopicPartition};
 
 fn options() -> LogDirOptions {
-    LogDirOptions {
-        default_config: common::small_config(600),
-        recovery_threads: 1,
-        time: Arc::new(MockClock::new(0)),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(common::small_config(600))
+        .with_recovery_threads(1)
+        .with_time(Arc::new(MockClock::new(0)))
 }
 
 #[test]

@@ -155,10 +155,7 @@ fn follower_appends_keep_offsets_and_refuse_going_back() {
 fn invalid_leader_appends_are_refused_with_kafkas_reasons() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(0);
-    let config = LogConfig {
-        max_message_bytes: 200,
-        ..small_config(4096)
-    };
+    let config = small_config(4096).with_max_message_bytes(200);
     let (log, _) = open(
         &partition_dir(root.path()),
         config,
@@ -289,12 +286,11 @@ fn clean_reopen_scans_nothing_and_unclean_reopen_scans_from_the_recovery_point()
     log.close().unwrap();
     drop(log);
 
-    let clean = LoadOptions {
-        recovery_point: end,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    let clean = LoadOptions::default()
+        .with_recovery_point(end)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(true)
+        .with_discard(false);
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.segments_scanned, 0);
     assert_eq!(report.segments_loaded, segments);
@@ -313,12 +309,11 @@ fn clean_reopen_scans_nothing_and_unclean_reopen_scans_from_the_recovery_point()
         .into_iter()
         .collect();
     let rp = bases[bases.len() - 3] + 1;
-    let unclean = LoadOptions {
-        recovery_point: rp,
-        log_start_offset: 0,
-        had_clean_shutdown: false,
-        discard: false,
-    };
+    let unclean = LoadOptions::default()
+        .with_recovery_point(rp)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(false)
+        .with_discard(false);
     let (log, report) = open(&dir, small_config(600), unclean, &clock);
     assert_eq!(report.segments_scanned, 3, "{report:?}");
     assert_eq!(log.log_end_offset(), end);
@@ -381,12 +376,11 @@ fn loader_cleans_leftover_files_and_rebuilds_missing_indexes() {
     )
     .unwrap();
     std::fs::remove_file(dir.join(format!("{:020}.index", bases[0]))).unwrap();
-    let clean = LoadOptions {
-        recovery_point: end,
-        log_start_offset: 0,
-        had_clean_shutdown: true,
-        discard: false,
-    };
+    let clean = LoadOptions::default()
+        .with_recovery_point(end)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(true)
+        .with_discard(false);
     let (log, report) = open(&dir, small_config(600), clean, &clock);
     assert_eq!(report.deleted_files.len(), 1);
     assert_eq!(report.orphan_indexes.len(), 1);
@@ -400,10 +394,7 @@ fn loader_cleans_leftover_files_and_rebuilds_missing_indexes() {
 fn retention_by_time_size_and_log_start_respects_the_high_watermark() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(10_000);
-    let config = LogConfig {
-        retention_ms: 5_000,
-        ..small_config(600)
-    };
+    let config = small_config(600).with_retention_ms(5_000);
     let (log, _) = open(
         &partition_dir(root.path()),
         config,
@@ -444,10 +435,7 @@ fn retention_by_time_size_and_log_start_respects_the_high_watermark() {
 fn retention_by_size_deletes_oldest_while_the_excess_covers_them() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(0);
-    let config = LogConfig {
-        retention_bytes: 2_000,
-        ..small_config(600)
-    };
+    let config = small_config(600).with_retention_bytes(2_000);
     let (log, _) = open(
         &partition_dir(root.path()),
         config,
@@ -472,10 +460,7 @@ fn retention_by_size_deletes_oldest_while_the_excess_covers_them() {
 fn a_reader_holding_a_deleted_segment_keeps_its_files() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(0);
-    let config = LogConfig {
-        retention_ms: 1,
-        ..small_config(600)
-    };
+    let config = small_config(600).with_retention_ms(1);
     let (log, _) = open(
         &partition_dir(root.path()),
         config,

@@ -679,10 +679,7 @@ fn snapshots_are_taken_on_roll_and_deleted_with_their_segments() {
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(NOW);
     let dir = common::partition_dir(root.path());
-    let config = LogConfig {
-        file_delete_delay_ms: 1_000,
-        ..LogConfig::default()
-    };
+    let config = LogConfig::default().with_file_delete_delay_ms(1_000);
     let log = open(&dir, config, &clock);
     log.append_as_leader(&mut batch(0, 1, 1, 0, 0, false))
         .unwrap();
@@ -780,14 +777,9 @@ fn the_log_dir_scheduler_expires_idle_producers() {
     // Kafka's PeriodicProducerExpirationCheck, every producer.id.expiration.check.interval.ms.
     let root = tempfile::tempdir().unwrap();
     let clock = MockClock::new(NOW);
-    let options = LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    };
+    let options = LogDirOptions::default()
+        .with_recovery_threads(1)
+        .with_time(Arc::new(clock.clone()));
     let (dir, _) = LogDir::open(RealFs, root.path(), options).unwrap();
     let log = dir
         .create_log(&TopicPartition::new("orders", 0), None)
@@ -795,11 +787,11 @@ fn the_log_dir_scheduler_expires_idle_producers() {
     log.append_as_leader(&mut batch(0, 1, 23, 0, 0, false))
         .unwrap();
     clock.advance(86_400_000);
-    dir.start_scheduler(SchedulerConfig {
-        flush_check_interval_ms: 5,
-        producer_id_expiration_check_interval_ms: 5,
-        ..SchedulerConfig::default()
-    });
+    dir.start_scheduler(
+        SchedulerConfig::default()
+            .with_flush_check_interval_ms(5)
+            .with_producer_id_expiration_check_interval_ms(5),
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     while log.producer_id_count() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));

@@ -36,10 +36,7 @@ fn unclean() -> LoadOptions {
 }
 
 fn clean() -> LoadOptions {
-    LoadOptions {
-        had_clean_shutdown: true,
-        ..LoadOptions::default()
-    }
+    LoadOptions::default().with_had_clean_shutdown(true)
 }
 
 /// A partition holding `w`, every byte durable, then the process gone (nothing closed). A roll
@@ -173,10 +170,7 @@ fn recovery_from_the_last_segment_starts_at_its_snapshot() {
         fs.remove_file(&last_txn).unwrap();
     }
     let fs = fs.crash(Tear::DropAll);
-    let options = LoadOptions {
-        recovery_point: last_base,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_recovery_point(last_base);
     let (log, report) = open(&fs, options);
     assert_eq!(report.segments_scanned, 1, "{:?}", report.plan);
     assert_matches_replay(&log, &w.batches);
@@ -382,10 +376,7 @@ fn deleting_records_mid_segment_keeps_producer_state_across_a_reload() {
     let mut w = Workload::new();
     w.data(1, 1, false).data(2, 1, false);
     let fs = written(&w);
-    let options = LoadOptions {
-        log_start_offset: 1,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_log_start_offset(1);
     let (log, report) = open(&fs, options);
     assert_eq!(report.log_start_offset, 1);
     assert_eq!(
@@ -394,13 +385,7 @@ fn deleting_records_mid_segment_keeps_producer_state_across_a_reload() {
     );
     log.close().unwrap();
     drop(log);
-    let (log, _) = open(
-        &fs,
-        LoadOptions {
-            had_clean_shutdown: true,
-            ..options
-        },
-    );
+    let (log, _) = open(&fs, options.with_had_clean_shutdown(true));
     assert_eq!(
         facts(&log).iter().map(|f| f.0).collect::<Vec<_>>(),
         vec![1, 2]
@@ -623,10 +608,7 @@ fn unclean_recovery_leaves_kafkas_snapshot_files() {
             fs.remove_file(&dir().join(name)).unwrap();
         }
     }
-    let options = LoadOptions {
-        recovery_point: bases[n - 4] + 1,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_recovery_point(bases[n - 4] + 1);
     let (log, report) = open(&fs, options);
     assert_eq!(report.plan.scanned, bases[n - 4..].to_vec());
     let mut want: Vec<i64> = bases[n - 4..].to_vec();

@@ -18,10 +18,7 @@ use seglog_log::{LoadOptions, LoadReport, MockClock, PartitionLog, QUARANTINE_DI
 const DIR: &str = "/sim/logs/orders-0";
 
 fn load(fs: &SimFs, discard: bool) -> LoadReport {
-    let options = LoadOptions {
-        discard,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_discard(discard);
     let (log, report) = PartitionLog::open(
         fs.clone(),
         Path::new(DIR),

@@ -5,21 +5,14 @@
 //! is deleted (with any later one), and the log keeps its valid prefix.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
-use std::sync::Arc;
-
 use seglog_fs::RealFs;
-use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, SystemClock, TopicPartition};
+use seglog_log::{Isolation, LogConfig, LogDir, LogDirOptions, TopicPartition};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord, batches};
 
 fn options(recover_all: bool) -> LogDirOptions {
-    LogDirOptions {
-        default_config: LogConfig::default(),
-        recovery_threads: 1,
-        time: Arc::new(SystemClock),
-        progress: None,
-        recover_all,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_recovery_threads(1)
+        .with_recover_all(recover_all)
 }
 
 fn append(log: &seglog_log::PartitionLog, values: &[String]) -> i64 {

@@ -18,10 +18,7 @@ use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LoadOptions, MockClock, PartitionLog};
 
 fn open(fs: &SimFs, dir: &Path, recovery_point: i64, clock: &MockClock) -> PartitionLog<SimFs> {
-    let options = LoadOptions {
-        recovery_point,
-        ..LoadOptions::default()
-    };
+    let options = LoadOptions::default().with_recovery_point(recovery_point);
     let (log, _) = PartitionLog::open(
         fs.clone(),
         dir,

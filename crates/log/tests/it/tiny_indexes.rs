@@ -34,12 +34,11 @@ fn config() -> LogConfig {
 }
 
 fn unclean(recovery_point: i64) -> LoadOptions {
-    LoadOptions {
-        recovery_point,
-        log_start_offset: 0,
-        had_clean_shutdown: false,
-        discard: false,
-    }
+    LoadOptions::default()
+        .with_recovery_point(recovery_point)
+        .with_log_start_offset(0)
+        .with_had_clean_shutdown(false)
+        .with_discard(false)
 }
 
 /// Appends `count` one-record batches, values `v<n>` for `n` from `first`, keys `k<n % keys>`,

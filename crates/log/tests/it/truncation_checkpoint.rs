@@ -14,14 +14,10 @@ use seglog_fs::sim::{SimFs, Tear};
 use seglog_log::{LogDir, LogDirOptions, MockClock, TopicPartition};
 
 fn options(clock: &MockClock) -> LogDirOptions {
-    LogDirOptions {
-        default_config: common::small_config(1 << 20),
-        recovery_threads: 1,
-        time: Arc::new(clock.clone()),
-        progress: None,
-        recover_all: false,
-        discard: false,
-    }
+    LogDirOptions::default()
+        .with_default_config(common::small_config(1 << 20))
+        .with_recovery_threads(1)
+        .with_time(Arc::new(clock.clone()))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! exact counts of the process-wide live index mappings (`live_mappings`, and the kernel's
 //! `/proc/self/maps`), which any other test of the binary mapping an index would change.
 
+mod base_offset_from_name;
 mod close_rename_delete;
 mod close_under_readers;
 mod corrupt_files_never_panic;

@@ -6,9 +6,13 @@
 //! present and against the limit before anything is allocated. Errors carry positions relative to
 //! the compressed input.
 
+#[cfg(feature = "gzip")]
 pub mod gzip;
+#[cfg(feature = "lz4")]
 pub mod lz4;
+#[cfg(feature = "snappy")]
 pub mod snappy;
+#[cfg(feature = "zstd")]
 pub mod zstd;
 
 use crate::Compression;
@@ -25,11 +29,25 @@ pub const DEFAULT_MAX_DECOMPRESSED_BYTES: usize = 64 << 20;
 
 /// Why a stream could not be decompressed, before a batch position is attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    not(any(
+        feature = "gzip",
+        feature = "snappy",
+        feature = "lz4",
+        feature = "zstd"
+    )),
+    allow(
+        dead_code,
+        reason = "no codec in this build reports a malformed stream"
+    )
+)]
 pub(crate) enum CodecError {
     /// The stream is malformed.
     Invalid(&'static str),
     /// The output would exceed the limit.
     Limit(usize),
+    /// The codec's cargo feature is off in this build.
+    Disabled,
 }
 
 impl CodecError {
@@ -41,6 +59,10 @@ impl CodecError {
                 reason,
             },
             CodecError::Limit(limit) => Error::DecompressLimit { position, limit },
+            CodecError::Disabled => Error::CodecDisabled {
+                codec,
+                position: Some(position),
+            },
         }
     }
 }
@@ -48,9 +70,13 @@ impl CodecError {
 /// Reusable compressor state (hash tables, contexts), so building batches does not allocate per batch.
 #[derive(Default)]
 pub struct Compressor {
+    #[cfg(feature = "gzip")]
     deflate: Option<flate2::Compress>,
+    #[cfg(feature = "lz4")]
     lz4_table: Option<lz4_flex::block::CompressTable>,
+    #[cfg(feature = "snappy")]
     snappy: Option<snap::raw::Encoder>,
+    #[cfg(feature = "zstd")]
     zstd: Option<::zstd::bulk::Compressor<'static>>,
 }
 
@@ -67,23 +93,26 @@ impl Compressor {
     }
 
     /// Appends `input` compressed with `codec` to `out` (`None` copies it), in the framing Kafka
-    /// writes for magic 2.
+    /// writes for magic 2. A codec whose cargo feature is off is [`Error::CodecDisabled`].
     pub fn compress(&mut self, codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
         match codec {
             Compression::None => {
                 out.extend_from_slice(input);
                 Ok(())
             }
+            #[cfg(feature = "gzip")]
             Compression::Gzip => gzip::compress_with(
                 self.deflate.get_or_insert_with(gzip::new_deflate),
                 input,
                 out,
             ),
+            #[cfg(feature = "snappy")]
             Compression::Snappy => snappy::compress_with(
                 self.snappy.get_or_insert_with(snap::raw::Encoder::new),
                 input,
                 out,
             ),
+            #[cfg(feature = "lz4")]
             Compression::Lz4 => lz4::compress_with(
                 self.lz4_table
                     .get_or_insert_with(lz4_flex::block::CompressTable::large),
@@ -91,6 +120,7 @@ impl Compressor {
                 out,
                 false,
             ),
+            #[cfg(feature = "zstd")]
             Compression::Zstd => {
                 if self.zstd.is_none() {
                     self.zstd = Some(zstd::new_compressor()?);
@@ -102,6 +132,14 @@ impl Compressor {
                     }),
                 }
             }
+            #[allow(
+                unreachable_patterns,
+                reason = "reached only when a codec's feature is off"
+            )]
+            codec => Err(Error::CodecDisabled {
+                codec,
+                position: None,
+            }),
         }
     }
 }
@@ -132,6 +170,8 @@ pub(crate) fn decompress_raw(
     out: &mut Vec<u8>,
     limit: usize,
 ) -> Result<(), CodecError> {
+    #[cfg(not(feature = "lz4"))]
+    let _ = magic; // only the lz4 frame reads it
     match codec {
         Compression::None => {
             if input.len() > limit {
@@ -140,14 +180,24 @@ pub(crate) fn decompress_raw(
             out.extend_from_slice(input);
             Ok(())
         }
+        #[cfg(feature = "gzip")]
         Compression::Gzip => gzip::decompress_raw(input, out, limit),
+        #[cfg(feature = "snappy")]
         Compression::Snappy => snappy::decompress_raw(input, out, limit),
+        #[cfg(feature = "lz4")]
         Compression::Lz4 => lz4::decompress_raw(input, out, limit, magic == 0),
+        #[cfg(feature = "zstd")]
         Compression::Zstd => zstd::decompress_raw(input, out, limit),
+        #[allow(
+            unreachable_patterns,
+            reason = "reached only when a codec's feature is off"
+        )]
+        _ => Err(CodecError::Disabled),
     }
 }
 
 /// Reads everything from `reader` into `out`, failing once more than `limit` bytes came out.
+#[cfg(feature = "gzip")]
 pub(crate) fn read_bounded(
     mut reader: impl std::io::Read,
     out: &mut Vec<u8>,

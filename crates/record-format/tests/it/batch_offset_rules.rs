@@ -180,10 +180,7 @@ fn compaction_gaps_are_not_damage() {
     // Kafka's cleaner keeps the original lastOffsetDelta and drops records: deltas 1 and 3
     // of a batch spanning 6 offsets.
     let mut b = Vec::new();
-    let options = BatchOptions {
-        last_offset_delta: Some(5),
-        ..BatchOptions::new(10, Compression::Gzip)
-    };
+    let options = BatchOptions::new(10, Compression::Gzip).with_last_offset_delta(Some(5));
     build_batch(
         &options,
         [

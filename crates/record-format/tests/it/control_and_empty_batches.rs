@@ -8,15 +8,13 @@ use seglog_record_format::{
 };
 
 fn txn_opts(base_offset: i64, control: bool) -> BatchOptions {
-    BatchOptions {
-        base_offset,
-        producer_id: 4242,
-        producer_epoch: 3,
-        base_sequence: if control { -1 } else { 0 },
-        transactional: true,
-        control,
-        ..BatchOptions::default()
-    }
+    BatchOptions::default()
+        .with_base_offset(base_offset)
+        .with_producer_id(4242)
+        .with_producer_epoch(3)
+        .with_base_sequence(if control { -1 } else { 0 })
+        .with_transactional(true)
+        .with_control(control)
 }
 
 #[test]
@@ -92,10 +90,7 @@ fn kraft_control_records_decode_to_typed_values() {
             NewRecord::new(i32::try_from(i).unwrap(), 5, Some(&k[..]), Some(*v))
         })
         .collect();
-    let opts = BatchOptions {
-        control: true,
-        ..BatchOptions::default()
-    };
+    let opts = BatchOptions::default().with_control(true);
     let mut buf = Vec::new();
     build_batch(&opts, records, &mut buf).unwrap();
     let b = RecordBatch::parse(&buf).unwrap();
@@ -144,10 +139,7 @@ fn kraft_control_records_decode_to_typed_values() {
 #[test]
 fn a_malformed_kraft_value_is_corruption_at_the_record() {
     let key = ControlRecordType::SnapshotHeader.key_bytes();
-    let opts = BatchOptions {
-        control: true,
-        ..BatchOptions::default()
-    };
+    let opts = BatchOptions::default().with_control(true);
     let mut buf = Vec::new();
     build_batch(
         &opts,
@@ -173,10 +165,7 @@ fn a_malformed_kraft_value_is_corruption_at_the_record() {
 #[test]
 fn empty_batches_read_as_headers_only() {
     let mut buf = Vec::new();
-    let opts = BatchOptions {
-        timestamp_type: TimestampType::CreateTime,
-        ..txn_opts(100, false)
-    };
+    let opts = txn_opts(100, false).with_timestamp_type(TimestampType::CreateTime);
     write_empty_batch(&opts, 4, 1_700_000_000_000, &mut buf).unwrap();
     build_batch(
         &BatchOptions::new(105, seglog_record_format::Compression::None),
@@ -205,12 +194,10 @@ fn empty_batches_read_as_headers_only() {
 
 #[test]
 fn log_append_time_and_delete_horizon_bits() {
-    let opts = BatchOptions {
-        timestamp_type: TimestampType::LogAppendTime,
-        log_append_time: 5_000,
-        delete_horizon_ms: Some(9_000),
-        ..BatchOptions::default()
-    };
+    let opts = BatchOptions::default()
+        .with_timestamp_type(TimestampType::LogAppendTime)
+        .with_log_append_time(5_000)
+        .with_delete_horizon_ms(Some(9_000));
     let mut buf = Vec::new();
     build_batch(
         &opts,
@@ -235,10 +222,7 @@ fn log_append_time_and_delete_horizon_bits() {
         "deltas are relative to the horizon"
     );
 
-    let opts = BatchOptions {
-        delete_horizon_ms: Some(9_000),
-        ..BatchOptions::default()
-    };
+    let opts = BatchOptions::default().with_delete_horizon_ms(Some(9_000));
     let mut buf = Vec::new();
     build_batch(
         &opts,

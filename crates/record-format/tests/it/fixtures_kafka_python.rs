@@ -514,24 +514,23 @@ fn fixture_crcs_catch_a_flipped_byte() {
 /// Rebuilds one v2 batch from its `.json` facts with the crate's builder and codec.
 fn rebuild_v2(b: &BatchFacts, compression: Compression) -> Vec<u8> {
     let log_append_time = b.timestamp_type == "LogAppendTime";
-    let opts = BatchOptions {
-        base_offset: b.base_offset,
-        partition_leader_epoch: i32::try_from(b.partition_leader_epoch).unwrap(),
-        producer_id: b.producer_id,
-        producer_epoch: i16::try_from(b.producer_epoch).unwrap(),
-        base_sequence: i32::try_from(b.base_sequence).unwrap(),
-        transactional: b.is_transactional,
-        control: b.is_control,
-        timestamp_type: if log_append_time {
+    let opts = BatchOptions::default()
+        .with_base_offset(b.base_offset)
+        .with_partition_leader_epoch(i32::try_from(b.partition_leader_epoch).unwrap())
+        .with_producer_id(b.producer_id)
+        .with_producer_epoch(i16::try_from(b.producer_epoch).unwrap())
+        .with_base_sequence(i32::try_from(b.base_sequence).unwrap())
+        .with_transactional(b.is_transactional)
+        .with_control(b.is_control)
+        .with_timestamp_type(if log_append_time {
             TimestampType::LogAppendTime
         } else {
             TimestampType::CreateTime
-        },
-        log_append_time: if log_append_time { b.max_timestamp } else { -1 },
-        delete_horizon_ms: None,
-        compression,
-        last_offset_delta: None,
-    };
+        })
+        .with_log_append_time(if log_append_time { b.max_timestamp } else { -1 })
+        .with_delete_horizon_ms(None)
+        .with_compression(compression)
+        .with_last_offset_delta(None);
     let mut out = Vec::new();
     if b.count == 0 {
         let last_offset_delta = i32::try_from(b.last_offset_delta.unwrap()).unwrap();
@@ -552,13 +551,15 @@ fn rebuild_v2(b: &BatchFacts, compression: Compression) -> Vec<u8> {
         })
         .collect();
     let base_timestamp = b.base_timestamp.unwrap();
-    let records = b.records.iter().zip(&headers).map(|(r, hs)| NewRecord {
-        offset_delta: i32::try_from(r.offset_delta.unwrap()).unwrap(),
-        // Under LogAppendTime the records keep their create-time deltas on the wire.
-        timestamp: base_timestamp + r.timestamp_delta.unwrap(),
-        key: r.key.as_deref(),
-        value: r.value.as_deref(),
-        headers: hs,
+    let records = b.records.iter().zip(&headers).map(|(r, hs)| {
+        NewRecord::new(
+            i32::try_from(r.offset_delta.unwrap()).unwrap(),
+            // Under LogAppendTime the records keep their create-time deltas on the wire.
+            base_timestamp + r.timestamp_delta.unwrap(),
+            r.key.as_deref(),
+            r.value.as_deref(),
+        )
+        .with_headers(hs)
     });
     let built = build_batch(&opts, records, &mut out).unwrap();
     assert_eq!(built.size_in_bytes, out.len());

@@ -163,16 +163,14 @@ fn ours(case: &Case, codec: Compression) -> Vec<u8> {
         .map(|((d, ts, k, v, _), hs)| {
             NewRecord::new(*d, *ts, k.as_deref(), v.as_deref()).with_headers(hs)
         });
-    let opts = BatchOptions {
-        base_offset: case.base_offset,
-        partition_leader_epoch: case.leader_epoch,
-        producer_id: case.producer.map_or(-1, |p| p.0),
-        producer_epoch: case.producer.map_or(-1, |p| p.1),
-        base_sequence: case.producer.map_or(-1, |p| p.2),
-        transactional: case.transactional,
-        compression: codec,
-        ..BatchOptions::default()
-    };
+    let opts = BatchOptions::default()
+        .with_base_offset(case.base_offset)
+        .with_partition_leader_epoch(case.leader_epoch)
+        .with_producer_id(case.producer.map_or(-1, |p| p.0))
+        .with_producer_epoch(case.producer.map_or(-1, |p| p.1))
+        .with_base_sequence(case.producer.map_or(-1, |p| p.2))
+        .with_transactional(case.transactional)
+        .with_compression(codec);
     let mut out = Vec::new();
     build_batch(&opts, records, &mut out).unwrap();
     out

@@ -69,24 +69,23 @@ fn options() -> impl Strategy<Value = BatchOptions> {
                 compression,
             )| {
                 let (producer_id, producer_epoch, base_sequence) = producer.unwrap_or((-1, -1, -1));
-                BatchOptions {
-                    base_offset,
-                    partition_leader_epoch: epoch,
-                    producer_id,
-                    producer_epoch,
-                    base_sequence,
-                    transactional: transactional && producer.is_some(),
-                    control,
-                    timestamp_type: if append_time.is_some() {
+                BatchOptions::default()
+                    .with_base_offset(base_offset)
+                    .with_partition_leader_epoch(epoch)
+                    .with_producer_id(producer_id)
+                    .with_producer_epoch(producer_epoch)
+                    .with_base_sequence(base_sequence)
+                    .with_transactional(transactional && producer.is_some())
+                    .with_control(control)
+                    .with_timestamp_type(if append_time.is_some() {
                         TimestampType::LogAppendTime
                     } else {
                         TimestampType::CreateTime
-                    },
-                    log_append_time: append_time.unwrap_or(-1),
-                    delete_horizon_ms: horizon,
-                    compression,
-                    last_offset_delta: None,
-                }
+                    })
+                    .with_log_append_time(append_time.unwrap_or(-1))
+                    .with_delete_horizon_ms(horizon)
+                    .with_compression(compression)
+                    .with_last_offset_delta(None)
             },
         )
 }

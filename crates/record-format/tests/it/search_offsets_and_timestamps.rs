@@ -60,10 +60,7 @@ fn searches_by_timestamp_like_file_records() {
         NewRecord::new(1, 300, None, None),
         NewRecord::new(2, 200, None, None),
     ];
-    let opts = BatchOptions {
-        partition_leader_epoch: 4,
-        ..BatchOptions::new(0, Compression::Gzip)
-    };
+    let opts = BatchOptions::new(0, Compression::Gzip).with_partition_leader_epoch(4);
     build_batch(&opts, r, &mut buf).unwrap();
     let second = buf.len();
     build_batch(

@@ -60,8 +60,10 @@ const MAX_NOT_LOADED: i64 = i64::MIN;
 /// The window used when walking batch headers.
 pub(crate) const HEADER_WINDOW: usize = 4096;
 
-/// The per-segment settings, from the log's configuration.
+/// The per-segment settings, from the log's configuration: `Default` (Kafka's defaults), then
+/// the `with_*` setters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SegmentConfig {
     /// `index.interval.bytes`: bytes between offset index entries.
     pub index_interval_bytes: u32,
@@ -84,6 +86,43 @@ impl Default for SegmentConfig {
             initial_file_size: 0,
             roll_jitter_ms: 0,
         }
+    }
+}
+
+impl SegmentConfig {
+    /// Sets [`index_interval_bytes`](Self::index_interval_bytes).
+    #[must_use]
+    pub fn with_index_interval_bytes(mut self, index_interval_bytes: u32) -> Self {
+        self.index_interval_bytes = index_interval_bytes;
+        self
+    }
+
+    /// Sets [`max_index_size`](Self::max_index_size).
+    #[must_use]
+    pub fn with_max_index_size(mut self, max_index_size: u32) -> Self {
+        self.max_index_size = max_index_size;
+        self
+    }
+
+    /// Sets [`preallocate`](Self::preallocate).
+    #[must_use]
+    pub fn with_preallocate(mut self, preallocate: bool) -> Self {
+        self.preallocate = preallocate;
+        self
+    }
+
+    /// Sets [`initial_file_size`](Self::initial_file_size).
+    #[must_use]
+    pub fn with_initial_file_size(mut self, initial_file_size: u64) -> Self {
+        self.initial_file_size = initial_file_size;
+        self
+    }
+
+    /// Sets [`roll_jitter_ms`](Self::roll_jitter_ms).
+    #[must_use]
+    pub fn with_roll_jitter_ms(mut self, roll_jitter_ms: i64) -> Self {
+        self.roll_jitter_ms = roll_jitter_ms;
+        self
     }
 }
 

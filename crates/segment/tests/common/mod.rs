@@ -64,21 +64,17 @@ pub(crate) fn range(first: i64, last: i64) -> Vec<u8> {
 
 /// A new segment on the real file system, as Kafka's `createSegment(offset, indexIntervalBytes)`.
 pub(crate) fn create(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
-    let config = SegmentConfig {
-        index_interval_bytes,
-        max_index_size: 30 * 12 * 8,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_index_interval_bytes(index_interval_bytes)
+        .with_max_index_size(30 * 12 * 8);
     LogSegment::open(RealFs, dir, base_offset, config, false, "", 0).unwrap()
 }
 
 /// Reopens an existing segment.
 pub(crate) fn reopen(dir: &Path, base_offset: i64, index_interval_bytes: u32) -> LogSegment {
-    let config = SegmentConfig {
-        index_interval_bytes,
-        max_index_size: 30 * 12 * 8,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_index_interval_bytes(index_interval_bytes)
+        .with_max_index_size(30 * 12 * 8);
     LogSegment::open(RealFs, dir, base_offset, config, true, "", 0).unwrap()
 }
 

@@ -25,10 +25,7 @@ const CODECS: [Compression; 5] = [
 ];
 
 fn write_segment(dir: &std::path::Path, interval: u32, seed: u64) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
-    let config = SegmentConfig {
-        index_interval_bytes: interval,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_index_interval_bytes(interval);
     let seg = LogSegment::open(RealFs, dir, 100, config, false, "", 0).unwrap();
     let mut rng = seed;
     let mut next = move || {
@@ -79,10 +76,7 @@ fn appended_and_recovered_indexes_are_byte_identical() {
 
         let recovered = tempfile::tempdir().unwrap();
         std::fs::write(recovered.path().join("00000000000000000100.log"), &log).unwrap();
-        let config = SegmentConfig {
-            index_interval_bytes: interval,
-            ..SegmentConfig::default()
-        };
+        let config = SegmentConfig::default().with_index_interval_bytes(interval);
         let seg = LogSegment::open(RealFs, recovered.path(), 100, config, true, "", 0).unwrap();
         let report = seg.recover().unwrap();
         assert_eq!(report.bytes_truncated, 0);
@@ -102,10 +96,7 @@ fn appended_and_recovered_indexes_are_byte_identical() {
 #[test]
 fn interval_zero_indexes_every_batch_but_the_first() {
     let dir = tempfile::tempdir().unwrap();
-    let config = SegmentConfig {
-        index_interval_bytes: 0,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_index_interval_bytes(0);
     let seg = LogSegment::open(RealFs, dir.path(), 0, config, false, "", 0).unwrap();
     // Three batches in one append: Kafka before KAFKA-806 added one entry per append.
     let mut chunk = common::range(0, 1);

@@ -18,10 +18,7 @@ use seglog_segment::{LogSegment, SegmentConfig};
 #[test]
 fn flushed_batches_survive_and_torn_tails_are_cut() {
     let dir = tempfile::tempdir().unwrap();
-    let config = SegmentConfig {
-        index_interval_bytes: 64,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_index_interval_bytes(64);
     let fs = SimFs::new();
     fs.create_dir_all(dir.path()).unwrap();
     let seg = LogSegment::open(fs.clone(), dir.path(), 0, config, false, "", 0).unwrap();
@@ -67,11 +64,9 @@ fn zero_filled_preallocated_tail_is_cut_by_recovery() {
     let dir = tempfile::tempdir().unwrap();
     let fs = SimFs::new();
     fs.create_dir_all(dir.path()).unwrap();
-    let config = SegmentConfig {
-        preallocate: true,
-        initial_file_size: 64 * 1024,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_preallocate(true)
+        .with_initial_file_size(64 * 1024);
     let seg = LogSegment::open(fs.clone(), dir.path(), 0, config, false, "", 0).unwrap();
     fs.sync_dir(dir.path()).unwrap();
     let batch = common::range(0, 9);

@@ -78,10 +78,7 @@ fn kafka_python_batches_recover_and_read_by_offset_and_timestamp() {
     let (log, expected) = build_log();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("00000000000000000000.log"), &log).unwrap();
-    let config = SegmentConfig {
-        index_interval_bytes: 100,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_index_interval_bytes(100);
     let seg = LogSegment::open(RealFs, dir.path(), 0, config, true, "", 0).unwrap();
     let report = seg.recover().unwrap();
     assert_eq!(report.bytes_truncated, 0, "{report:?}");

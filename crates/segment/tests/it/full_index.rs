@@ -26,11 +26,9 @@ const BASE: i64 = 0;
 const INDEX_BYTES: u32 = 1024;
 
 fn config(interval: u32, max_index_size: u32) -> SegmentConfig {
-    SegmentConfig {
-        index_interval_bytes: interval,
-        max_index_size,
-        ..SegmentConfig::default()
-    }
+    SegmentConfig::default()
+        .with_index_interval_bytes(interval)
+        .with_max_index_size(max_index_size)
 }
 
 fn open(dir: &Path, config: SegmentConfig, exists: bool) -> LogSegment {

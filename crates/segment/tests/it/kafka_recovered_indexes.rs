@@ -16,11 +16,9 @@ fn testdata(rel: &str) -> PathBuf {
 
 /// The settings the goldens were made with.
 fn config() -> SegmentConfig {
-    SegmentConfig {
-        index_interval_bytes: 100,
-        max_index_size: 10_485_760,
-        ..SegmentConfig::default()
-    }
+    SegmentConfig::default()
+        .with_index_interval_bytes(100)
+        .with_max_index_size(10_485_760)
 }
 
 fn recover_copy(

@@ -160,11 +160,9 @@ fn truncating_an_empty_reopened_segment_makes_it_writable_and_resets_roll_time()
         let seg = create(dir.path(), 40, 10);
         seg.close().unwrap();
     }
-    let config = SegmentConfig {
-        index_interval_bytes: 10,
-        max_index_size: 30 * 12 * 8,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_index_interval_bytes(10)
+        .with_max_index_size(30 * 12 * 8);
     let seg = LogSegment::open(RealFs, dir.path(), 40, config, true, "", 0).unwrap();
     seg.truncate_to(40, 1000).unwrap();
     let (o, t) = seg.index_entries().unwrap();
@@ -362,11 +360,9 @@ fn recovery_with_a_corrupt_batch_keeps_exactly_the_batches_before_it() {
 #[test]
 fn preallocated_segment_is_trimmed_on_close_and_reopens_at_its_size() {
     let dir = tempfile::tempdir().unwrap();
-    let config = SegmentConfig {
-        preallocate: true,
-        initial_file_size: 512 * 1024 * 1024,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_preallocate(true)
+        .with_initial_file_size(512 * 1024 * 1024);
     let seg = LogSegment::open(RealFs, dir.path(), 40, config, false, "", 0).unwrap();
     assert_eq!(
         std::fs::metadata(seg.log_path()).unwrap().len(),
@@ -415,10 +411,7 @@ fn first_batch_timestamp() {
 #[test]
 fn size_roll_and_time_roll_follow_kafka() {
     let dir = tempfile::tempdir().unwrap();
-    let config = SegmentConfig {
-        roll_jitter_ms: 100,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_roll_jitter_ms(100);
     let seg = LogSegment::open(RealFs, dir.path(), 0, config, false, "", 0).unwrap();
     let batch = common::batch_with(0, &[10_000], 4, seglog_record_format::Compression::None);
     seg.append(0, &batch).unwrap();

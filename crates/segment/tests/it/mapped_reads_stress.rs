@@ -86,10 +86,7 @@ fn reads_race_appends_growth_and_truncations() {
     // About 200 MiB appended, so the file passes the 64 MiB map-ahead and the mapping grows.
     const ROUNDS: i64 = 2_500;
     let dir = tempfile::tempdir().unwrap();
-    let config = SegmentConfig {
-        index_interval_bytes: 4096,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default().with_index_interval_bytes(4096);
     let segment = Arc::new(LogSegment::open(RealFs, dir.path(), 0, config, false, "", 0).unwrap());
     let shadow: Arc<Shadow> = Arc::new(RwLock::new(vec![Vec::new()]));
     let next_offset = Arc::new(AtomicI64::new(0));

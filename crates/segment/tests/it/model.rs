@@ -78,11 +78,9 @@ fn codec(n: u8) -> Compression {
 }
 
 fn open(dir: &std::path::Path, exists: bool, interval: u32) -> LogSegment {
-    let config = SegmentConfig {
-        index_interval_bytes: interval,
-        max_index_size: MAX_INDEX_SIZE,
-        ..SegmentConfig::default()
-    };
+    let config = SegmentConfig::default()
+        .with_index_interval_bytes(interval)
+        .with_max_index_size(MAX_INDEX_SIZE);
     LogSegment::open(RealFs, dir, BASE, config, exists, "", 0).unwrap()
 }
 

@@ -13,13 +13,14 @@ use seglog_fs::sim::{SimFs, Tear};
 use seglog_mmap_index::{OffsetIndex, TimeIndex};
 use seglog_segment::{LogSegment, SegmentConfig};
 
-const CONFIG: SegmentConfig = SegmentConfig {
-    index_interval_bytes: 1,
-    max_index_size: 4096,
-    preallocate: false,
-    initial_file_size: 0,
-    roll_jitter_ms: 0,
-};
+fn config() -> SegmentConfig {
+    SegmentConfig::default()
+        .with_index_interval_bytes(1)
+        .with_max_index_size(4096)
+        .with_preallocate(false)
+        .with_initial_file_size(0)
+        .with_roll_jitter_ms(0)
+}
 
 fn entries(fs: &SimFs, dir: &Path) -> (usize, usize) {
     let backing = fs.index_backing();
@@ -54,7 +55,7 @@ fn segment_with(offsets: std::ops::Range<i64>) -> (tempfile::TempDir, SimFs, Log
     let dir = tempfile::tempdir().unwrap();
     let fs = SimFs::new();
     fs.create_dir_all(dir.path()).unwrap();
-    let seg = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, false, "", 0).unwrap();
+    let seg = LogSegment::open(fs.clone(), dir.path(), 0, config(), false, "", 0).unwrap();
     for offset in offsets {
         seg.append(offset, &common::single(offset)).unwrap();
     }
@@ -105,7 +106,7 @@ fn index_files_live_in_the_simulated_file_system_and_crash_with_it() {
     seg.flush().unwrap();
     let crashed = fs.crash(Tear::DropAll);
     assert_eq!(crashed.live_bytes(&index).unwrap().len(), trimmed.0 * 8);
-    let reopened = LogSegment::open(crashed, dir.path(), 0, CONFIG, true, "", 0).unwrap();
+    let reopened = LogSegment::open(crashed, dir.path(), 0, config(), true, "", 0).unwrap();
     assert_eq!(reopened.index_entries().unwrap(), trimmed);
     assert_eq!(reopened.translate_offset(7, 0).unwrap().unwrap().offset, 7);
 }
@@ -135,7 +136,7 @@ fn a_closed_segment_leaves_trimmed_indexes_that_a_clean_reopen_uses() {
     seg.close().unwrap();
     let index = dir.path().join("00000000000000000000.index");
     assert_eq!(fs.live_bytes(&index).unwrap().len(), 2 * 8);
-    let reopened = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, true, "", 0).unwrap();
+    let reopened = LogSegment::open(fs.clone(), dir.path(), 0, config(), true, "", 0).unwrap();
     assert_eq!(reopened.read_next_offset().unwrap(), 3);
     assert_eq!(reopened.index_entries().unwrap().0, 2);
 }
@@ -172,7 +173,7 @@ fn closing_a_recovered_segment_makes_its_rebuilt_indexes_durable() {
     drop(seg);
     fs.sync_dir(dir.path()).unwrap();
 
-    let reopened = LogSegment::open(fs.clone(), dir.path(), 0, CONFIG, true, "", 0).unwrap();
+    let reopened = LogSegment::open(fs.clone(), dir.path(), 0, config(), true, "", 0).unwrap();
     reopened.recover().unwrap();
     let rebuilt = reopened.index_entries().unwrap();
     assert!(rebuilt.0 >= 2 && rebuilt.1 >= 2, "{rebuilt:?}");

@@ -40,8 +40,9 @@ use plan::{build_offset_map, group_segments};
 use rewrite::Round;
 use txn::{CleanedTxns, LastRecord, last_records_of_producers};
 
-/// How a cleaning runs.
+/// How a cleaning runs: `Default`, then the `with_*` setters.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct CleanOptions {
     /// Where the dirty range starts (the cleaner checkpoint; raised to the log start offset).
     pub first_dirty_offset: i64,
@@ -65,6 +66,13 @@ impl Default for CleanOptions {
         }
     }
 }
+
+crate::setters::with_setters!(CleanOptions {
+    first_dirty_offset: i64 => with_first_dirty_offset,
+    dedupe_buffer_bytes: usize => with_dedupe_buffer_bytes,
+    io_max_bytes_per_second: Option<f64> => with_io_max_bytes_per_second,
+    uncleanable_offset: Option<i64> => with_uncleanable_offset,
+});
 
 /// What one cleaning did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

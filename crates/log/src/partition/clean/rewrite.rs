@@ -322,20 +322,19 @@ fn kept_batch_options(
     delete_horizon_ms: Option<i64>,
 ) -> rf::Result<BatchOptions> {
     let log_append = v2.timestamp_type() == TimestampType::LogAppendTime;
-    Ok(BatchOptions {
-        base_offset: v2.base_offset(),
-        partition_leader_epoch: v2.partition_leader_epoch(),
-        producer_id: v2.producer_id(),
-        producer_epoch: v2.producer_epoch(),
-        base_sequence: v2.base_sequence(),
-        transactional: v2.is_transactional(),
-        control: v2.is_control(),
-        timestamp_type: v2.timestamp_type(),
-        log_append_time: if log_append { v2.max_timestamp() } else { -1 },
-        delete_horizon_ms,
-        compression: v2.compression()?,
-        last_offset_delta: Some(v2.last_offset_delta()),
-    })
+    Ok(BatchOptions::default()
+        .with_base_offset(v2.base_offset())
+        .with_partition_leader_epoch(v2.partition_leader_epoch())
+        .with_producer_id(v2.producer_id())
+        .with_producer_epoch(v2.producer_epoch())
+        .with_base_sequence(v2.base_sequence())
+        .with_transactional(v2.is_transactional())
+        .with_control(v2.is_control())
+        .with_timestamp_type(v2.timestamp_type())
+        .with_log_append_time(if log_append { v2.max_timestamp() } else { -1 })
+        .with_delete_horizon_ms(delete_horizon_ms)
+        .with_compression(v2.compression()?)
+        .with_last_offset_delta(Some(v2.last_offset_delta())))
 }
 
 /// Builds the batch of the kept records into `out`, from borrowed slices; headers go into one
