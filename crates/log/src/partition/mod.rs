@@ -15,6 +15,8 @@ mod flush;
 mod index_sanity;
 mod list_offsets;
 mod load;
+mod load_recover;
+mod load_steps;
 mod planner;
 mod producer_load;
 mod quarantine;
