@@ -700,10 +700,35 @@ fn test_log_cleaner_retains_last_sequence_even_if_transaction_aborted() {
     assert_eq!(t.offsets(), vec![3, 4, 5]);
 }
 
+/// Kafka's `appendIdempotentAsLeader(log, pid, 0)(keys)` from sequence 0 again: a client's
+/// retry of the producer's first batch. Returns the offsets the leader answers with.
+fn retry_as_leader(t: &TxnLog, pid: i64, keys: &[i64]) -> (i64, i64) {
+    let options = BatchOptions {
+        producer_id: pid,
+        producer_epoch: 0,
+        base_sequence: 0,
+        ..BatchOptions::new(0, Compression::None)
+    };
+    let records = key_records(keys);
+    let news = records
+        .iter()
+        .enumerate()
+        .map(|(i, (k, v))| NewRecord::new(i as i32, 0, Some(k.as_slice()), Some(v.as_slice())));
+    let mut batch = Vec::new();
+    BatchBuilder::new()
+        .build(&options, news, &mut batch)
+        .unwrap();
+    let end = t.log.log_end_offset();
+    let info = t.log.append_as_leader(&mut batch).unwrap();
+    assert_eq!(t.log.log_end_offset(), end, "a duplicate appends nothing");
+    (info.first_offset, info.last_offset)
+}
+
 #[test]
 fn test_duplicate_check_after_cleaning() {
-    // The cleaning side of Kafka's test: producers' last batches and sequences survive (the
-    // duplicate check itself needs the leader's producer state, which the append path drives).
+    // Producers' last batches and sequences survive cleaning, so after a reload (every segment
+    // recovered, the producer state rebuilt from the cleaned batches) a retried batch is still
+    // answered with its original offsets.
     let mut t = TxnLog::new(2048);
     for (pid, keys) in [(1, vec![1, 2, 3]), (2, vec![3, 1, 4]), (3, vec![1, 4])] {
         let options = t.producer_options(pid, keys.len(), false);
@@ -715,6 +740,11 @@ fn test_duplicate_check_after_cleaning() {
     assert_eq!(t.last_sequences(), HashMap::from([(1, 2), (2, 2), (3, 1)]));
     assert_eq!(t.keys(), vec![2, 3, 1, 4]);
     assert_eq!(t.offsets(), vec![1, 3, 6, 7]);
+    t.reopen();
+    assert_eq!(retry_as_leader(&t, 1, &[1, 2, 3]), (0, 2));
+    assert_eq!(retry_as_leader(&t, 3, &[1, 4]), (6, 7));
+    assert_eq!(retry_as_leader(&t, 2, &[3, 1, 4]), (3, 5));
+    // One more append and a round of cleaning removes another record of producer 1's batch.
     let options = t.producer_options(4, 1, false);
     t.append(&options, &key_records(&[2]));
     t.roll();
@@ -726,6 +756,8 @@ fn test_duplicate_check_after_cleaning() {
     assert_eq!(t.last_offsets(), vec![2, 5, 7, 8]);
     assert_eq!(t.keys(), vec![3, 1, 4, 2]);
     assert_eq!(t.offsets(), vec![3, 6, 7, 8]);
+    t.reopen();
+    assert_eq!(retry_as_leader(&t, 1, &[1, 2, 3]), (0, 2));
 }
 
 #[test]
