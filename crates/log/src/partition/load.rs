@@ -163,7 +163,7 @@ impl<F: FileSystem> PartitionLog<F> {
             segments: SnapshotCell::new(SegmentMap::new()),
             writer: Mutex::new(()),
             log_end_offset: AtomicI64::new(0),
-            high_watermark: AtomicI64::new(0),
+            stable: super::StableOffsets::new(),
             log_start_offset: AtomicI64::new(0),
             recovery_point: AtomicI64::new(0),
             last_flush_ms: AtomicI64::new(0),
@@ -182,7 +182,6 @@ impl<F: FileSystem> PartitionLog<F> {
             mapping_budget,
             superseded_deletes: std::sync::atomic::AtomicU64::new(0),
             producer_state: Mutex::new(producer_state),
-            first_unstable_offset: AtomicI64::new(i64::MAX),
         });
         inner
             .last_flush_ms
@@ -302,7 +301,7 @@ impl<F: FileSystem> Inner<F> {
             .store(log_start_offset, Ordering::Release);
         // Kafka reads the high watermark from replication-offset-checkpoint, which its replica
         // manager keeps. seglog has no replicas: what is on disk is what the log holds.
-        self.high_watermark.store(log_end_offset, Ordering::Release);
+        self.stable.set_high_watermark(log_end_offset);
         let mut sync = self.sync.lock();
         sync.synced_to = recovery_point;
         sync.in_flight_goal = recovery_point;

@@ -214,7 +214,7 @@ impl<F: FileSystem> Inner<F> {
             self.time.now_ms(),
             false,
         )?;
-        manager.on_high_watermark_updated(self.high_watermark.load(Ordering::Acquire));
+        manager.on_high_watermark_updated(self.stable.high_watermark());
         self.refresh_first_unstable_offset(&manager);
         Ok(())
     }
