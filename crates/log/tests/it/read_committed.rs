@@ -38,7 +38,9 @@ fn marker(out: &mut Vec<u8>, offset: i64, producer: i64, kind: ControlRecordType
         id: producer,
         epoch: 0,
     };
-    txn::marker_at(out, offset, producer, 0, kind, TS + offset);
+    txn::Marker::new(offset, producer, kind)
+        .timestamp(TS + offset)
+        .write(out);
 }
 
 /// Follower-appends each batch of `bytes` on its own (so small segments roll between them).
