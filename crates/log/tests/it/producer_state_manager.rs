@@ -1,8 +1,10 @@
 //! Kafka 4.4's `ProducerStateManagerTest`, case by case, against seglog's `ProducerStateManager`:
-//! the validation and transaction cases here, the snapshot, reload, expiry and truncation cases
-//! in `producer_state_manager_snapshots.rs`. Each test names its Kafka case; the helpers are
-//! Kafka's (`appendClientEntry`, `appendReplicationEntry`, `appendEndTxnMarker`: one batch of one
-//! sequence at one offset, then `update` and `updateMapEndOffset`).
+//! each Kafka case `testFooBar` is the test `test_foo_bar` (`updateProducerTransactionState` is
+//! `update_producer_transaction_state`), here for the validation and transaction cases, in
+//! `producer_state_manager_snapshots.rs` for the snapshot, reload, expiry and truncation ones;
+//! the exceptions are listed below. The helpers are Kafka's (`appendClientEntry`,
+//! `appendReplicationEntry`, `appendEndTxnMarker`: one batch of one sequence at one offset, then
+//! `update` and `updateMapEndOffset`).
 //!
 //! Kafka's markers here carry no transaction version (the legacy epoch rule): seglog's are
 //! appended with transaction version 0, which is that rule.
@@ -16,8 +18,12 @@
 //! (KIP-890), which seglog has no coordinator for and does not model (`producer/mod.rs`); without
 //! it, a producer with no state may start at any sequence, which
 //! `non_zero_sequence_with_empty_state_is_accepted` pins.
+//! `testAllowNonZeroSequenceForTransactionsV1WithEmptyState` is
+//! `non_zero_sequence_with_empty_state_is_accepted`, without the verification entry.
 //! `testReadWriteSnapshot` is the unit test `round_trips_and_keeps_only_the_last_batch` in
 //! `producer/snapshot_format.rs` (it needs a batch in an entry, which only the crate can add).
+//! `testCoordinatorFencedAfterReload` appends to the first manager, as Kafka's does (its reload
+//! to offset 2 deletes the snapshot at 101); ours also checks a manager reloaded at 101.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
