@@ -8,10 +8,10 @@
 
 #[cfg(not(all(test, loom)))]
 pub(crate) mod sync {
-    pub(crate) use std::sync::{Arc, RwLock};
+    pub(crate) use std::sync::{Arc, RwLock, atomic};
 }
 
 #[cfg(all(test, loom))]
 pub(crate) mod sync {
-    pub(crate) use ::loom::sync::{Arc, RwLock};
+    pub(crate) use ::loom::sync::{Arc, RwLock, atomic};
 }

@@ -18,11 +18,8 @@ use seglog_segment::txn_index::TransactionIndex;
 use super::partition::PartitionView;
 use super::records::RecordsRead;
 use crate::consumer_records::{AbortedTransaction, ConsumerFilter, IsolationLevel};
-use crate::error::{Error, Result};
-use crate::producer::{
-    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
-    list_snapshot_files, read_snapshot, recover_batch,
-};
+use crate::error::Result;
+use crate::producer::{ProducerStateManager, list_snapshot_files, producer_state_at, replay_batch};
 
 impl<F: FileSystem> PartitionView<F> {
     /// Calls `f` with every record a consumer at `isolation` fetching from `from` gets, in
@@ -118,32 +115,16 @@ impl<F: FileSystem> PartitionView<F> {
     pub fn last_stable_offset(&self) -> Result<i64> {
         let log_start = self.log_start_offset();
         let log_end = self.log_end_offset()?;
-        let mut state = ProducerStateManager::new(
-            self.fs().clone(),
+        let snapshots = list_snapshot_files(self.fs(), self.dir())?;
+        let (mut state, replay_from) = producer_state_at(
+            self.fs(),
             self.dir(),
             self.topic_partition().to_string(),
-            DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-            ProducerStateManagerConfig::default(),
+            snapshots.iter().map(|s| (s.offset, s.path.as_path())),
+            log_start,
+            log_end,
+            log_start,
         )?;
-        let mut replay_from = log_start;
-        let snapshots = list_snapshot_files(self.fs(), self.dir())?;
-        for snapshot in snapshots
-            .iter()
-            .rev()
-            .filter(|s| s.offset > log_start && s.offset <= log_end)
-        {
-            match read_snapshot(self.fs(), &snapshot.path) {
-                Ok(entries) => {
-                    for entry in entries {
-                        state.load_producer_entry(entry);
-                    }
-                    replay_from = snapshot.offset;
-                    break;
-                }
-                Err(Error::CorruptSnapshot { .. }) => {}
-                Err(e) => return Err(e),
-            }
-        }
         if replay_from < log_end {
             replay(self, &mut state, replay_from)?;
         }
@@ -164,9 +145,11 @@ fn replay<F: FileSystem>(
     from: i64,
 ) -> Result<()> {
     let mut failed = None;
+    // The aborted transactions are not wanted here (the `.txnindex` files give a fetch's).
+    let mut aborted = Vec::new();
     view.for_each_batch(from, i64::MAX, |batch, _, _| {
         if let Batch::V2(batch) = batch
-            && let Err(e) = recover_batch(state, batch)
+            && let Err(e) = replay_batch(state, batch, &mut aborted)
         {
             failed = Some(e);
             return ControlFlow::Break(());

@@ -1,22 +1,20 @@
 //! Opening a partition log: Kafka's `LogLoader.load`, step by step, with a report of what it did.
 
 use crate::loom::sync::Arc;
-use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
-use seglog_segment::{LogSegment, MappingBudget, RecoveryReport, naming};
+use seglog_segment::{LogSegment, MappingBudget, RecoveryReport};
 
 use super::planner::plan_partition;
-use super::producer_load::TxnRecovery;
-use super::quarantine::{Quarantine, remove_entry};
-use super::recovery_plan::{RecoveryPlan, Removal};
+use super::quarantine::Quarantine;
+use super::recovery_plan::RecoveryPlan;
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
-use crate::listing::{self, FileKind, PartitionFile, file_name};
+use crate::listing::{self, PartitionFile};
 use crate::producer::{
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
 };
@@ -166,7 +164,7 @@ impl<F: FileSystem> PartitionLog<F> {
             segments: SnapshotCell::new(SegmentMap::new()),
             writer: Mutex::new(()),
             log_end_offset: AtomicI64::new(0),
-            high_watermark: AtomicI64::new(0),
+            stable: super::StableOffsets::new(),
             log_start_offset: AtomicI64::new(0),
             recovery_point: AtomicI64::new(0),
             last_flush_ms: AtomicI64::new(0),
@@ -185,7 +183,6 @@ impl<F: FileSystem> PartitionLog<F> {
             mapping_budget,
             superseded_deletes: std::sync::atomic::AtomicU64::new(0),
             producer_state: Mutex::new(producer_state),
-            first_unstable_offset: AtomicI64::new(i64::MAX),
         });
         inner
             .last_flush_ms
@@ -197,7 +194,7 @@ impl<F: FileSystem> PartitionLog<F> {
 }
 
 impl<F: FileSystem> Inner<F> {
-    fn list(&self) -> Result<Vec<PathBuf>> {
+    pub(super) fn list(&self) -> Result<Vec<PathBuf>> {
         let entries = listing::list(&self.fs, &self.dir).map_err(|e| Error::io(&self.dir, e))?;
         Ok(entries
             .into_iter()
@@ -206,7 +203,7 @@ impl<F: FileSystem> Inner<F> {
             .collect())
     }
 
-    fn remove(&self, path: &Path) -> Result<()> {
+    pub(super) fn remove(&self, path: &Path) -> Result<()> {
         match self.fs.remove_file(path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -214,7 +211,12 @@ impl<F: FileSystem> Inner<F> {
         }
     }
 
-    fn open_segment(&self, base: i64, suffix: &str, exists: bool) -> Result<LogSegment<F>> {
+    pub(super) fn open_segment(
+        &self,
+        base: i64,
+        suffix: &str,
+        exists: bool,
+    ) -> Result<LogSegment<F>> {
         Ok(LogSegment::open(
             self.fs.clone(),
             &self.dir,
@@ -300,299 +302,10 @@ impl<F: FileSystem> Inner<F> {
             .store(log_start_offset, Ordering::Release);
         // Kafka reads the high watermark from replication-offset-checkpoint, which its replica
         // manager keeps. seglog has no replicas: what is on disk is what the log holds.
-        self.high_watermark.store(log_end_offset, Ordering::Release);
+        self.stable.set_high_watermark(log_end_offset);
         let mut sync = self.sync.lock();
         sync.synced_to = recovery_point;
         sync.in_flight_goal = recovery_point;
         Ok(())
     }
-
-    /// Drops `path`: into the quarantine, or deleted with `discard`.
-    fn drop_file(
-        &self,
-        path: &Path,
-        quarantine: Option<&Quarantine<F>>,
-        report: &mut LoadReport,
-    ) -> Result<()> {
-        let moved = if let Some(q) = quarantine {
-            Some(q.move_in(path)?)
-        } else {
-            self.remove(path)?;
-            None
-        };
-        report.moved.push((path.to_path_buf(), moved));
-        Ok(())
-    }
-
-    /// Makes the drops durable.
-    fn sync_drops(&self, quarantine: Option<&Quarantine<F>>) -> Result<()> {
-        match quarantine {
-            Some(q) => q.sync(),
-            None => self.sync_dir(),
-        }
-    }
-
-    /// Before Kafka's steps: the stray entries named like segment files (which no step reads)
-    /// leave, into the quarantine or with `discard` deleted, durably before anything else changes.
-    fn set_aside_strays(
-        &self,
-        plan: &RecoveryPlan,
-        quarantine: Option<&Quarantine<F>>,
-        report: &mut LoadReport,
-    ) -> Result<()> {
-        for stray in &plan.strays {
-            let moved = if let Some(q) = quarantine {
-                Some(q.move_in(&stray.path)?)
-            } else {
-                remove_entry(&self.fs, &stray.path)?;
-                None
-            };
-            report.moved.push((stray.path.clone(), moved));
-        }
-        if !plan.strays.is_empty() {
-            self.sync_drops(quarantine)?;
-        }
-        Ok(())
-    }
-
-    /// Step 1: delete `.deleted`; abort `.cleaned` (and `.swap` files at or above the smallest
-    /// cleaned offset, an interrupted split). A damaged `.log.swap` is set aside with its index
-    /// swaps (where Kafka's loader would fail on it), so that the partition still opens with the
-    /// segments it would have replaced.
-    fn remove_temp_files(
-        &self,
-        plan: &RecoveryPlan,
-        quarantine: Option<&Quarantine<F>>,
-        report: &mut LoadReport,
-    ) -> Result<()> {
-        for (path, why) in &plan.removed {
-            match why {
-                Removal::Deleted | Removal::UnfinishedSnapshot => {
-                    report.deleted_files.push(path.clone());
-                }
-                Removal::Aborted => report.aborted_files.push(path.clone()),
-                _ => continue,
-            }
-            self.remove(path)?;
-        }
-        for swap in &plan.bad_swaps {
-            for path in &swap.files {
-                self.drop_file(path, quarantine, report)?;
-            }
-        }
-        if !plan.bad_swaps.is_empty() {
-            self.sync_drops(quarantine)?;
-        }
-        Ok(())
-    }
-
-    /// Steps 2 to 5: delete what the swap segments replace, rename them into place, delete
-    /// orphan index files.
-    fn complete_swaps(&self, plan: &RecoveryPlan, report: &mut LoadReport) -> Result<()> {
-        for (path, why) in &plan.removed {
-            if *why == Removal::Replaced {
-                self.remove(path)?;
-                report.replaced_files.push(path.clone());
-            }
-        }
-        if !plan.completed_swaps.is_empty() {
-            for path in self.list()? {
-                let name = file_name(&path);
-                if let Some(target) = name.strip_suffix(naming::SWAP_FILE_SUFFIX) {
-                    let target = self.dir.join(target);
-                    self.fs
-                        .rename(&path, &target)
-                        .map_err(|e| Error::io(&path, e))?;
-                }
-            }
-            self.sync_dir()?;
-            report.completed_swaps.clone_from(&plan.completed_swaps);
-        }
-        for (path, why) in &plan.removed {
-            if *why == Removal::Orphan {
-                self.remove(path)?;
-                report.orphan_indexes.push(path.clone());
-            }
-        }
-        Ok(())
-    }
-
-    /// Step 6's drops, before any cut: the segments after the cut and the overlapping ones leave
-    /// the directory highest base offset first, and durably before the cut. So a recovery killed
-    /// at any moment leaves the segment to be cut still damaged and the segments after it a
-    /// contiguous run (never a later segment without the data before it), and the next recovery
-    /// finds the same cut and carries on.
-    fn drop_segments(
-        &self,
-        plan: &RecoveryPlan,
-        quarantine: Option<&Quarantine<F>>,
-        report: &mut LoadReport,
-    ) -> Result<()> {
-        for snapshot in &plan.dropped_snapshots {
-            self.drop_file(&snapshot.path, quarantine, report)?;
-        }
-        for dropped in &plan.dropped {
-            for path in &dropped.files {
-                self.drop_file(path, quarantine, report)?;
-            }
-            report.deleted_after_corruption.push(dropped.base_offset);
-        }
-        if !plan.dropped.is_empty() || !plan.dropped_snapshots.is_empty() {
-            self.sync_drops(quarantine)?;
-        }
-        report.deleted_after_corruption.sort_unstable();
-        Ok(())
-    }
-
-    /// Step 5: open every `.log` (sorted by name); a missing `.timeindex` beside an `.index` is
-    /// created empty, as Kafka's sanity check does.
-    fn load_segment_files(
-        &self,
-        files: &[PathBuf],
-        report: &mut LoadReport,
-    ) -> Result<SegmentMap<F>> {
-        let logs: BTreeMap<i64, PathBuf> = files
-            .iter()
-            .filter(|p| FileKind::of(file_name(p)) == FileKind::Log)
-            .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
-            .collect();
-        // Whether a segment's index files exist, from the listing rather than a `stat` each.
-        let listed: HashSet<&str> = files.iter().map(|p| file_name(p)).collect();
-        let exists = |path: PathBuf| listed.contains(file_name(&path));
-        let mut segments = SegmentMap::new();
-        for base in logs.keys() {
-            let segment = self.open_segment(*base, "", true)?;
-            let has_index = exists(naming::offset_index_file(&self.dir, *base, ""));
-            if has_index && !exists(naming::time_index_file(&self.dir, *base, "")) {
-                segment.resize_time_index(0)?;
-            }
-            if !has_index {
-                report.rebuilt_missing_index.push(*base);
-            }
-            segments.insert(*base, Arc::new(segment));
-        }
-        Ok(segments)
-    }
-
-    /// Steps 5 and 6's cuts and index rebuilds, as planned: each cut tail is copied to the
-    /// quarantine (durably) before the segment is cut; then the segment is recovered, which cuts
-    /// at the planned byte and rebuilds its indexes. A segment whose index cannot take its
-    /// entries is emptied, as Kafka does ("Found invalid offset during recovery"), after the
-    /// same copy, and the segments after it are dropped; where the plan foresaw no drop (so no
-    /// quarantine exists) and `discard` is off, the load fails instead and drops nothing.
-    fn recover_segments(
-        &self,
-        segments: &mut SegmentMap<F>,
-        plan: &RecoveryPlan,
-        quarantine: Option<&Quarantine<F>>,
-        options: LoadOptions,
-        report: &mut LoadReport,
-    ) -> Result<()> {
-        let discard = options.discard;
-        let mut emptied = None;
-        let mut scanned: Vec<i64> = plan.scanned.clone();
-        scanned.extend(&plan.rebuilt_indexes);
-        scanned.sort_unstable();
-        scanned.dedup();
-        let mut txn = TxnRecovery::new(options.log_start_offset);
-        for base in &scanned {
-            let Some(segment) = segments.get(base) else {
-                continue;
-            };
-            let next_base = plan.next_base_offsets.get(base).copied().flatten();
-            if !plan.rebuilt_indexes.contains(base) {
-                // Its `.log` and indexes are valid: only its `.txnindex` may need rebuilding.
-                if self.recover_txn_index(&mut txn, segments, segment, next_base, false)? {
-                    report.rebuilt_txn_indexes.push(*base);
-                }
-                continue;
-            }
-            let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
-            if let Some(q) = quarantine
-                && cut.is_some_and(|c| c.txn_entries_dropped > 0)
-            {
-                // The entries the cut drops leave with the index as it was (recovery rewrites
-                // it); with `discard` the plan's line is all that is left of them.
-                let txn = naming::txn_index_file(&self.dir, *base, "");
-                let copy = q.copy_whole(&txn)?;
-                report.moved.push((txn, Some(copy)));
-            }
-            if let (Some(cut), Some(q)) = (cut, quarantine) {
-                let copy = q.copy_tail(&cut.log, cut.position)?;
-                report.moved.push((cut.log.clone(), Some(copy)));
-            } else if let Some(cut) = cut {
-                report.moved.push((cut.log.clone(), None));
-            }
-            match segment.recover_before(next_base) {
-                Ok(recovered) => {
-                    let planned = cut.map_or(segment.size(), |c| c.position);
-                    if recovered.valid_bytes != planned {
-                        return Err(Error::Changed {
-                            path: naming::log_file(&self.dir, *base, ""),
-                            reason: format!(
-                                "recovery kept {} bytes where its plan said {planned}: the file \
-                                 changed while recovery ran",
-                                recovered.valid_bytes
-                            ),
-                        });
-                    }
-                    self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
-                    if cut.is_some() {
-                        // The cut durable before the quarantine is marked done: a power loss
-                        // must not bring back a tail whose copy a finished directory holds.
-                        segment.flush()?;
-                    }
-                    report.recovered.push((*base, recovered));
-                }
-                Err(seglog_segment::Error::Index(e)) if quarantine.is_none() && !discard => {
-                    // The plan foresaw no drop, so there is no quarantine to keep a copy in: fail
-                    // rather than empty the segment and drop the later ones without one.
-                    return Err(Error::Changed {
-                        path: naming::log_file(&self.dir, *base, ""),
-                        reason: format!(
-                            "rebuilding its indexes failed ({e}), which the recovery plan did not \
-                             foresee; nothing was dropped"
-                        ),
-                    });
-                }
-                Err(seglog_segment::Error::Index(_)) => {
-                    let log = naming::log_file(&self.dir, *base, "");
-                    let copy = quarantine.map(|q| q.copy_tail(&log, 0)).transpose()?;
-                    report.moved.push((log, copy));
-                    segment.truncate_to(*base, self.time.now_ms())?;
-                    segment.flush()?;
-                    emptied = Some(*base);
-                    break;
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        if let Some(at) = emptied {
-            let later: Vec<i64> = segments.range(at + 1..).map(|(b, _)| *b).rev().collect();
-            for base in later {
-                if let Some(segment) = segments.remove(&base) {
-                    segment.close()?;
-                    for path in segment_files(&self.dir, base) {
-                        if self.fs.exists(&path) {
-                            self.drop_file(&path, quarantine, report)?;
-                        }
-                    }
-                    report.deleted_after_corruption.push(base);
-                }
-            }
-            self.sync_drops(quarantine)?;
-            report.deleted_after_corruption.sort_unstable();
-        }
-        Ok(())
-    }
-}
-
-/// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).
-fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
-    [
-        naming::offset_index_file(dir, base, ""),
-        naming::time_index_file(dir, base, ""),
-        naming::txn_index_file(dir, base, ""),
-        naming::log_file(dir, base, ""),
-    ]
 }

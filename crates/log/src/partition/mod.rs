@@ -16,6 +16,8 @@ mod index_sanity;
 mod list_offsets;
 mod load;
 mod load_options;
+mod load_recover;
+mod load_steps;
 mod planner;
 mod producer_load;
 mod quarantine;
@@ -23,6 +25,7 @@ mod read;
 mod recovery_plan;
 mod retention;
 mod snapshot_plan;
+mod stable_offsets;
 pub(crate) mod txn_replay;
 
 use crate::loom::sync::Arc;
@@ -41,6 +44,7 @@ use crate::producer::ProducerStateManager;
 use crate::snapshot::{SnapshotCell, is_unreferenced};
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
+use stable_offsets::StableOffsets;
 
 pub use append::AppendInfo;
 pub use clean::{CleanOptions, CleanReport, StopAfter};
@@ -86,7 +90,8 @@ pub(crate) struct Inner<F: FileSystem> {
     /// Serialises appends, rolls, truncations, flush bookkeeping and retention.
     writer: Mutex<()>,
     log_end_offset: AtomicI64,
-    high_watermark: AtomicI64,
+    /// The high watermark and the first unstable offset, which readers take without a lock.
+    stable: StableOffsets,
     log_start_offset: AtomicI64,
     recovery_point: AtomicI64,
     last_flush_ms: AtomicI64,
@@ -119,9 +124,6 @@ pub(crate) struct Inner<F: FileSystem> {
     superseded_deletes: std::sync::atomic::AtomicU64,
     /// Producer state (Kafka's `ProducerStateManager`), changed under the writer lock.
     producer_state: Mutex<ProducerStateManager<F>>,
-    /// The first offset of the oldest undecided transaction (`i64::MAX`: none). With the high
-    /// watermark it gives the last stable offset, which readers take without a lock.
-    first_unstable_offset: AtomicI64,
 }
 
 #[derive(Debug)]
@@ -201,21 +203,14 @@ impl<F: FileSystem> PartitionLog<F> {
     /// The high watermark: reads with [`Isolation::HighWatermark`] stop below it, and retention
     /// never deletes at or above it.
     pub fn high_watermark(&self) -> i64 {
-        self.inner.high_watermark.load(Ordering::Acquire)
+        self.inner.stable.high_watermark()
     }
 
     /// The last stable offset (Kafka's `lastStableOffset`): the first offset of the oldest
     /// undecided transaction, or the high watermark if that is lower. read_committed reads stop
     /// below it.
     pub fn last_stable_offset(&self) -> i64 {
-        // The high watermark first: one read before a concurrent append and high watermark
-        // update is low, never past an undecided transaction, whereas a first unstable offset
-        // read before the append could pair with a high watermark read after it.
-        let high_watermark = self.high_watermark();
-        self.inner
-            .first_unstable_offset
-            .load(Ordering::Acquire)
-            .min(high_watermark)
+        self.inner.stable.last_stable_offset()
     }
 
     /// How many producer ids the log keeps state for (Kafka's `producerIdCount` gauge).
@@ -232,7 +227,7 @@ impl<F: FileSystem> PartitionLog<F> {
         // transaction is not yet counted.
         let mut state = self.inner.producer_state.lock();
         let clamped = offset.clamp(self.log_start_offset(), self.log_end_offset());
-        self.inner.high_watermark.store(clamped, Ordering::Release);
+        self.inner.stable.set_high_watermark(clamped);
         state.on_high_watermark_updated(clamped);
         self.inner.refresh_first_unstable_offset(&state);
     }

@@ -16,7 +16,7 @@ use super::{Inner, SegmentMap, range_overlapping};
 use crate::error::{Error, Result};
 use crate::producer::{
     AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerAppendInfo,
-    ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id, recover_batch,
+    ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id, replay_batch,
 };
 
 /// Kafka's static `rebuildProducerState`: brings `manager` to `last_offset`. With no snapshot
@@ -163,20 +163,11 @@ pub(crate) fn replay_segment<F: FileSystem>(
     let mut aborted = Vec::new();
     let mut failure = None;
     segment.scan_batches(0, |_, framed| {
-        if let Ok(batch) = framed.v2() {
-            match recover_batch(manager, &batch) {
-                Ok(Some((txn, lso))) if txn.is_aborted => aborted.push(AbortedTxn::new(
-                    txn.producer_id,
-                    txn.first_offset,
-                    txn.last_offset,
-                    lso,
-                )),
-                Ok(_) => {}
-                Err(e) => {
-                    failure = Some(e);
-                    return Ok(ControlFlow::Break(()));
-                }
-            }
+        if let Ok(batch) = framed.v2()
+            && let Err(e) = replay_batch(manager, &batch, &mut aborted)
+        {
+            failure = Some(e);
+            return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))
     })?;
@@ -214,7 +205,7 @@ impl<F: FileSystem> Inner<F> {
             self.time.now_ms(),
             false,
         )?;
-        manager.on_high_watermark_updated(self.high_watermark.load(Ordering::Acquire));
+        manager.on_high_watermark_updated(self.stable.high_watermark());
         self.refresh_first_unstable_offset(&manager);
         Ok(())
     }

@@ -425,7 +425,7 @@ impl<F: FileSystem> Inner<F> {
         self.log_start_offset.store(offset, Ordering::Release);
         self.after_truncation(offset);
         // Kafka's updateHighWatermark(logEndOffsetMetadata): the new, empty log's end.
-        self.high_watermark.store(offset, Ordering::Release);
+        self.stable.set_high_watermark(offset);
         self.producer_state
             .lock()
             .truncate_fully_and_start_at(offset)?;
@@ -436,7 +436,7 @@ impl<F: FileSystem> Inner<F> {
     fn after_truncation(&self, offset: i64) {
         self.log_end_offset.store(offset, Ordering::Release);
         self.log_start_offset.fetch_min(offset, Ordering::AcqRel);
-        self.high_watermark.fetch_min(offset, Ordering::AcqRel);
+        self.stable.lower_high_watermark(offset);
         let mut sync = self.sync.lock();
         self.recovery_point.fetch_min(offset, Ordering::AcqRel);
         sync.synced_to = sync.synced_to.min(offset);

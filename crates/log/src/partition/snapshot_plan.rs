@@ -10,10 +10,10 @@ use seglog_segment::txn_index::{ENTRY_SIZE, TransactionIndex};
 use seglog_segment::naming;
 
 use super::recovery_plan::{DroppedSnapshot, RecoveryPlan, SnapshotDrop};
-use super::txn_replay::{entry_bytes, read_only_manager, replay_log, txn_index_bytes};
+use super::txn_replay::{entry_bytes, replay_log, txn_index_bytes};
 use crate::error::{Error, Result};
 use crate::listing::{FileKind, PartitionFile};
-use crate::producer::read_snapshot;
+use crate::producer::{producer_state_at, read_snapshot};
 
 /// Why the `.txnindex` at `path` of the segment at `base` fails Kafka's `sanityCheck` (an entry
 /// below the base offset, or of an unknown version), or `None` if it passes.
@@ -118,7 +118,8 @@ pub(super) fn plan_snapshots<F: FileSystem>(
 /// The segments recovery scans, finds valid and would leave alone whose `.txnindex` is not what
 /// the markers give (the loader then recovers them, rewriting it): the producer state replayed
 /// read-only as the loader's rebuild finds it, from the latest usable snapshot above
-/// `log_start` and at or below the first such segment (else from empty), through `segments`
+/// `log_start` and at or below the first such segment (else from empty; one that cannot be read
+/// fails the plan, as it would fail the load), through `segments`
 /// (base offset and suffix on disk, ascending, the dropped ones left out).
 ///
 /// # Errors
@@ -146,27 +147,17 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
         .iter()
         .map(|s| s.path.as_path())
         .collect();
-    let mut snapshots: Vec<(i64, &Path)> = live
+    let snapshots = live
         .iter()
         .filter(|f| f.kind() == FileKind::Snapshot && !set_aside.contains(&f.path()))
-        .filter_map(|f| f.base_offset().map(|o| (o, f.path())))
-        .filter(|(o, _)| *o > log_start && *o <= first)
-        .collect();
-    snapshots.sort_unstable();
-    let mut start = None;
-    for (offset, path) in snapshots.iter().rev() {
-        if let Ok(entries) = read_snapshot(fs, path) {
-            start = Some((*offset, entries));
-            break;
-        }
-    }
-    let from = start.as_ref().map_or(log_start, |(o, _)| *o);
+        .filter_map(|f| f.base_offset().map(|o| (o, f.path())));
     let name = dir
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or_default()
         .to_owned();
-    let mut manager = read_only_manager(fs, dir, name, start, log_start)?;
+    let (mut manager, from) =
+        producer_state_at(fs, dir, name, snapshots, log_start, first, log_start)?;
     let mut out = Vec::new();
     for (i, (base, suffix)) in segments.iter().enumerate() {
         let next_base = segments.get(i + 1).map(|(b, _)| *b);

@@ -11,43 +11,7 @@ use seglog_segment::txn_index::AbortedTxn;
 use seglog_segment::verify::{OffsetBounds, scan_verified};
 
 use crate::error::{Error, Result};
-use crate::producer::{
-    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateEntry, ProducerStateManager,
-    ProducerStateManagerConfig, recover_batch,
-};
-
-/// A manager for a read-only replay of the partition in `dir`, holding `start` (a snapshot's
-/// offset and producers) or nothing from `empty_at`. It only lists the directory: the replay
-/// never takes a snapshot or truncates.
-///
-/// # Errors
-///
-/// The directory cannot be listed.
-pub(crate) fn read_only_manager<F: FileSystem>(
-    fs: &F,
-    dir: &Path,
-    partition: String,
-    start: Option<(i64, Vec<ProducerStateEntry>)>,
-    empty_at: i64,
-) -> Result<ProducerStateManager<F>> {
-    let mut manager = ProducerStateManager::new(
-        fs.clone(),
-        dir,
-        partition,
-        DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
-        ProducerStateManagerConfig::default(),
-    )?;
-    match start {
-        Some((offset, entries)) => {
-            for entry in entries {
-                manager.load_producer_entry(entry);
-            }
-            manager.update_map_end_offset(offset);
-        }
-        None => manager.update_map_end_offset(empty_at),
-    }
-    Ok(manager)
-}
+use crate::producer::{ProducerStateManager, replay_batch};
 
 /// The aborted transactions recovery writes for the valid batches of `log` (a segment at
 /// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
@@ -82,18 +46,9 @@ pub(crate) fn replay_log<F: FileSystem>(
         if batch.last_offset() < from {
             return Ok(ControlFlow::Continue(()));
         }
-        match recover_batch(manager, &batch) {
-            Ok(Some((txn, lso))) if txn.is_aborted => aborted.push(AbortedTxn::new(
-                txn.producer_id,
-                txn.first_offset,
-                txn.last_offset,
-                lso,
-            )),
-            Ok(_) => {}
-            Err(e) => {
-                refused = Some((position, e.to_string()));
-                return Ok(ControlFlow::Break(()));
-            }
+        if let Err(e) = replay_batch(manager, &batch, &mut aborted) {
+            refused = Some((position, e.to_string()));
+            return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))
     })

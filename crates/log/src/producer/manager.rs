@@ -355,6 +355,18 @@ impl<F: FileSystem> ProducerStateManager<F> {
         Ok(())
     }
 
+    /// Empties the state and the snapshots it knows (deleting their files), then lists the
+    /// snapshot files on disk again (Kafka's `truncateFullyAndReloadSnapshots`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] on a snapshot that cannot be deleted, or a listing failure.
+    pub fn truncate_fully_and_reload_snapshots(&mut self) -> Result<()> {
+        self.truncate_fully_and_start_at(0)?;
+        self.snapshots = load_snapshots(&self.fs, &self.dir)?;
+        Ok(())
+    }
+
     /// Writes a snapshot at the map end offset unless one exists there already (Kafka's
     /// `takeSnapshot(sync)`); returns its path if written.
     ///

@@ -7,8 +7,9 @@
 //! `txn` (`TxnMetadata`, `CompletedTxn`, `LastRecord`, `LogOffsetMetadata`), `append_info`
 //! (`ProducerAppendInfo`, `AppendOrigin`), `error` (its exceptions), `config`
 //! (`ProducerStateManagerConfig`), `snapshot_format` (the bytes), `snapshot_file` (the files),
-//! `manager` (`ProducerStateManager`) and `replay` (batches read into the state: an append, a
-//! recovered segment, the log after a snapshot). Kafka's `VerificationStateEntry` is not modelled:
+//! `manager` (`ProducerStateManager`), `replay` (batches read into the state: an append, a
+//! recovered segment, the log after a snapshot) and `read_only` (the state at an offset, read
+//! back without changing a byte). Kafka's `VerificationStateEntry` is not modelled:
 //! it exists for the transaction coordinator's verification, which seglog does not have.
 
 mod append_info;
@@ -17,6 +18,7 @@ mod config;
 mod entry;
 mod error;
 mod manager;
+mod read_only;
 mod replay;
 mod snapshot_file;
 mod snapshot_format;
@@ -34,6 +36,7 @@ pub use entry::{
 };
 pub use error::ProducerError;
 pub use manager::{LATE_TRANSACTION_BUFFER_MS, ProducerStateManager};
+pub use read_only::{producer_state_at, replay_batch};
 pub use replay::{append_batch, has_producer_id, load_producers_from_batches, recover_batch};
 pub use snapshot_file::{
     SNAPSHOT_SUFFIX, SnapshotFile, delete_if_exists, flush_snapshot, list_snapshot_files,

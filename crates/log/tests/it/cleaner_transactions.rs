@@ -15,14 +15,14 @@
 use std::collections::HashMap;
 
 use crate::common;
+use crate::common::txn::{Data, KeyValue, Marker, Producer};
 
 use seglog_log::{
     AbortedTransaction, CleanOptions, IsolationLevel, LoadOptions, LogConfig, MockClock,
     PartitionLog, StopAfter, consumer_records,
 };
 use seglog_record_format::{
-    Batch, BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker,
-    NewRecord,
+    Batch, BatchBuilder, BatchOptions, Compression, ControlRecordType, NewRecord,
 };
 use seglog_segment::txn_index::AbortedTxn;
 
@@ -68,35 +68,28 @@ impl TxnLog {
         }
     }
 
-    fn append(&self, options: &BatchOptions, records: &[(Vec<u8>, Vec<u8>)]) -> i64 {
-        let news = records
-            .iter()
-            .enumerate()
-            .map(|(i, (k, v))| NewRecord::new(i as i32, 0, Some(k.as_slice()), Some(v.as_slice())));
-        let mut batch = Vec::new();
-        BatchBuilder::new()
-            .build(options, news, &mut batch)
-            .unwrap();
-        self.log.append_as_follower(&batch).unwrap().first_offset
+    /// Appends `batch` as a follower, its records stamped 0; returns its first offset.
+    fn append(&self, batch: Data) -> i64 {
+        let mut bytes = Vec::new();
+        batch.timestamp(0).write(&mut bytes);
+        self.log.append_as_follower(&bytes).unwrap().first_offset
     }
 
-    fn producer_options(&mut self, pid: i64, count: usize, transactional: bool) -> BatchOptions {
+    /// A batch of `records` from producer `pid` at the log end, at epoch 0 and partition leader
+    /// epoch 0, its sequence continuing the producer's.
+    fn producer_batch(&mut self, pid: i64, records: Vec<KeyValue>, transactional: bool) -> Data {
         let sequence = self.sequences.entry(pid).or_insert(0);
-        let options = BatchOptions::new(0, Compression::None)
-            .with_base_offset(self.log.log_end_offset())
-            .with_partition_leader_epoch(0)
-            .with_producer_id(pid)
-            .with_producer_epoch(0)
-            .with_base_sequence(*sequence)
-            .with_transactional(transactional);
-        *sequence += count as i32;
-        options
+        let seq = *sequence;
+        *sequence += records.len() as i32;
+        Data::with_records(self.log.log_end_offset(), records)
+            .producer(Producer { id: pid, epoch: 0 }, seq, transactional)
+            .leader_epoch(0)
     }
 
     /// Kafka's `appendTransactionalAsLeader(log, pid, 0)(keys)`: key and value are the key's text.
     fn txn(&mut self, pid: i64, keys: &[i64]) {
-        let options = self.producer_options(pid, keys.len(), true);
-        let first = self.append(&options, &key_records(keys));
+        let batch = self.producer_batch(pid, key_records(keys), true);
+        let first = self.append(batch);
         self.ongoing.entry(pid).or_insert(first);
     }
 
@@ -108,30 +101,23 @@ impl TxnLog {
 
     /// Kafka's `record(key, value)`: a plain batch.
     fn plain(&self, key: i64, value: i64) {
-        let options = BatchOptions::new(self.log.log_end_offset(), Compression::None);
-        let records = [(key.to_string().into_bytes(), value.to_string().into_bytes())];
-        self.append(&options, &records);
+        let records = vec![(
+            Some(key.to_string().into_bytes()),
+            Some(value.to_string().into_bytes()),
+        )];
+        self.append(Data::with_records(self.log.log_end_offset(), records));
     }
 
     fn marker(&mut self, pid: i64, kind: ControlRecordType) -> i64 {
-        let options = BatchOptions::new(0, Compression::None)
-            .with_base_offset(self.log.log_end_offset())
-            .with_partition_leader_epoch(0)
-            .with_producer_id(pid)
-            .with_producer_epoch(0)
-            .with_transactional(true)
-            .with_control(true);
-        let value = EndTransactionMarker {
-            version: 0,
-            coordinator_epoch: 0,
-        }
-        .value_bytes();
-        let key = kind.key_bytes();
-        let record = NewRecord::new(0, 0, Some(&key[..]), Some(&value[..]));
         let mut batch = Vec::new();
-        BatchBuilder::new()
-            .build(&options, [record], &mut batch)
-            .unwrap();
+        Marker::new(
+            self.log.log_end_offset(),
+            Producer { id: pid, epoch: 0 },
+            kind,
+        )
+        .timestamp(0)
+        .leader_epoch(0)
+        .write(&mut batch);
         self.log.append_as_follower(&batch).unwrap().first_offset
     }
 
@@ -335,9 +321,14 @@ struct BatchInfo {
 /// A record: offset, key, value.
 type Rec = (i64, Option<Vec<u8>>, Option<Vec<u8>>);
 
-fn key_records(keys: &[i64]) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn key_records(keys: &[i64]) -> Vec<KeyValue> {
     keys.iter()
-        .map(|k| (k.to_string().into_bytes(), k.to_string().into_bytes()))
+        .map(|k| {
+            (
+                Some(k.to_string().into_bytes()),
+                Some(k.to_string().into_bytes()),
+            )
+        })
         .collect()
 }
 
@@ -693,14 +684,29 @@ fn test_log_cleaner_retains_last_sequence_even_if_transaction_aborted() {
     assert_eq!(t.offsets(), vec![3, 4, 5]);
 }
 
+/// Kafka's `appendIdempotentAsLeader(log, pid, 0)(keys)` from sequence 0 again: a client's
+/// retry of the producer's first batch. Returns the offsets the leader answers with.
+fn retry_as_leader(t: &TxnLog, pid: i64, keys: &[i64]) -> (i64, i64) {
+    let mut batch = Vec::new();
+    Data::with_records(0, key_records(keys))
+        .producer(Producer { id: pid, epoch: 0 }, 0, false)
+        .timestamp(0)
+        .write(&mut batch);
+    let end = t.log.log_end_offset();
+    let info = t.log.append_as_leader(&mut batch).unwrap();
+    assert_eq!(t.log.log_end_offset(), end, "a duplicate appends nothing");
+    (info.first_offset, info.last_offset)
+}
+
 #[test]
 fn test_duplicate_check_after_cleaning() {
-    // The cleaning side of Kafka's test: producers' last batches and sequences survive (the
-    // duplicate check itself needs the leader's producer state, which the append path drives).
+    // Producers' last batches and sequences survive cleaning, so after a reload (every segment
+    // recovered, the producer state rebuilt from the cleaned batches) a retried batch is still
+    // answered with its original offsets.
     let mut t = TxnLog::new(2048);
     for (pid, keys) in [(1, vec![1, 2, 3]), (2, vec![3, 1, 4]), (3, vec![1, 4])] {
-        let options = t.producer_options(pid, keys.len(), false);
-        t.append(&options, &key_records(&keys));
+        let batch = t.producer_batch(pid, key_records(&keys), false);
+        t.append(batch);
     }
     t.roll();
     t.clean(0, 0);
@@ -708,8 +714,13 @@ fn test_duplicate_check_after_cleaning() {
     assert_eq!(t.last_sequences(), HashMap::from([(1, 2), (2, 2), (3, 1)]));
     assert_eq!(t.keys(), vec![2, 3, 1, 4]);
     assert_eq!(t.offsets(), vec![1, 3, 6, 7]);
-    let options = t.producer_options(4, 1, false);
-    t.append(&options, &key_records(&[2]));
+    t.reopen();
+    assert_eq!(retry_as_leader(&t, 1, &[1, 2, 3]), (0, 2));
+    assert_eq!(retry_as_leader(&t, 3, &[1, 4]), (6, 7));
+    assert_eq!(retry_as_leader(&t, 2, &[3, 1, 4]), (3, 5));
+    // One more append and a round of cleaning removes another record of producer 1's batch.
+    let batch = t.producer_batch(4, key_records(&[2]), false);
+    t.append(batch);
     t.roll();
     t.clean(0, 0);
     assert_eq!(
@@ -719,6 +730,8 @@ fn test_duplicate_check_after_cleaning() {
     assert_eq!(t.last_offsets(), vec![2, 5, 7, 8]);
     assert_eq!(t.keys(), vec![3, 1, 4, 2]);
     assert_eq!(t.offsets(), vec![3, 6, 7, 8]);
+    t.reopen();
+    assert_eq!(retry_as_leader(&t, 1, &[1, 2, 3]), (0, 2));
 }
 
 #[test]
@@ -727,14 +740,12 @@ fn test_cleaning_with_keys_conflicting_with_txn_marker_keys() {
     t.txn(1, &[1]);
     t.commit(1);
     // A record whose key is a COMMIT marker's key: it is data, and the marker is no key.
-    let options = t.producer_options(2, 1, true);
-    t.append(
-        &options,
-        &[(
-            ControlRecordType::Commit.key_bytes().to_vec(),
-            b"foo".to_vec(),
-        )],
-    );
+    let records = vec![(
+        Some(ControlRecordType::Commit.key_bytes().to_vec()),
+        Some(b"foo".to_vec()),
+    )];
+    let batch = t.producer_batch(2, records, true);
+    t.append(batch);
     t.commit(2);
     t.roll();
     assert_eq!(t.offsets(), vec![0, 1, 2, 3]);

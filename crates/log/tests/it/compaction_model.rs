@@ -18,6 +18,7 @@
 )]
 
 use crate::common;
+use crate::common::txn::{Data, KeyValue, Marker, Producer};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -26,10 +27,7 @@ use seglog_log::{
     AbortedTransaction, CleanOptions, Isolation, IsolationLevel, LoadOptions, LogConfig, MockClock,
     PartitionLog, consumer_records,
 };
-use seglog_record_format::{
-    Batch, BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker,
-    NewRecord,
-};
+use seglog_record_format::{Batch, Compression, ControlRecordType};
 use seglog_segment::txn_index::AbortedTxn;
 
 const RETENTION_MS: i64 = 1_000;
@@ -149,30 +147,32 @@ impl Txns {
     fn append(
         &mut self,
         log: &PartitionLog,
-        builder: &mut BatchBuilder,
         producer: u8,
         records: &[(u8, Option<u16>)],
         codec: Compression,
         now: i64,
     ) -> Vec<Rec> {
         let sequence = self.sequences.entry(producer).or_insert(0);
-        let options = BatchOptions::new(0, codec)
-            .with_base_offset(log.log_end_offset())
-            .with_partition_leader_epoch(0)
-            .with_producer_id(i64::from(producer))
-            .with_producer_epoch(0)
-            .with_base_sequence(*sequence)
-            .with_transactional(true);
+        let seq = *sequence;
         *sequence += records.len() as i32;
-        let bytes: Vec<([u8; 1], Option<[u8; 2]>)> = records
+        let kv: Vec<KeyValue> = records
             .iter()
-            .map(|(k, v)| ([*k], v.map(u16::to_be_bytes)))
+            .map(|(k, v)| (Some(vec![*k]), v.map(|v| v.to_be_bytes().to_vec())))
             .collect();
-        let news = bytes.iter().enumerate().map(|(i, (k, v))| {
-            NewRecord::new(i as i32, now, Some(&k[..]), v.as_ref().map(|v| &v[..]))
-        });
         let mut batch = Vec::new();
-        builder.build(&options, news, &mut batch).unwrap();
+        Data::with_records(log.log_end_offset(), kv)
+            .producer(
+                Producer {
+                    id: i64::from(producer),
+                    epoch: 0,
+                },
+                seq,
+                true,
+            )
+            .codec(codec)
+            .leader_epoch(0)
+            .timestamp(now)
+            .write(&mut batch);
         let first = log.append_as_follower(&batch).unwrap().first_offset;
         let offsets: Vec<i64> = (0..records.len() as i64).map(|i| first + i).collect();
         let open = self.open.entry(producer).or_insert((first, Vec::new()));
@@ -190,7 +190,7 @@ impl Txns {
 
     /// The marker, and for an ABORT the `.txnindex` entry of the segment holding it, with the
     /// last stable offset a leader would record.
-    fn end(&mut self, log: &PartitionLog, builder: &mut BatchBuilder, producer: u8, commit: bool) {
+    fn end(&mut self, log: &PartitionLog, producer: u8, commit: bool) {
         let Some((first, offsets)) = self.open.remove(&producer) else {
             return;
         };
@@ -199,27 +199,18 @@ impl Txns {
         } else {
             ControlRecordType::Abort
         };
-        let options = BatchOptions::new(0, Compression::None)
-            .with_base_offset(log.log_end_offset())
-            .with_partition_leader_epoch(0)
-            .with_producer_id(i64::from(producer))
-            .with_producer_epoch(0)
-            .with_transactional(true)
-            .with_control(true);
-        let key = kind.key_bytes();
-        let value = EndTransactionMarker {
-            version: 0,
-            coordinator_epoch: 0,
-        }
-        .value_bytes();
         let mut batch = Vec::new();
-        builder
-            .build(
-                &options,
-                [NewRecord::new(0, 0, Some(&key[..]), Some(&value[..]))],
-                &mut batch,
-            )
-            .unwrap();
+        Marker::new(
+            log.log_end_offset(),
+            Producer {
+                id: i64::from(producer),
+                epoch: 0,
+            },
+            kind,
+        )
+        .timestamp(0)
+        .leader_epoch(0)
+        .write(&mut batch);
         let marker = log.append_as_follower(&batch).unwrap().first_offset;
         if !commit {
             // The append wrote the `.txnindex` entry, as Kafka's leader does.
@@ -291,26 +282,23 @@ fn run(ops: &[Op]) {
     let mut appended: Vec<(Rec, i64)> = Vec::new(); // with the time it was appended
     let mut txns = Txns::default();
     let mut first_dirty = 0;
-    let mut builder = BatchBuilder::new();
     for op in ops {
         match op {
             Op::Append(records, c) => {
-                let bytes: Vec<(Option<[u8; 1]>, Option<[u8; 2]>)> = records
+                let kv: Vec<KeyValue> = records
                     .iter()
-                    .map(|(k, v)| ((*k != 255).then_some([*k]), v.map(u16::to_be_bytes)))
+                    .map(|(k, v)| {
+                        (
+                            (*k != 255).then_some(vec![*k]),
+                            v.map(|v| v.to_be_bytes().to_vec()),
+                        )
+                    })
                     .collect();
-                let news = bytes.iter().enumerate().map(|(i, (k, v))| {
-                    NewRecord::new(
-                        i as i32,
-                        clock.now(),
-                        k.as_ref().map(|k| &k[..]),
-                        v.as_ref().map(|v| &v[..]),
-                    )
-                });
                 let mut batch = Vec::new();
-                builder
-                    .build(&BatchOptions::new(0, codec(*c)), news, &mut batch)
-                    .unwrap();
+                Data::with_records(0, kv)
+                    .codec(codec(*c))
+                    .timestamp(clock.now())
+                    .write(&mut batch);
                 let info = log.append_as_leader(&mut batch).unwrap();
                 for (i, (k, v)) in records.iter().enumerate() {
                     let rec = Rec {
@@ -322,17 +310,10 @@ fn run(ops: &[Op]) {
                 }
             }
             Op::Txn(producer, records, c) => {
-                let recs = txns.append(
-                    &log,
-                    &mut builder,
-                    *producer,
-                    records,
-                    codec(*c),
-                    clock.now(),
-                );
+                let recs = txns.append(&log, *producer, records, codec(*c), clock.now());
                 appended.extend(recs.into_iter().map(|r| (r, clock.now())));
             }
-            Op::End(producer, commit) => txns.end(&log, &mut builder, *producer, *commit),
+            Op::End(producer, commit) => txns.end(&log, *producer, *commit),
             Op::Advance(ms) => clock.advance(i64::from(*ms)),
             Op::Roll => {
                 log.roll().unwrap();
@@ -400,7 +381,7 @@ fn run(ops: &[Op]) {
     // clean, let every horizon pass, clean again.
     let open: Vec<u8> = txns.open.keys().copied().collect();
     for producer in open {
-        txns.end(&log, &mut builder, producer, true);
+        txns.end(&log, producer, true);
     }
     clock.advance(100 * RETENTION_MS);
     if log.active_segment().size() > 0 {

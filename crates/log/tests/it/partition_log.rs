@@ -11,6 +11,7 @@
 
 use crate::common::{open, partition_dir, producer_batch, read_values, small_config};
 use seglog_log::{Error, Isolation, ListOffset, LoadOptions, LogConfig, MockClock};
+use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
 #[test]
 fn leader_appends_assign_offsets_and_read_back() {
@@ -149,6 +150,44 @@ fn follower_appends_keep_offsets_and_refuse_going_back() {
     assert_eq!(log.log_end_offset(), 13);
     let err = log.append_as_follower(&batch).unwrap_err();
     assert!(matches!(err, Error::InvalidRecords { .. }), "{err}");
+}
+
+/// Kafka's `testAppendEmptyLogBelowLogStartOffsetThrowsException`: an empty log starting at 7
+/// (an empty segment there) refuses a follower append of offsets 4..=6, uncompressed or LZ4,
+/// with Kafka's `UnexpectedAppendOffsetException` message (first and last offset included). Its
+/// v0 and v1 batches do not apply: seglog's appends take record batch v2 only.
+#[test]
+fn a_follower_append_below_the_log_start_of_an_empty_log_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(root.path());
+    std::fs::create_dir_all(&dir).unwrap();
+    for suffix in ["log", "index"] {
+        std::fs::write(dir.join(format!("00000000000000000007.{suffix}")), b"").unwrap();
+    }
+    let clock = MockClock::new(0);
+    let options = LoadOptions::default()
+        .with_log_start_offset(7)
+        .with_recovery_point(7);
+    let (log, _) = open(&dir, small_config(4096), options, &clock);
+    assert_eq!((log.log_start_offset(), log.log_end_offset()), (7, 7));
+    for codec in [Compression::None, Compression::Lz4] {
+        let records = [("k1", "v1"), ("k2", "v2"), ("k3", "v3")];
+        let records = records
+            .iter()
+            .enumerate()
+            .map(|(i, (k, v))| NewRecord::new(i as i32, 0, Some(k.as_bytes()), Some(v.as_bytes())));
+        let mut batch = Vec::new();
+        BatchBuilder::new()
+            .build(&BatchOptions::new(4, codec), records, &mut batch)
+            .unwrap();
+        let err = log.append_as_follower(&batch).unwrap_err();
+        assert!(matches!(err, Error::InvalidRecords { .. }), "{err}");
+        let want = "Unexpected offset in append to orders-0. First offset 4 is less than the next \
+                    offset 7. First 10 offsets in append: 4, 5, 6, last offset in append: 6. Log \
+                    start offset = 7";
+        assert!(err.to_string().contains(want), "{codec:?}: {err}");
+        assert_eq!(log.log_end_offset(), 7);
+    }
 }
 
 #[test]

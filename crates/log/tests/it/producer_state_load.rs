@@ -392,6 +392,62 @@ fn deleting_records_mid_segment_keeps_producer_state_across_a_reload() {
     );
 }
 
+/// Kafka's `testLoadProducersAfterDeleteRecordsOnSegment`: moving the log start past a whole
+/// segment and deleting it keeps both producers in memory; a reload after an unclean shutdown
+/// (recovery point 0) rebuilds the state from the segments alone (recovery deletes the snapshots
+/// past the segment it recovers, the load those at or below the log start) and so holds only the
+/// producer of the segment left.
+#[test]
+fn deleting_a_segment_of_records_keeps_producer_state_until_a_reload_rebuilds_it() {
+    let fs = SimFs::new();
+    let (log, _) = open(&fs, unclean());
+    let mut w = Workload::new();
+    w.data(1, 1, false);
+    log.append_as_follower(&w.batches[0]).unwrap();
+    log.roll().unwrap();
+    w.data(2, 1, false);
+    log.append_as_follower(&w.batches[1]).unwrap();
+    let pids = |log: &PartitionLog<SimFs>| facts(log).iter().map(|f| f.0).collect::<Vec<_>>();
+    assert_eq!((log.segment_count(), pids(&log)), (2, vec![1, 2]));
+    log.set_high_watermark(log.log_end_offset());
+    assert!(log.delete_records_before(1).unwrap());
+    log.delete_old_segments().unwrap();
+    // Deleting records does not remove producer state.
+    assert_eq!((log.segment_count(), pids(&log)), (1, vec![1, 2]));
+    let last_seq = facts(&log)[1].2;
+    assert_eq!(last_seq, 0);
+    log.close().unwrap();
+    drop(log);
+    let options = LoadOptions::default().with_log_start_offset(1);
+    let (log, _) = open(&fs, options);
+    assert_eq!(pids(&log), vec![2]);
+    assert_eq!(facts(&log)[0].2, last_seq);
+}
+
+/// Kafka's `testSkipLoadingIfEmptyProducerStateBeforeTruncation`, by what its mock checks: a
+/// log of plain data keeps an empty producer state; the load ends it at 0 with no snapshot (none
+/// is written where one exists or nothing changed), appends move its end with the log end, and a
+/// truncation to 1 reloads it (no snapshot: empty at the log start), leaves the segments unread
+/// since it was empty (the skip only saves the reading, which no state shows), ends it at 1 and
+/// writes the empty snapshot there.
+#[test]
+fn truncating_a_log_without_producers_ends_the_empty_state_at_the_target() {
+    let fs = SimFs::new();
+    let (log, _) = open(&fs, unclean());
+    assert_eq!(log.latest_producer_state_end_offset(), 0);
+    assert_eq!(log.producer_snapshot_offsets(), Vec::<i64>::new());
+    let mut w = Workload::new();
+    w.plain(1).plain(1);
+    for batch in &w.batches {
+        log.append_as_follower(batch).unwrap();
+    }
+    assert_eq!(log.latest_producer_state_end_offset(), 2);
+    assert!(log.truncate_to(1).unwrap());
+    assert_eq!(log.latest_producer_state_end_offset(), 1);
+    assert!(facts(&log).is_empty());
+    assert_eq!(log.producer_snapshot_offsets(), vec![1]);
+}
+
 /// Kafka's `testLoadingLogKeepsLargestStrayProducerStateSnapshot`: snapshots at segment base
 /// offsets and the largest one above every segment stay; a stray one inside the log goes.
 #[test]

@@ -12,51 +12,35 @@
 use std::ops::ControlFlow;
 
 use seglog_log::inspect::{AbortedTxn, PartitionView};
-use seglog_log::record::{
-    BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker, NewRecord,
-    batches,
-};
+use seglog_log::record::{ControlRecordType, batches};
 use seglog_log::{
     AbortedTransaction, Isolation, IsolationLevel, ListOffset, LoadOptions, MockClock,
     PartitionLog, RealFs, consumer_records,
 };
 
+use crate::common::txn::{self, Producer, TS};
 use crate::common::{open, partition_dir, small_config};
 
-const TS: i64 = 1_700_000_000_000;
-
-/// A data batch of `count` records at `base`; `producer` is `(id, transactional)`.
+/// A data batch of `count` records at `base` valued `v` and stamped `TS + base`; `producer` is
+/// `(id, transactional)`, at epoch 0 with its sequence starting at `base`.
 fn data(out: &mut Vec<u8>, base: i64, count: i32, producer: Option<(i64, bool)>) {
-    let mut options = BatchOptions::new(base, Compression::None);
+    let mut batch = txn::Data::new(base, count).value(b"v").timestamp(TS + base);
     if let Some((id, transactional)) = producer {
-        options.producer_id = id;
-        options.producer_epoch = 0;
-        options.base_sequence = i32::try_from(base).expect("small offsets");
-        options.transactional = transactional;
+        let seq = i32::try_from(base).expect("small offsets");
+        batch = batch.producer(Producer { id, epoch: 0 }, seq, transactional);
     }
-    let records = (0..count).map(|i| NewRecord::new(i, TS + base, None, Some(b"v")));
-    BatchBuilder::new()
-        .build(&options, records, out)
-        .expect("a valid batch");
+    batch.write(out);
 }
 
-/// An end-transaction marker of `producer` at `offset`.
+/// An end-transaction marker of `producer` at `offset`, stamped `TS + offset`.
 fn marker(out: &mut Vec<u8>, offset: i64, producer: i64, kind: ControlRecordType) {
-    let mut options = BatchOptions::new(offset, Compression::None);
-    options.producer_id = producer;
-    options.producer_epoch = 0;
-    options.transactional = true;
-    options.control = true;
-    let key = kind.key_bytes();
-    let value = EndTransactionMarker {
-        version: 0,
-        coordinator_epoch: 0,
-    }
-    .value_bytes();
-    let record = NewRecord::new(0, TS + offset, Some(&key), Some(&value));
-    BatchBuilder::new()
-        .build(&options, std::iter::once(record), out)
-        .expect("a valid marker");
+    let producer = Producer {
+        id: producer,
+        epoch: 0,
+    };
+    txn::Marker::new(offset, producer, kind)
+        .timestamp(TS + offset)
+        .write(out);
 }
 
 /// Follower-appends each batch of `bytes` on its own (so small segments roll between them).

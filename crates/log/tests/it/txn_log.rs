@@ -9,14 +9,13 @@ use std::path::Path;
 use seglog_fs::{FileSystem, RealFs};
 use seglog_log::PartitionLog;
 use seglog_log::producer::{ProducerStateManager, ProducerStateManagerConfig, recover_batch};
-use seglog_log::record::{
-    BatchBuilder, BatchOptions, Compression, ControlRecordType, EndTransactionMarker, NewRecord,
-    batches,
-};
+use seglog_log::record::{ControlRecordType, batches};
 use seglog_segment::txn_index::AbortedTxn;
 
-/// The records' timestamps; a test clock at this time expires no producer.
-pub(crate) const TS: i64 = 1_700_000_000_000;
+use crate::common::txn::{self, Data, Producer};
+
+/// The records' timestamps (the shared builder's); a test clock at this time expires no producer.
+pub(crate) use crate::common::txn::TS;
 
 /// One batch to append: its bytes, built at its offset.
 #[derive(Debug, Clone)]
@@ -42,12 +41,11 @@ impl Workload {
 
     /// `count` records without a producer id.
     pub(crate) fn plain(&mut self, count: i32) -> &mut Self {
-        let options = BatchOptions::new(self.next_offset, Compression::None);
-        let records = (0..count).map(|i| NewRecord::new(i, TS, Some(b"k"), Some(b"value")));
         let mut out = Vec::new();
-        BatchBuilder::new()
-            .build(&options, records, &mut out)
-            .unwrap();
+        Data::new(self.next_offset, count)
+            .key(b"k")
+            .value(b"value")
+            .write(&mut out);
         self.next_offset += i64::from(count);
         self.batches.push(out);
         self
@@ -55,18 +53,15 @@ impl Workload {
 
     /// `count` records of producer `pid`, transactional or only idempotent.
     pub(crate) fn data(&mut self, pid: i64, count: i32, transactional: bool) -> &mut Self {
-        let mut options = BatchOptions::new(self.next_offset, Compression::None);
-        options.producer_id = pid;
-        options.producer_epoch = 0;
         let seq = self.sequences.entry(pid).or_insert(0);
-        options.base_sequence = *seq;
-        *seq += count;
-        options.transactional = transactional;
-        let records = (0..count).map(|i| NewRecord::new(i, TS, Some(b"k"), Some(b"value")));
+        let producer = Producer { id: pid, epoch: 0 };
         let mut out = Vec::new();
-        BatchBuilder::new()
-            .build(&options, records, &mut out)
-            .unwrap();
+        Data::new(self.next_offset, count)
+            .key(b"k")
+            .value(b"value")
+            .producer(producer, *seq, transactional)
+            .write(&mut out);
+        *seq += count;
         self.next_offset += i64::from(count);
         self.batches.push(out);
         self
@@ -79,22 +74,15 @@ impl Workload {
         kind: ControlRecordType,
         coordinator_epoch: i32,
     ) -> &mut Self {
-        let mut options = BatchOptions::new(self.next_offset, Compression::None);
-        options.producer_id = pid;
-        options.producer_epoch = 0;
-        options.transactional = true;
-        options.control = true;
-        let key = kind.key_bytes();
-        let value = EndTransactionMarker {
-            version: 0,
-            coordinator_epoch,
-        }
-        .value_bytes();
-        let record = NewRecord::new(0, TS, Some(&key), Some(&value));
         let mut out = Vec::new();
-        BatchBuilder::new()
-            .build(&options, std::iter::once(record), &mut out)
-            .unwrap();
+        let producer = Producer { id: pid, epoch: 0 };
+        txn::marker(
+            &mut out,
+            self.next_offset,
+            producer,
+            coordinator_epoch,
+            kind,
+        );
         self.next_offset += 1;
         self.batches.push(out);
         self

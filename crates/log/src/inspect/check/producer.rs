@@ -12,8 +12,8 @@ use super::super::partition::PartitionView;
 use super::Finding;
 use crate::error::{Error, Result};
 use crate::listing::FileKind;
-use crate::partition::txn_replay::{entry_bytes, read_only_manager, replay_log, txn_index_bytes};
-use crate::producer::read_snapshot;
+use crate::partition::txn_replay::{entry_bytes, replay_log, txn_index_bytes};
+use crate::producer::{ProducerStateManager, producer_state_at, read_snapshot};
 
 /// The bytes of one `.txnindex` entry.
 const ENTRY: usize = 34;
@@ -28,7 +28,6 @@ pub(super) fn check_producer_files<F: FileSystem>(
 ) -> Result<()> {
     let first_base = logs.first().map_or(0, |(b, _)| *b);
     let log_start = partition.log_start_offset();
-    let mut start_snapshot = None;
     for file in partition.files() {
         let Some(offset) = file.base_offset() else {
             continue;
@@ -72,36 +71,39 @@ pub(super) fn check_producer_files<F: FileSystem>(
                         "producer snapshot at offset {offset}, below the log start {log_start}; Kafka deletes it at its next start"
                     ),
                 )),
-                Ok(entries) => {
-                    if offset <= first_base
-                        && start_snapshot.as_ref().is_none_or(|(o, _): &(i64, _)| *o < offset)
-                    {
-                        start_snapshot = Some((offset, entries));
-                    }
-                }
+                Ok(_) => {}
             },
             _ => {}
         }
     }
-    check_txn_indexes(partition, logs, start_snapshot, findings)
+    // The replay starts at the latest snapshot that decodes within the log and at or below the
+    // first segment's base offset (one at the log start included), else empty there.
+    let snapshots = partition
+        .files()
+        .iter()
+        .filter(|f| f.kind() == FileKind::Snapshot)
+        .filter_map(|f| f.base_offset().map(|o| (o, f.path())));
+    let (manager, _) = producer_state_at(
+        partition.fs(),
+        partition.dir(),
+        partition.topic_partition().to_string(),
+        snapshots,
+        log_start.saturating_sub(1),
+        first_base.min(log_end),
+        first_base,
+    )?;
+    check_txn_indexes(partition, logs, manager, findings)
 }
 
-/// Replays the segments in order and compares each `.txnindex` with what recovery writes.
+/// Replays the segments in order into `manager` and compares each `.txnindex` with what
+/// recovery writes.
 fn check_txn_indexes<F: FileSystem>(
     partition: &PartitionView<F>,
     logs: &[(i64, PathBuf)],
-    start: Option<(i64, Vec<crate::producer::ProducerStateEntry>)>,
+    mut manager: ProducerStateManager<F>,
     findings: &mut Vec<Finding>,
 ) -> Result<()> {
     let fs = partition.fs();
-    let empty_at = logs.first().map_or(0, |(b, _)| *b);
-    let mut manager = read_only_manager(
-        fs,
-        partition.dir(),
-        partition.topic_partition().to_string(),
-        start,
-        empty_at,
-    )?;
     for (i, (base, log)) in logs.iter().enumerate() {
         let next_base = logs.get(i + 1).map(|(b, _)| *b);
         let expected = match replay_log(fs, &mut manager, *base, next_base, log, i64::MIN) {

@@ -249,16 +249,7 @@ impl<F: FileSystem> Inner<F> {
         let Some(first) = batches.first() else {
             return Err(self.invalid(0, "no record batch in the append".to_owned()));
         };
-        let log_end = self.log_end_offset.load(Ordering::Acquire);
-        if first.first_offset < log_end {
-            return Err(self.invalid(
-                0,
-                format!(
-                    "Unexpected offset in append to {}. First offset {} is less than the next offset {log_end}",
-                    self.tp, first.first_offset
-                ),
-            ));
-        }
+        // Kafka's order: monotonic offsets first, then the first offset against the log end.
         let mut previous = i64::MIN;
         for b in &batches {
             if b.first_offset <= previous || b.last_offset < b.first_offset {
@@ -268,6 +259,21 @@ impl<F: FileSystem> Inner<F> {
                 ));
             }
             previous = b.last_offset;
+        }
+        let log_end = self.log_end_offset.load(Ordering::Acquire);
+        if first.first_offset < log_end {
+            // Kafka's UnexpectedAppendOffsetException (appends take v2 batches only, whose first
+            // offset is always known: "First offset", never "Last offset of the first batch").
+            return Err(self.invalid(
+                0,
+                format!(
+                    "Unexpected offset in append to {}. First offset {} is less than the next offset {log_end}. First 10 offsets in append: {}, last offset in append: {previous}. Log start offset = {}",
+                    self.tp,
+                    first.first_offset,
+                    first_record_offsets(records, 10),
+                    self.log_start_offset.load(Ordering::Acquire)
+                ),
+            ));
         }
         let max_timestamp = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
         let last_offset = previous;
@@ -493,4 +499,26 @@ impl<F: FileSystem> Inner<F> {
         }
         self.flush_after_roll(offset, rolled)
     }
+}
+
+/// The offsets of the first `n` records of `records`, as Kafka's messages list them
+/// (`"4, 5, 6"`); the input was validated already, so a record that does not decode ends the list.
+fn first_record_offsets(records: &[u8], n: usize) -> String {
+    let mut offsets = Vec::with_capacity(n);
+    let mut scratch = Vec::new();
+    for framed in rf::batches(records).flatten() {
+        let Ok(rf::Batch::V2(batch)) = framed.decode() else {
+            break;
+        };
+        let Ok(batch_records) = batch.records_with(&mut scratch) else {
+            break;
+        };
+        for record in batch_records.map_while(Result::ok) {
+            if offsets.len() == n {
+                return offsets.join(", ");
+            }
+            offsets.push(record.offset().to_string());
+        }
+    }
+    offsets.join(", ")
 }

@@ -152,8 +152,7 @@ impl<F: FileSystem> Inner<F> {
         let first_unstable = state
             .first_unstable_offset()
             .map_or(i64::MAX, |o| o.message_offset.max(log_start));
-        self.first_unstable_offset
-            .store(first_unstable, Ordering::Release);
+        self.stable.set_first_unstable_offset(first_unstable);
     }
 
     /// The producer state after the log start offset moved up to `log_start` (Kafka's
@@ -240,7 +239,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// The first offset of the oldest transaction not yet decided, or decided by a marker above
     /// the high watermark (Kafka's `firstUnstableOffset`).
     pub fn first_unstable_offset(&self) -> Option<i64> {
-        let offset = self.inner.first_unstable_offset.load(Ordering::Acquire);
+        let offset = self.inner.stable.first_unstable_offset();
         (offset != i64::MAX).then_some(offset)
     }
 

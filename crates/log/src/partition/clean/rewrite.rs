@@ -3,7 +3,6 @@
 //! aborted transactions whose data remains.
 
 use std::ops::ControlFlow;
-use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
 use seglog_record_format::{
@@ -124,7 +123,7 @@ impl<F: FileSystem> Inner<F> {
             )?);
             // The batch ending at the high watermark stays, even emptied, so that the last offset
             // is not lost (Kafka 4.4's `cleanInto`, KAFKA-17076).
-            work.high_watermark = self.high_watermark.load(Ordering::Acquire);
+            work.high_watermark = self.stable.high_watermark();
             let scan = segment.scan_batches(0, |position, framed| {
                 let batch = framed.decode().map_err(|e| corrupt(segment, &e))?;
                 report.bytes_read += framed.size_in_bytes() as u64;
