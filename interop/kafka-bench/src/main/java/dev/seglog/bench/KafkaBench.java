@@ -77,6 +77,7 @@ public final class KafkaBench {
     final int warmup;
     final int lookups;
     final int reads;
+    final long openSegments;
     final List<String> figures = new ArrayList<>();
 
     KafkaBench(Map<String, String> args) {
@@ -88,6 +89,7 @@ public final class KafkaBench {
         warmup = Integer.parseInt(required(args, "--warmup"));
         lookups = Integer.parseInt(required(args, "--lookups"));
         reads = Integer.parseInt(required(args, "--reads"));
+        openSegments = Long.parseLong(required(args, "--open-segments"));
         if (!args.isEmpty()) {
             throw new IllegalArgumentException("unknown flags " + args.keySet());
         }
@@ -313,6 +315,7 @@ public final class KafkaBench {
         }), "LogSegment.findOffsetByTimestamp: time index, offset index, record scan");
 
         seg.deleteIfExists();
+        new PartitionWorkloads(this).run();
         deleteTree(dir);
     }
 
