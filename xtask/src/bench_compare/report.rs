@@ -42,6 +42,8 @@ fn fmt_figure(v: Option<f64>, unit: &str) -> String {
         Some(v) if v.is_finite() => {
             if unit == "MiB/s" {
                 format!("{v:.0} MiB/s")
+            } else if unit == "MiB" {
+                format!("{v:.0} MiB")
             } else if unit == "ms" {
                 if v >= 1000.0 {
                     format!("{:.2} s", v / 1000.0)
@@ -83,6 +85,12 @@ pub(super) fn print_table(summary: &Value) {
             );
         }
         println!("{line}");
+    }
+    if summary["mode"] == "quick" {
+        // A quick run checks that every system ran and answered correctly; one small sample
+        // each is no timing, so no target is judged.
+        println!("quick run: every system ran and answered correctly; targets are not judged");
+        return;
     }
     for t in summary["targets"].as_array().into_iter().flatten() {
         println!(
@@ -169,7 +177,13 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     s.push_str(
         "## Targets\n\n| target | workload | measured | required | |\n|---|---|---:|---:|---|\n",
     );
-    for t in summary["targets"].as_array().into_iter().flatten() {
+    let targets = if summary["mode"] == "quick" {
+        s.push_str("| (a `--quick` run: one small sample each, no timing; targets are not judged) | | | | |\n");
+        None
+    } else {
+        summary["targets"].as_array()
+    };
+    for t in targets.into_iter().flatten() {
         let _ = writeln!(
             s,
             "| {} | `{}` | {:.2}x | {:.2}x | {} |",

@@ -58,6 +58,7 @@ pub(super) fn summarize(
             unit = match figure["unit"].as_str() {
                 Some("MiB/s") => "MiB/s",
                 Some("ms") => "ms",
+                Some("MiB") => "MiB",
                 _ => "ns/op",
             };
             let samples: Vec<f64> = figure["samples"]

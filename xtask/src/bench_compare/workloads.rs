@@ -46,6 +46,14 @@ pub(super) const WORKLOADS: &[(&str, &str)] = &[
         "open it after an unclean shutdown, recovery point halfway",
     ),
     (
+        "compact_1g",
+        "compact the dataset, 90% of the keys overwritten",
+    ),
+    (
+        "compact_1g_peak_memory",
+        "peak memory of the compaction process",
+    ),
+    (
         "cli_dump_deep",
         "whole process: dump --deep-iteration --print-data-log",
     ),

@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! seglog-bench-compare <seglog|commitlog|limit> --dir D --append-mib N --fsync-append-mib N
-//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N
+//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact]
 //! ```
 //!
 //! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
@@ -22,6 +22,7 @@
 )]
 
 mod commitlog_system;
+mod compact_system;
 mod limit;
 mod limit_partition;
 mod make_segment;
@@ -95,6 +96,9 @@ pub(crate) struct Params {
     pub(crate) reads: usize,
     /// Segments of the `open_10k_*` partition.
     pub(crate) open_segments: u64,
+    /// Which workloads this process runs: `main` (all but compaction) or `compact` (alone, so that
+    /// the process's peak memory is the cleaner's).
+    pub(crate) part: String,
 }
 
 /// One measured figure: every timed sample, warm-ups excluded.
@@ -233,6 +237,32 @@ pub(crate) fn idempotent_batches(shape: Shape, batches: usize) -> Result<Vec<Vec
         .collect()
 }
 
+/// One batch of `count` keyed 1 KiB records from offset `base` (compaction's dataset): record `o`
+/// has key `key-<o % keys>` (8 digits) and timestamp `BASE_TIMESTAMP + o`.
+pub(crate) fn keyed_batch(base: i64, count: i32, keys: i64) -> Result<Vec<u8>> {
+    let value = vec![b'v'; 1024];
+    let names: Vec<String> = (0..i64::from(count))
+        .map(|i| format!("key-{:08}", (base + i) % keys))
+        .collect();
+    let records = names.iter().zip(0..count).map(|(key, i)| {
+        NewRecord::new(
+            i,
+            BASE_TIMESTAMP + base + i64::from(i),
+            Some(key.as_bytes()),
+            Some(&value[..]),
+        )
+    });
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(
+            &BatchOptions::new(base, Compression::None),
+            records,
+            &mut out,
+        )
+        .context("building a keyed batch")?;
+    Ok(out)
+}
+
 /// The CPU time this thread has used. The lookup workloads are timed with it: they are CPU-bound
 /// (everything is in the page cache), and on a shared machine wall time would also count the time
 /// the thread spent waiting for a core, which depends on the other processes, not on the code.
@@ -273,6 +303,7 @@ fn parse_args() -> Result<(String, Params)> {
         .next()
         .context("usage: seglog-bench-compare <system> --dir D ...")?;
     let mut dir = None;
+    let mut part = "main".to_owned();
     let mut numbers = std::collections::HashMap::new();
     while let Some(flag) = args.next() {
         let value = args
@@ -280,6 +311,8 @@ fn parse_args() -> Result<(String, Params)> {
             .with_context(|| format!("{flag} needs a value"))?;
         if flag == "--dir" {
             dir = Some(PathBuf::from(value));
+        } else if flag == "--part" {
+            part = value;
         } else {
             let n: u64 = value
                 .parse()
@@ -302,6 +335,7 @@ fn parse_args() -> Result<(String, Params)> {
         lookups: get("--lookups")? as usize,
         reads: get("--reads")? as usize,
         open_segments: get("--open-segments")?,
+        part,
     };
     if let Some(flag) = numbers.keys().next() {
         bail!("unknown flag {flag}");
@@ -319,19 +353,24 @@ fn main() -> Result<()> {
     let (system, params) = parse_args()?;
     std::fs::create_dir_all(&params.dir)
         .with_context(|| format!("creating {}", params.dir.display()))?;
-    let (figures, version) = match system.as_str() {
-        "seglog" => {
-            let mut figures = seglog_system::run(&params)?;
-            figures.extend(partition_system::run(&params)?);
-            (figures, env!("CARGO_PKG_VERSION"))
-        }
-        "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
-        "limit" => {
-            let mut figures = limit::run(&params)?;
-            figures.extend(limit_partition::run(&params)?);
-            (figures, "-")
-        }
-        other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+    let (figures, version) = match (system.as_str(), params.part.as_str()) {
+        ("seglog", "compact") => (compact_system::run(&params)?, env!("CARGO_PKG_VERSION")),
+        (_, "compact") => bail!("only seglog has a compact part"),
+        (_, "main") => match system.as_str() {
+            "seglog" => {
+                let mut figures = seglog_system::run(&params)?;
+                figures.extend(partition_system::run(&params)?);
+                (figures, env!("CARGO_PKG_VERSION"))
+            }
+            "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
+            "limit" => {
+                let mut figures = limit::run(&params)?;
+                figures.extend(limit_partition::run(&params)?);
+                (figures, "-")
+            }
+            other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+        },
+        (_, other) => bail!("unknown --part {other} (main or compact)"),
     };
     let doc = json!({
         "system": system,
