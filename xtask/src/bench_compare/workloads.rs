@@ -54,6 +54,10 @@ pub(super) const WORKLOADS: &[(&str, &str)] = &[
         "peak memory of the compaction process",
     ),
     (
+        "recover_logdir",
+        "open a log directory of 20 partitions after an unclean shutdown",
+    ),
+    (
         "cli_dump_deep",
         "whole process: dump --deep-iteration --print-data-log",
     ),

@@ -25,6 +25,7 @@ mod commitlog_system;
 mod compact_system;
 mod limit;
 mod limit_partition;
+mod logdir_system;
 mod make_segment;
 mod partition_system;
 mod pipe_drain;
@@ -360,6 +361,7 @@ fn main() -> Result<()> {
             "seglog" => {
                 let mut figures = seglog_system::run(&params)?;
                 figures.extend(partition_system::run(&params)?);
+                figures.push(logdir_system::run(&params)?);
                 (figures, env!("CARGO_PKG_VERSION"))
             }
             "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),

@@ -282,6 +282,8 @@ final class PartitionWorkloads {
             open(dir, end, true);
             open(dir, end, false);
             KafkaBench.deleteTree(openParent);
+
+            new RecoverLogDir(bench).run(scheduler);
         } finally {
             scheduler.shutdown();
         }
