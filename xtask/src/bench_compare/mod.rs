@@ -273,3 +273,43 @@ fn has_java_and_maven() -> bool {
             .is_ok_and(|o| o.status.success())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run writes into target/bench/ only; docs/ only when asked.
+    #[test]
+    fn the_report_goes_to_docs_only_with_write_docs() -> Result<()> {
+        let root = Path::new("repo");
+        let quick = Options::parse(&["--quick".to_owned()])?;
+        assert!(!quick.write_docs);
+        assert_eq!(
+            report_dirs(root, quick.write_docs),
+            [root.join("target").join("bench")]
+        );
+        let full = Options::parse(&["--write-docs".to_owned()])?;
+        assert_eq!(
+            report_dirs(root, full.write_docs),
+            [root.join("target").join("bench"), root.join("docs")]
+        );
+        Ok(())
+    }
+
+    /// `--quick` runs every workload once, small; the full run keeps the sizes.
+    #[test]
+    fn quick_runs_each_workload_once_and_small() -> Result<()> {
+        let quick = Options::parse(&["--quick".to_owned()])?;
+        let flags = quick.workload_flags();
+        let get = |name: &str| flags.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        assert_eq!((get("--samples"), get("--warmup")), (Some(1), Some(0)));
+        assert_eq!(get("--open-segments"), Some(100));
+        assert_eq!((quick.dataset_mib, quick.cli_segment_mib()), (32, 8));
+        let full = Options::parse(&[])?;
+        let flags = full.workload_flags();
+        let get = |name: &str| flags.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+        assert_eq!(get("--open-segments"), Some(10_000));
+        assert_eq!((full.dataset_mib, full.cli_segment_mib()), (1024, 512));
+        Ok(())
+    }
+}
