@@ -4,7 +4,7 @@
 # workload sizes it passes to the Rust systems:
 #
 #   interop/kafka-bench/run.sh --dir D --append-mib N --fsync-append-mib N --dataset-mib N \
-#       --samples N --warmup N --lookups N --reads N
+#       --samples N --warmup N --lookups N --reads N --open-segments N
 #
 # Needs java (17+) and mvn. Maven's local repository is $SEGLOG_M2, default <repo root>/target/m2 (gitignored).
 # The build output goes to interop/kafka-bench/target/ (gitignored). JVM options: $SEGLOG_BENCH_JVM_OPTS.

@@ -45,8 +45,9 @@ commands:
   kills      SIGKILL writers at random moments, then recover, check and verify every ack; then
              SIGKILL seglog recover and compare with an uninterrupted one
              (--kills N, default 200; --recover-kills N, default 50; --seed S; --release)
-  bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] | --render
-             seglog, Kafka, commitlog and the hardware limit side by side (docs/benchmarks.md)
+  bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] [--write-docs] | --render [--write-docs]
+             seglog, Kafka, commitlog and the hardware limit side by side, into target/bench/
+             (--write-docs: docs/benchmarks.md too)
   kafka-interop
              Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)
   damage-matrix [--seed S] [--keep]

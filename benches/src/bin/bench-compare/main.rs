@@ -5,8 +5,11 @@
 //!
 //! ```text
 //! seglog-bench-compare <seglog|commitlog|limit> --dir D --append-mib N --fsync-append-mib N
-//!     --dataset-mib N --samples N --warmup N --lookups N --reads N
+//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact]
 //! ```
+//!
+//! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
+//! (`make_segment.rs`).
 //!
 //! Every system builds its own data (untimed) in its own format, then times only the operation.
 //! The workloads and their units are described in `docs/benchmarks.md`.
@@ -19,7 +22,13 @@
 )]
 
 mod commitlog_system;
+mod compact_system;
 mod limit;
+mod limit_partition;
+mod logdir_system;
+mod make_segment;
+mod partition_system;
+mod pipe_drain;
 mod seglog_system;
 
 use std::hint::black_box;
@@ -37,6 +46,10 @@ pub(crate) const BASE_TIMESTAMP: i64 = 1_700_000_000_000;
 pub(crate) const FETCH_BYTES: usize = 17 * 1024;
 /// Bytes appended between two fsyncs in the `_fsync_1m` workloads.
 pub(crate) const FSYNC_EVERY: u64 = 1 << 20;
+/// The size of one fetch of the consume workloads (a consumer's `max.partition.fetch.bytes`).
+pub(crate) const FETCH_MIB_BYTES: u32 = 1 << 20;
+/// The producer id of `log_append`'s idempotent batches.
+pub(crate) const PRODUCER_ID: i64 = 1000;
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Records of `record_bytes` (values, no key) in batches of `records_per_batch`.
@@ -82,6 +95,11 @@ pub(crate) struct Params {
     pub(crate) warmup: usize,
     pub(crate) lookups: usize,
     pub(crate) reads: usize,
+    /// Segments of the `open_10k_*` partition.
+    pub(crate) open_segments: u64,
+    /// Which workloads this process runs: `main` (all but compaction) or `compact` (alone, so that
+    /// the process's peak memory is the cleaner's).
+    pub(crate) part: String,
 }
 
 /// One measured figure: every timed sample, warm-ups excluded.
@@ -125,6 +143,17 @@ pub(crate) fn measure(
 /// MiB/s of `bytes` moved in `elapsed`.
 pub(crate) fn mib_per_s(bytes: u64) -> impl Fn(Duration) -> f64 {
     move |elapsed| bytes as f64 / MIB / elapsed.as_secs_f64()
+}
+
+/// Milliseconds of wall time (the whole-operation workloads: opening a log).
+pub(crate) fn ms(elapsed: Duration) -> f64 {
+    elapsed.as_secs_f64() * 1000.0
+}
+
+/// `segment.bytes` of `log_append`: an eighth of the data appended (at least 1 MiB, Kafka's
+/// smallest), so every run rolls about eight times.
+pub(crate) fn log_append_bytes(append_mib: u64) -> i32 {
+    ((append_mib << 20) / 8).clamp(1 << 20, 1 << 30) as i32
 }
 
 /// Nanoseconds per operation for `ops` operations in `elapsed`.
@@ -179,6 +208,62 @@ pub(crate) fn kafka_batches(shape: Shape, batches: usize) -> Result<Vec<(i64, Ve
         .collect()
 }
 
+/// `batches` idempotent batches of `shape` as a producer sends them: base offset 0, producer
+/// [`PRODUCER_ID`], epoch 0, sequences counting up from 0, record `i` of batch `b` stamped
+/// `BASE_TIMESTAMP + b * records_per_batch + i`. `log_append` appends copies of these as a leader.
+pub(crate) fn idempotent_batches(shape: Shape, batches: usize) -> Result<Vec<Vec<u8>>> {
+    let value = vec![b'v'; shape.record_bytes];
+    let mut builder = BatchBuilder::new();
+    let per = shape.records_per_batch as i64;
+    (0..batches as i64)
+        .map(|b| {
+            let records = (0..shape.records_per_batch as i32).map(|i| {
+                NewRecord::new(
+                    i,
+                    BASE_TIMESTAMP + b * per + i64::from(i),
+                    None,
+                    Some(&value[..]),
+                )
+            });
+            let mut options = BatchOptions::new(0, Compression::None);
+            options.producer_id = PRODUCER_ID;
+            options.producer_epoch = 0;
+            options.base_sequence = (b * per) as i32;
+            let mut out = Vec::new();
+            builder
+                .build(&options, records, &mut out)
+                .context("building a batch")?;
+            Ok(out)
+        })
+        .collect()
+}
+
+/// One batch of `count` keyed 1 KiB records from offset `base` (compaction's dataset): record `o`
+/// has key `key-<o % keys>` (8 digits) and timestamp `BASE_TIMESTAMP + o`.
+pub(crate) fn keyed_batch(base: i64, count: i32, keys: i64) -> Result<Vec<u8>> {
+    let value = vec![b'v'; 1024];
+    let names: Vec<String> = (0..i64::from(count))
+        .map(|i| format!("key-{:08}", (base + i) % keys))
+        .collect();
+    let records = names.iter().zip(0..count).map(|(key, i)| {
+        NewRecord::new(
+            i,
+            BASE_TIMESTAMP + base + i64::from(i),
+            Some(key.as_bytes()),
+            Some(&value[..]),
+        )
+    });
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(
+            &BatchOptions::new(base, Compression::None),
+            records,
+            &mut out,
+        )
+        .context("building a keyed batch")?;
+    Ok(out)
+}
+
 /// The CPU time this thread has used. The lookup workloads are timed with it: they are CPU-bound
 /// (everything is in the page cache), and on a shared machine wall time would also count the time
 /// the thread spent waiting for a core, which depends on the other processes, not on the code.
@@ -219,6 +304,7 @@ fn parse_args() -> Result<(String, Params)> {
         .next()
         .context("usage: seglog-bench-compare <system> --dir D ...")?;
     let mut dir = None;
+    let mut part = "main".to_owned();
     let mut numbers = std::collections::HashMap::new();
     while let Some(flag) = args.next() {
         let value = args
@@ -226,6 +312,8 @@ fn parse_args() -> Result<(String, Params)> {
             .with_context(|| format!("{flag} needs a value"))?;
         if flag == "--dir" {
             dir = Some(PathBuf::from(value));
+        } else if flag == "--part" {
+            part = value;
         } else {
             let n: u64 = value
                 .parse()
@@ -247,6 +335,8 @@ fn parse_args() -> Result<(String, Params)> {
         warmup: get("--warmup")? as usize,
         lookups: get("--lookups")? as usize,
         reads: get("--reads")? as usize,
+        open_segments: get("--open-segments")?,
+        part,
     };
     if let Some(flag) = numbers.keys().next() {
         bail!("unknown flag {flag}");
@@ -258,14 +348,31 @@ fn parse_args() -> Result<(String, Params)> {
 }
 
 fn main() -> Result<()> {
+    if std::env::args().nth(1).is_some_and(|a| a == "make-segment") {
+        return make_segment::run(std::env::args().skip(2));
+    }
     let (system, params) = parse_args()?;
     std::fs::create_dir_all(&params.dir)
         .with_context(|| format!("creating {}", params.dir.display()))?;
-    let (figures, version) = match system.as_str() {
-        "seglog" => (seglog_system::run(&params)?, env!("CARGO_PKG_VERSION")),
-        "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
-        "limit" => (limit::run(&params)?, "-"),
-        other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+    let (figures, version) = match (system.as_str(), params.part.as_str()) {
+        ("seglog", "compact") => (compact_system::run(&params)?, env!("CARGO_PKG_VERSION")),
+        (_, "compact") => bail!("only seglog has a compact part"),
+        (_, "main") => match system.as_str() {
+            "seglog" => {
+                let mut figures = seglog_system::run(&params)?;
+                figures.extend(partition_system::run(&params)?);
+                figures.push(logdir_system::run(&params)?);
+                (figures, env!("CARGO_PKG_VERSION"))
+            }
+            "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
+            "limit" => {
+                let mut figures = limit::run(&params)?;
+                figures.extend(limit_partition::run(&params)?);
+                (figures, "-")
+            }
+            other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+        },
+        (_, other) => bail!("unknown --part {other} (main or compact)"),
     };
     let doc = json!({
         "system": system,

@@ -77,6 +77,8 @@ public final class KafkaBench {
     final int warmup;
     final int lookups;
     final int reads;
+    final long openSegments;
+    final String part;
     final List<String> figures = new ArrayList<>();
 
     KafkaBench(Map<String, String> args) {
@@ -88,6 +90,9 @@ public final class KafkaBench {
         warmup = Integer.parseInt(required(args, "--warmup"));
         lookups = Integer.parseInt(required(args, "--lookups"));
         reads = Integer.parseInt(required(args, "--reads"));
+        openSegments = Long.parseLong(required(args, "--open-segments"));
+        String p = args.remove("--part");
+        part = p == null ? "main" : p;
         if (!args.isEmpty()) {
             throw new IllegalArgumentException("unknown flags " + args.keySet());
         }
@@ -114,7 +119,13 @@ public final class KafkaBench {
             throw new IllegalStateException("this JVM cannot measure a thread's CPU time");
         }
         Files.createDirectories(bench.dir);
-        bench.run();
+        if (bench.part.equals("compact")) {
+            new CompactWorkload(bench).run();
+        } else if (bench.part.equals("main")) {
+            bench.run();
+        } else {
+            throw new IllegalArgumentException("unknown --part " + bench.part);
+        }
         System.out.println("{\"system\":\"kafka\",\"version\":\"" + org.apache.kafka.common.utils.internals.AppInfoParser.getVersion()
             + "\",\"figures\":[" + String.join(",", bench.figures) + "]}");
     }
@@ -313,6 +324,7 @@ public final class KafkaBench {
         }), "LogSegment.findOffsetByTimestamp: time index, offset index, record scan");
 
         seg.deleteIfExists();
+        new PartitionWorkloads(this).run();
         deleteTree(dir);
     }
 

@@ -1,0 +1,185 @@
+//! The limit of the partition-level workloads: `sendfile` of the dataset's file in 1 MiB pieces into
+//! the same drained pipe (`consume_sequential`); the CRC-32C and a minimal record decode of batches
+//! already in memory (`consume_records`); `write_all` of the batch bytes (`log_append`).
+
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::AsFd;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail, ensure};
+
+use crate::pipe_drain::Drain;
+use crate::{
+    FETCH_MIB_BYTES, Figure, Params, SHAPES, idempotent_batches, kafka_batches, measure, mib_per_s,
+};
+
+fn consume_sequential(params: &Params, bytes: &[Vec<u8>]) -> Result<Figure> {
+    let path = params.dir.join("consume.log");
+    {
+        let mut file = File::create(&path)?;
+        for b in bytes {
+            file.write_all(b)?;
+        }
+        file.sync_data()?;
+    }
+    let size = std::fs::metadata(&path)?.len();
+    let batch_len = bytes.first().map_or(1, |b| b.len() as u64);
+    ensure!(
+        bytes.iter().all(|b| b.len() as u64 == batch_len),
+        "the dataset's batches differ in length"
+    );
+    let file = File::open(&path)?;
+    let samples = measure(
+        params,
+        || {
+            let drain = Drain::new()?;
+            let started = Instant::now();
+            let (mut position, mut sent) = (0_u64, 0_u64);
+            while position < size {
+                let want = (size - position).min(u64::from(FETCH_MIB_BYTES)) as usize;
+                let mut at = position;
+                let n = rustix::fs::sendfile(drain.fd(), file.as_fd(), Some(&mut at), want)
+                    .context("sendfile")? as u64;
+                ensure!(n >= batch_len, "sendfile sent {n} bytes at {position}");
+                sent += n;
+                // The same fetches as the systems': the next starts after the last whole batch.
+                position += n / batch_len * batch_len;
+            }
+            let drained = drain.finish()?;
+            let elapsed = started.elapsed();
+            ensure!(
+                drained == sent && position == size,
+                "drained {drained} of {sent} bytes sent, up to {position} of {size}"
+            );
+            Ok(elapsed)
+        },
+        mib_per_s(size),
+    )?;
+    drop(file);
+    std::fs::remove_file(&path)?;
+    Ok(Figure {
+        workload: "consume_sequential".to_owned(),
+        unit: "MiB/s",
+        samples,
+        note: "sendfile of the dataset's .log in 1 MiB pieces (the next from the last whole batch) into a pipe that a thread drains"
+            .to_owned(),
+    })
+}
+
+/// Reads a zigzag varint at `*at`.
+fn varint(bytes: &[u8], at: &mut usize) -> Result<i64> {
+    let mut value = 0_u64;
+    for shift in (0..64).step_by(7) {
+        let Some(&b) = bytes.get(*at) else {
+            bail!("varint past the end at {at}");
+        };
+        *at += 1;
+        value |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok((value >> 1) as i64 ^ -((value & 1) as i64));
+        }
+    }
+    bail!("varint too long at {at}")
+}
+
+/// The records of one uncompressed v2 batch after its CRC is checked: (records, key and value bytes),
+/// offsets checked against `next`.
+fn decode_batch(batch: &[u8], next: &mut i64) -> Result<u64> {
+    let field = |at: usize, len: usize| batch.get(at..at + len).context("short batch header");
+    let base = i64::from_be_bytes(field(0, 8)?.try_into()?);
+    let crc = u32::from_be_bytes(field(17, 4)?.try_into()?);
+    let body = batch.get(21..).context("short batch")?;
+    ensure!(crc32c::crc32c(body) == crc, "CRC mismatch in batch {base}");
+    let count = i32::from_be_bytes(field(57, 4)?.try_into()?);
+    let mut at = 61;
+    let mut payload = 0_u64;
+    for _ in 0..count {
+        let _length = varint(batch, &mut at)?;
+        at += 1; // attributes
+        let _timestamp_delta = varint(batch, &mut at)?;
+        let offset = base + varint(batch, &mut at)?;
+        ensure!(offset == *next, "record {offset} at {next}");
+        *next += 1;
+        for _ in 0..2 {
+            let len = varint(batch, &mut at)?;
+            if len > 0 {
+                let part = batch.get(at..at + len as usize).context("short record")?;
+                payload += part.len() as u64;
+                at += len as usize;
+            }
+        }
+        ensure!(varint(batch, &mut at)? == 0, "headers in batch {base}");
+    }
+    Ok(payload)
+}
+
+fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figure> {
+    let size: u64 = bytes.iter().map(|b| b.len() as u64).sum();
+    let payload = SHAPES[0].payload_bytes(bytes.len());
+    let samples = measure(
+        params,
+        || {
+            let started = Instant::now();
+            let (mut next, mut values) = (0_i64, 0_u64);
+            for batch in bytes {
+                values += decode_batch(batch, &mut next)?;
+            }
+            let elapsed = started.elapsed();
+            ensure!(
+                next == end && values == payload,
+                "decoded {next} records of {end}, {values} value bytes of {payload}"
+            );
+            Ok(elapsed)
+        },
+        mib_per_s(size),
+    )?;
+    Ok(Figure {
+        workload: "consume_records".to_owned(),
+        unit: "MiB/s",
+        samples,
+        note: "CRC-32C and a minimal decode (offset, key, value borrowed) of the dataset's batches, already in memory".to_owned(),
+    })
+}
+
+fn log_append(params: &Params) -> Result<Figure> {
+    let shape = SHAPES[0];
+    let batches = idempotent_batches(shape, shape.batches_for(params.append_mib))?;
+    let path = params.dir.join("log_append.log");
+    let total: u64 = batches.iter().map(|b| b.len() as u64).sum();
+    let samples = measure(
+        params,
+        || {
+            let _ = std::fs::remove_file(&path);
+            let mut file = File::create(&path)?;
+            let started = Instant::now();
+            for bytes in &batches {
+                file.write_all(bytes)?;
+            }
+            let elapsed = started.elapsed();
+            ensure!(file.metadata()?.len() == total, "short write");
+            drop(file);
+            std::fs::remove_file(&path)?;
+            Ok(elapsed)
+        },
+        mib_per_s(shape.payload_bytes(batches.len())),
+    )?;
+    Ok(Figure {
+        workload: "log_append".to_owned(),
+        unit: "MiB/s",
+        samples,
+        note: "write_all of the producer's batch bytes".to_owned(),
+    })
+}
+
+pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+    let shape = SHAPES[0];
+    let batches = kafka_batches(shape, shape.batches_for(params.dataset_mib))?;
+    let end = batches.last().map_or(0, |(last, _)| last + 1);
+    let bytes: Vec<Vec<u8>> = batches.into_iter().map(|(_, b)| b).collect();
+    Ok(vec![
+        consume_sequential(params, &bytes)?,
+        consume_records(params, &bytes, end)?,
+        log_append(params)?,
+    ])
+}

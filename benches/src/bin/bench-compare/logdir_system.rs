@@ -1,0 +1,103 @@
+//! `recover_logdir` on seglog: `LogDir::open` of a log directory of [`PARTITIONS`] partitions after
+//! an unclean shutdown (no clean-shutdown marker, no recovery points: every segment recovered), with
+//! Kafka's default of 2 recovery threads. Each partition holds `dataset_mib * 50 / 1024` MiB (50 MiB
+//! in a full run) of 1 KiB x 16 batches. The answer: every partition open at its log end offset, every
+//! segment recovered.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+use seglog_log::{
+    LoadOptions, LogConfig, LogDir, LogDirOptions, PartitionLog, RealFs, SystemClock,
+};
+
+use crate::{Figure, Params, SHAPES, kafka_batches, measure, ms};
+
+/// Partitions in the log directory.
+pub(crate) const PARTITIONS: usize = 20;
+
+/// MiB per partition: 50 for the full 1 GiB dataset, at least 1.
+pub(crate) fn partition_mib(params: &Params) -> u64 {
+    (params.dataset_mib * 50 / 1024).max(1)
+}
+
+/// Back to the state of an unclean shutdown: the log directory's own files (checkpoints, the
+/// marker) and the partitions' producer snapshots, which a close writes, removed.
+pub(crate) fn make_unclean(root: &Path) -> Result<()> {
+    for entry in std::fs::read_dir(root)? {
+        let entry = entry?;
+        if entry.file_type()?.is_dir() {
+            for file in std::fs::read_dir(entry.path())? {
+                let file = file?.path();
+                if file.extension().is_some_and(|e| e == "snapshot") {
+                    std::fs::remove_file(file)?;
+                }
+            }
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn run(params: &Params) -> Result<Figure> {
+    let shape = SHAPES[0];
+    let batches = kafka_batches(shape, shape.batches_for(partition_mib(params)))?;
+    let end = batches.last().map_or(0, |(last, _)| last + 1);
+    let root = params.dir.join("logdir");
+    if root.exists() {
+        std::fs::remove_dir_all(&root)?;
+    }
+    for p in 0..PARTITIONS {
+        let (log, _) = PartitionLog::open(
+            RealFs,
+            &root.join(format!("bench-{p}")),
+            LogConfig::default(),
+            LoadOptions::default(),
+            Arc::new(SystemClock),
+        )?;
+        for (_, bytes) in &batches {
+            log.append_as_follower(bytes)?;
+        }
+        log.close()?;
+    }
+    let samples = measure(
+        params,
+        || {
+            make_unclean(&root)?;
+            // Kafka 4.x's num.recovery.threads.per.data.dir, seglog's default too.
+            let options = LogDirOptions::default().with_recovery_threads(2);
+            let started = Instant::now();
+            let (dir, report) = LogDir::open(RealFs, &root, options)
+                .with_context(|| format!("opening {}", root.display()))?;
+            let elapsed = started.elapsed();
+            let logs = dir.logs();
+            ensure!(
+                !report.had_clean_shutdown
+                    && report.failed.is_empty()
+                    && logs.len() == PARTITIONS
+                    && logs.iter().all(|l| l.log_end_offset() == end)
+                    && report.logs.values().all(|r| r.segments_scanned == 1),
+                "opened {} partitions ({} failed), expected {PARTITIONS} ending at {end}, each scanned",
+                logs.len(),
+                report.failed.len()
+            );
+            drop(logs);
+            dir.close()?;
+            Ok(elapsed)
+        },
+        ms,
+    )?;
+    std::fs::remove_dir_all(&root)?;
+    Ok(Figure {
+        workload: "recover_logdir".to_owned(),
+        unit: "ms",
+        samples,
+        note: format!(
+            "LogDir::open after an unclean shutdown: {PARTITIONS} partitions of {} MiB, every segment recovered, 2 recovery threads",
+            partition_mib(params)
+        ),
+    })
+}

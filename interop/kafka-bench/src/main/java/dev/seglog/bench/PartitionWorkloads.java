@@ -1,0 +1,291 @@
+package dev.seglog.bench;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.Pipe;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.network.TransferableChannel;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.server.storage.log.FetchIsolation;
+import org.apache.kafka.server.util.KafkaScheduler;
+import org.apache.kafka.storage.internals.log.FetchDataInfo;
+import org.apache.kafka.storage.internals.log.LogAppendInfo;
+import org.apache.kafka.storage.internals.log.LogConfig;
+import org.apache.kafka.storage.internals.log.LogDirFailureChannel;
+import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
+import org.apache.kafka.storage.internals.log.UnifiedLog;
+import org.apache.kafka.storage.log.metrics.BrokerTopicStats;
+
+/**
+ * The partition-level workloads on Kafka's UnifiedLog, as the Rust side's partition_system.rs runs them on
+ * seglog's PartitionLog: sequential consumption zero-copy into a drained pipe and decoded, appendAsLeader of
+ * idempotent batches, and opening a log of many segments after a clean and an unclean shutdown.
+ */
+final class PartitionWorkloads {
+    static final int FETCH_BYTES = 1 << 20;
+    static final long PRODUCER_ID = 1000;
+
+    private final KafkaBench bench;
+    private final KafkaScheduler scheduler = new KafkaScheduler(1, true, "seglog-bench-log-");
+
+    PartitionWorkloads(KafkaBench bench) {
+        this.bench = bench;
+    }
+
+    /** A follower's batches carry the leader's epoch (Kafka's appendAsFollower refuses -1). */
+    static MemoryRecords epoch0(MemoryRecords records) {
+        for (MutableRecordBatch batch : records.batches()) {
+            batch.setPartitionLeaderEpoch(0);
+        }
+        return records;
+    }
+
+    static Path freshDir(Path parent) throws IOException {
+        KafkaBench.deleteTree(parent);
+        Files.createDirectories(parent);
+        return parent.resolve("bench-0");
+    }
+
+    UnifiedLog open(Path dir, LogConfig config, long recoveryPoint, boolean clean) throws IOException {
+        return UnifiedLog.create(dir.toFile(), config, 0L, recoveryPoint, scheduler, new BrokerTopicStats(), Time.SYSTEM,
+            60 * 60 * 1000, new ProducerStateManagerConfig(24 * 60 * 60 * 1000, false), 10 * 60 * 1000,
+            new LogDirFailureChannel(1), clean, Optional.empty());
+    }
+
+    /** The far end of a zero-copy fetch: a pipe drained by a thread into a 1 MiB buffer, as on the Rust side. */
+    static final class Drain implements TransferableChannel {
+        final Pipe pipe = Pipe.open();
+        final long[] read = new long[1];
+        final Thread reader;
+
+        Drain() throws IOException {
+            reader = new Thread(() -> {
+                ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
+                try {
+                    long total = 0;
+                    int n;
+                    while ((n = pipe.source().read(buf)) >= 0) {
+                        total += n;
+                        buf.clear();
+                    }
+                    read[0] = total;
+                } catch (IOException e) {
+                    read[0] = -1;
+                }
+            });
+            reader.start();
+        }
+
+        long finish() throws Exception {
+            pipe.sink().close();
+            reader.join();
+            pipe.source().close();
+            return read[0];
+        }
+
+        @Override public boolean hasPendingWrites() { return false; }
+        @Override public long transferFrom(FileChannel file, long position, long count) throws IOException {
+            return file.transferTo(position, count, pipe.sink());
+        }
+        @Override public int write(ByteBuffer src) throws IOException { return pipe.sink().write(src); }
+        @Override public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            return pipe.sink().write(srcs, offset, length);
+        }
+        @Override public long write(ByteBuffer[] srcs) throws IOException { return pipe.sink().write(srcs); }
+        @Override public boolean isOpen() { return pipe.sink().isOpen(); }
+        @Override public void close() throws IOException { pipe.sink().close(); }
+    }
+
+    void consumeSequential(UnifiedLog log, int batchLen) throws Exception {
+        long end = log.logEndOffset();
+        long size = log.size();
+        int per = KafkaBench.SHAPES[0].recordsPerBatch();
+        bench.figure("consume_sequential", "MiB/s", bench.measure(() -> {
+            Drain drain = new Drain();
+            long started = System.nanoTime();
+            long offset = 0;
+            long sent = 0;
+            long whole = 0;
+            while (offset < end) {
+                FetchDataInfo fetch = log.read(offset, FETCH_BYTES, FetchIsolation.HIGH_WATERMARK, true);
+                if (fetch.fetchOffsetMetadata.messageOffset != offset) {
+                    throw new IllegalStateException("fetch at " + offset + " started at " + fetch.fetchOffsetMetadata);
+                }
+                FileRecords records = (FileRecords) fetch.records;
+                int length = records.sizeInBytes();
+                int done = 0;
+                while (done < length) {
+                    done += records.writeTo(drain, done, length - done);
+                }
+                // a fetch may end in part of a batch, which the next one sends again
+                if (length < batchLen) {
+                    throw new IllegalStateException("fetch at " + offset + ": " + length + " bytes");
+                }
+                sent += length;
+                whole += (long) (length / batchLen) * batchLen;
+                offset += (long) (length / batchLen) * per;
+            }
+            long drained = drain.finish();
+            long elapsed = System.nanoTime() - started;
+            if (drained != sent || whole != size || offset != end) {
+                throw new IllegalStateException("sent " + sent + " (drained " + drained + ") of " + size + " up to " + offset);
+            }
+            return elapsed;
+        }, KafkaBench.mibPerS(size)), "UnifiedLog.read of 1 MiB fetches from offset 0 to the end (the next from the last whole batch), each sent with FileRecords.writeTo (FileChannel.transferTo, sendfile) into a pipe that a thread drains");
+    }
+
+    void consumeRecords(UnifiedLog log, long payload) throws Exception {
+        long end = log.logEndOffset();
+        long size = log.size();
+        ByteBuffer buf = ByteBuffer.allocate(2 * FETCH_BYTES);
+        bench.figure("consume_records", "MiB/s", bench.measure(() -> {
+            long started = System.nanoTime();
+            long offset = 0;
+            long values = 0;
+            while (offset < end) {
+                FetchDataInfo fetch = log.read(offset, FETCH_BYTES, FetchIsolation.HIGH_WATERMARK, true);
+                buf.clear();
+                ((FileRecords) fetch.records).readInto(buf, 0);
+                for (MutableRecordBatch batch : MemoryRecords.readableRecords(buf).batches()) {
+                    batch.ensureValid();
+                    for (Record record : batch) {
+                        if (record.offset() != offset) {
+                            throw new IllegalStateException("record " + record.offset() + " at " + offset);
+                        }
+                        // as the consumer's ByteArrayDeserializer: key and value copied out
+                        if (record.hasKey()) {
+                            values += org.apache.kafka.common.utils.Utils.toArray(record.key()).length;
+                        }
+                        if (record.hasValue()) {
+                            values += org.apache.kafka.common.utils.Utils.toArray(record.value()).length;
+                        }
+                        offset++;
+                    }
+                }
+            }
+            long elapsed = System.nanoTime() - started;
+            if (offset != end || values != payload) {
+                throw new IllegalStateException("decoded " + offset + " of " + end + ", " + values + " of " + payload);
+            }
+            return elapsed;
+        }, KafkaBench.mibPerS(size)), "UnifiedLog.read of 1 MiB fetches, FileRecords.readInto, MemoryRecords batches (ensureValid: CRC) and every record's offset, key and value copied out");
+    }
+
+    void logAppend() throws Exception {
+        KafkaBench.Shape shape = KafkaBench.SHAPES[0];
+        int count = shape.batchesFor(bench.appendMib);
+        byte[] value = new byte[shape.recordBytes()];
+        java.util.Arrays.fill(value, (byte) 'v');
+        List<ByteBuffer> batches = new ArrayList<>(count);
+        int per = shape.recordsPerBatch();
+        for (int b = 0; b < count; b++) {
+            SimpleRecord[] records = new SimpleRecord[per];
+            for (int i = 0; i < per; i++) {
+                records[i] = new SimpleRecord(KafkaBench.BASE_TIMESTAMP + (long) b * per + i, null, value);
+            }
+            batches.add(MemoryRecords.withIdempotentRecords(Compression.NONE, PRODUCER_ID, (short) 0, b * per, records).buffer());
+        }
+        Map<String, Object> props = new HashMap<>();
+        props.put("segment.bytes", Long.toString(Math.min(1L << 30, Math.max(1L << 20, (bench.appendMib << 20) / 8))));
+        LogConfig config = new LogConfig(props);
+        Path parent = bench.dir.resolve("log_append");
+        bench.figure("log_append", "MiB/s", bench.measure(() -> {
+            UnifiedLog log = open(freshDir(parent), config, 0L, true);
+            List<MemoryRecords> copies = new ArrayList<>(count);
+            for (ByteBuffer b : batches) {
+                ByteBuffer copy = ByteBuffer.allocate(b.remaining());
+                copy.put(b.duplicate()).flip();
+                copies.add(MemoryRecords.readableRecords(copy));
+            }
+            long started = System.nanoTime();
+            for (int i = 0; i < count; i++) {
+                LogAppendInfo info = log.appendAsLeader(copies.get(i), 0);
+                if (info.firstOffset() != (long) i * per) {
+                    throw new IllegalStateException("batch " + i + " appended at " + info.firstOffset());
+                }
+            }
+            long elapsed = System.nanoTime() - started;
+            if (log.logEndOffset() != (long) count * per || log.numberOfSegments() < 8) {
+                throw new IllegalStateException("log end " + log.logEndOffset() + " in " + log.numberOfSegments() + " segments");
+            }
+            log.close();
+            KafkaBench.deleteTree(parent);
+            return elapsed;
+        }, KafkaBench.mibPerS(shape.payloadBytes(count))), "UnifiedLog.appendAsLeader of idempotent 1 KiB x 16 batches (one producer): offsets assigned, batches validated, producer state, indexes, a roll every 1/8 of the data");
+    }
+
+    void open(Path dir, long end, boolean clean) throws Exception {
+        int segments = (int) bench.openSegments;
+        int per = KafkaBench.SHAPES[0].recordsPerBatch();
+        long recoveryPoint = clean ? end : (long) (segments / 2) * per;
+        LogConfig config = new LogConfig(new HashMap<>());
+        bench.figure(clean ? "open_10k_clean" : "open_10k_unclean", "ms", bench.measure(() -> {
+            long started = System.nanoTime();
+            UnifiedLog log = open(dir, config, recoveryPoint, clean);
+            long elapsed = System.nanoTime() - started;
+            if (log.logEndOffset() != end || log.numberOfSegments() != segments) {
+                throw new IllegalStateException("opened " + log.numberOfSegments() + " segments up to " + log.logEndOffset());
+            }
+            log.close();
+            return elapsed;
+        }, nanos -> nanos / 1e6), "UnifiedLog.create (LogLoader) of " + segments + " segments after "
+            + (clean ? "a clean shutdown" : "an unclean shutdown, recovery point halfway (the upper half recovered)"));
+    }
+
+    void run() throws Exception {
+        scheduler.startup();
+        try {
+            KafkaBench.Shape shape = KafkaBench.SHAPES[0];
+            int count = shape.batchesFor(bench.datasetMib);
+            List<KafkaBench.Batch> batches = KafkaBench.batches(shape, count);
+            Path consumeParent = bench.dir.resolve("consume");
+            UnifiedLog log = open(freshDir(consumeParent), new LogConfig(new HashMap<>()), 0L, true);
+            for (KafkaBench.Batch b : batches) {
+                log.appendAsFollower(epoch0(b.records()), 0);
+            }
+            log.flush(false);
+            log.updateHighWatermark(log.logEndOffset());
+            consumeSequential(log, batches.get(0).records().sizeInBytes());
+            consumeRecords(log, shape.payloadBytes(count));
+            log.close();
+            KafkaBench.deleteTree(consumeParent);
+
+            logAppend();
+
+            int segments = (int) bench.openSegments;
+            Path openParent = bench.dir.resolve("open");
+            Path dir = freshDir(openParent);
+            UnifiedLog built = open(dir, new LogConfig(new HashMap<>()), 0L, true);
+            List<KafkaBench.Batch> one = KafkaBench.batches(shape, segments);
+            for (int i = 0; i < segments; i++) {
+                built.appendAsFollower(epoch0(one.get(i).records()), 0);
+                if (i + 1 < segments) {
+                    built.roll();
+                }
+            }
+            built.close();
+            long end = (long) segments * shape.recordsPerBatch();
+            open(dir, end, true);
+            open(dir, end, false);
+            KafkaBench.deleteTree(openParent);
+
+            new RecoverLogDir(bench).run(scheduler);
+        } finally {
+            scheduler.shutdown();
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Pools the systems' samples into medians, ratios to seglog and the targets (`summary.json`).
+
+#![allow(
+    clippy::indexing_slicing,
+    reason = "indexing a serde_json::Value by key yields Null when the key is missing; it never panics"
+)]
+#![allow(
+    clippy::cast_precision_loss,
+    reason = "counts of a few systems and workloads become chart coordinates"
+)]
+
+use anyhow::{Context, Result};
+use serde_json::{Map, Value, json};
+
+use super::Options;
+use super::workloads::{TARGETS, WORKLOADS};
+
+fn median(samples: &[f64]) -> f64 {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let mid = sorted.get(n / 2).copied().unwrap_or(f64::NAN);
+    if n % 2 == 1 {
+        mid
+    } else {
+        f64::midpoint(sorted.get(n / 2 - 1).copied().unwrap_or(f64::NAN), mid)
+    }
+}
+
+pub(super) fn summarize(
+    runs: &[Value],
+    opts: &Options,
+    machine: &Value,
+    commands: &[String],
+) -> Result<Value> {
+    let mut workloads = Map::new();
+    let mut versions = Map::new();
+    for (id, title) in WORKLOADS {
+        let mut systems = Map::new();
+        let mut unit = "";
+        for run in runs {
+            let system = run["system"].as_str().context("a run without a system")?;
+            // The whole-process runs carry no version; the system's own run does.
+            if !run["version"].is_null() {
+                versions.insert(system.to_owned(), run["version"].clone());
+            }
+            let Some(figure) = run["figures"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|f| f["workload"] == *id)
+            else {
+                continue;
+            };
+            unit = match figure["unit"].as_str() {
+                Some("MiB/s") => "MiB/s",
+                Some("ms") => "ms",
+                Some("MiB") => "MiB",
+                _ => "ns/op",
+            };
+            let samples: Vec<f64> = figure["samples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64)
+                .collect();
+            let entry = systems
+                .entry(system.to_owned())
+                .or_insert_with(|| json!({ "samples": [], "note": figure["note"] }));
+            if let Some(all) = entry["samples"].as_array_mut() {
+                all.extend(samples.into_iter().map(Value::from));
+            }
+        }
+        for entry in systems.values_mut() {
+            let samples: Vec<f64> = entry["samples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_f64)
+                .collect();
+            entry["median"] = json!(median(&samples));
+        }
+        let higher_is_better = unit == "MiB/s";
+        let seglog = systems
+            .get("seglog")
+            .and_then(|s| s["median"].as_f64())
+            .context("seglog has no figure")?;
+        for entry in systems.values_mut() {
+            let m = entry["median"].as_f64().unwrap_or(f64::NAN);
+            entry["ratio_to_seglog"] = json!(m / seglog);
+            // How many times faster seglog is than this system (above 1: seglog is faster).
+            entry["seglog_speedup"] = json!(if higher_is_better {
+                seglog / m
+            } else {
+                m / seglog
+            });
+        }
+        workloads.insert(
+            (*id).to_owned(),
+            json!({ "title": title, "unit": unit, "higher_is_better": higher_is_better, "systems": systems }),
+        );
+    }
+    let command = std::iter::once("cargo xtask bench-compare")
+        .chain(opts.args.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut targets = Vec::new();
+    for (ids, against, required, label) in TARGETS {
+        for id in *ids {
+            let speedup = workloads
+                .get(*id)
+                .and_then(|w| w["systems"][*against]["seglog_speedup"].as_f64());
+            targets.push(json!({
+                "target": label,
+                "workload": id,
+                "against": against,
+                "required": required,
+                "measured": speedup,
+                "met": speedup.map(|s| s >= *required),
+            }));
+        }
+    }
+    Ok(json!({
+        "mode": if opts.quick { "quick" } else { "full" },
+        "command": command,
+        "rounds": opts.rounds,
+        "system_commands": commands,
+        "params": opts.workload_flags().iter().map(|(k, v)| (k.trim_start_matches('-').to_owned(), json!(v))).collect::<Map<_, _>>(),
+        "machine": machine,
+        "versions": versions,
+        "workloads": workloads,
+        "targets": targets,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert!((median(&[3.0, 1.0, 2.0]) - 2.0).abs() < 1e-12);
+        assert!((median(&[4.0, 1.0, 3.0, 2.0]) - 2.5).abs() < 1e-12);
+        assert!(median(&[]).is_nan());
+    }
+
+    fn run_doc(system: &str, figures: &[(&str, &str, &[f64])]) -> Value {
+        json!({
+            "system": system,
+            "version": "1",
+            "figures": figures.iter().map(|(w, unit, samples)| json!({
+                "workload": w, "unit": unit, "samples": samples, "note": "n",
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// Throughput ratios go one way and latency ratios the other: seglog's speedup is above 1
+    /// whenever seglog is the faster one, and the targets read it.
+    #[test]
+    fn speedups_and_targets_follow_the_unit() -> Result<()> {
+        let all: Vec<(&str, &str, &[f64])> = WORKLOADS
+            .iter()
+            .map(|(w, _)| {
+                let unit = if w.starts_with("append") || *w == "recovery" {
+                    "MiB/s"
+                } else {
+                    "ns/op"
+                };
+                (*w, unit, &[100.0, 100.0, 100.0][..])
+            })
+            .collect();
+        let mut kafka = all.clone();
+        for f in &mut kafka {
+            // Kafka half as fast everywhere: half the throughput, twice the latency.
+            f.2 = if f.1 == "MiB/s" { &[50.0] } else { &[200.0] };
+        }
+        let runs = [run_doc("seglog", &all), run_doc("kafka", &kafka)];
+        let opts = Options::parse(&["--quick".to_owned()])?;
+        let summary = summarize(&runs, &opts, &json!({}), &[])?;
+        let append = &summary["workloads"]["append_1k_x16"]["systems"]["kafka"];
+        assert!((append["seglog_speedup"].as_f64().unwrap_or(0.0) - 2.0).abs() < 1e-12);
+        assert!((append["ratio_to_seglog"].as_f64().unwrap_or(0.0) - 0.5).abs() < 1e-12);
+        let lookup = &summary["workloads"]["index_lookup"]["systems"]["kafka"];
+        assert!((lookup["seglog_speedup"].as_f64().unwrap_or(0.0) - 2.0).abs() < 1e-12);
+        let targets = summary["targets"].as_array().context("targets")?;
+        let met = |workload: &str, against: &str| {
+            targets
+                .iter()
+                .find(|t| t["workload"] == workload && t["against"] == against)
+                .map(|t| t["met"].clone())
+        };
+        assert_eq!(met("append_1k_x16", "kafka"), Some(json!(true)));
+        assert_eq!(met("index_lookup", "kafka"), Some(json!(true)));
+        // Not run: the target is reported as not measured, never as met.
+        assert_eq!(met("read_by_offset", "commitlog"), Some(Value::Null));
+        Ok(())
+    }
+}
