@@ -161,7 +161,7 @@ fn seglog_produces(ctx: &Ctx, kafka: &KafkaNode, session: &mut Session) -> Resul
             _ => String::from("empty:"),
         };
         let value = if i % 5 == 0 {
-            format!("café-{i} 日本")
+            format!("caf\u{e9}-{i} \u{65e5}\u{672c}")
         } else {
             format!("value-{i}")
         };
