@@ -592,3 +592,54 @@ fn test_multiple_producer_ids_per_memory_record() {
         assert_eq!((e.last_seq(), e.last_data_offset()), (0, pid - 1));
     }
 }
+
+#[test]
+fn test_initialization_of_producer_snapshots_upgrade_path() {
+    // A log of several segments with its snapshot files deleted (as after an upgrade from a
+    // broker that kept none), reloaded three ways.
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(NOW);
+    let dir = common::partition_dir(root.path());
+    let config = || config(&[("internal.segment.bytes", "640")]);
+    let log = open(&dir, config(), &clock);
+    assert_eq!(log.oldest_producer_snapshot_offset(), None);
+    for i in 0..=100 {
+        log.append_as_leader(&mut one(i.to_string().as_bytes(), -1, -1))
+            .unwrap();
+    }
+    assert!(log.segment_count() >= 2);
+    let end = log.log_end_offset();
+    log.close().unwrap();
+    let delete_snapshots = || {
+        for snapshot in list_snapshot_files(&RealFs, &dir).unwrap() {
+            std::fs::remove_file(snapshot.path).unwrap();
+        }
+    };
+    delete_snapshots();
+
+    let reload = |clean: bool, recovery_point: i64| -> Vec<i64> {
+        let options = LoadOptions::default()
+            .with_had_clean_shutdown(clean)
+            .with_recovery_point(recovery_point);
+        let log = common::open(&dir, config(), options, &clock).0;
+        log.wait_for_background_flushes();
+        let bases: Vec<i64> = log.segments().keys().copied().collect();
+        log.close().unwrap();
+        bases
+    };
+    // A clean shutdown, then an unclean one with the recovery point at the log end: snapshots
+    // at the last two segments' bases and the log end.
+    for clean in [true, false] {
+        let bases = reload(clean, end);
+        let mut want: Vec<i64> = bases[bases.len() - 2..].to_vec();
+        want.push(end);
+        assert_eq!(snapshot_offsets(&dir), want, "clean {clean}");
+        delete_snapshots();
+    }
+    // An unclean shutdown with the recovery point at 0: a snapshot per segment after the first
+    // (the recovery takes one at each segment it passes), and the log end.
+    let bases = reload(false, 0);
+    let mut want: Vec<i64> = bases[1..].to_vec();
+    want.push(end);
+    assert_eq!(snapshot_offsets(&dir), want);
+}
