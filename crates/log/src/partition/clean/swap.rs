@@ -1,5 +1,5 @@
 //! Swapping the cleaned segment in with Kafka's crash-safe protocol (`.cleaned`, `.swap`,
-//! `.deleted`).
+//! `.deleted`), the replaced segments' producer snapshots deleted with them.
 
 use std::sync::atomic::Ordering;
 
@@ -44,8 +44,17 @@ impl<F: FileSystem> Inner<F> {
             }
             s.insert(base, Arc::clone(cleaned));
         });
+        // Kafka's `deleteProducerSnapshots` of the replaced segments: a removed segment's
+        // snapshot goes with it, unless the cleaned segment took over its base offset.
         for old in group {
-            self.schedule_delete(Arc::clone(old))?;
+            let snapshot = if old.base_offset() == base {
+                None
+            } else {
+                self.producer_state
+                    .lock()
+                    .remove_and_mark_snapshot_for_deletion(old.base_offset())?
+            };
+            self.schedule_delete_with_snapshot(Arc::clone(old), snapshot)?;
         }
         if stop == StopAfter::OldDeleted {
             return Ok(true);
