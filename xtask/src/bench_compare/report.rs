@@ -15,8 +15,9 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::summary::present_systems;
 use super::svg::render_svg;
-use super::workloads::{SYSTEMS, WORKLOADS};
+use super::workloads::WORKLOADS;
 
 /// The heading from which `docs/benchmarks.md` is written by hand and kept across reruns.
 const ANALYSIS: &str = "\n## Analysis";
@@ -58,14 +59,6 @@ fn fmt_figure(v: Option<f64>, unit: &str) -> String {
         }
         _ => "-".to_owned(),
     }
-}
-
-pub(super) fn present_systems(summary: &Value) -> Vec<&'static str> {
-    SYSTEMS
-        .iter()
-        .copied()
-        .filter(|s| summary["versions"].get(*s).is_some())
-        .collect()
 }
 
 pub(super) fn print_table(summary: &Value) {

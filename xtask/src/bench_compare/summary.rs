@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::Options;
-use super::workloads::{TARGETS, WORKLOADS};
+use super::workloads::{SYSTEMS, TARGETS, WORKLOADS};
 
 fn median(samples: &[f64]) -> f64 {
     let mut sorted = samples.to_vec();
@@ -134,6 +134,15 @@ pub(super) fn summarize(
         "workloads": workloads,
         "targets": targets,
     }))
+}
+
+/// The systems that ran, in report order.
+pub(super) fn present_systems(summary: &Value) -> Vec<&'static str> {
+    SYSTEMS
+        .iter()
+        .copied()
+        .filter(|s| summary["versions"].get(*s).is_some())
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::report::present_systems;
+use super::summary::present_systems;
 use super::workloads::WORKLOADS;
 
 /// A grouped horizontal bar chart: for each workload, each system's speed relative to seglog's
