@@ -28,6 +28,8 @@ mod producer_append_model;
 mod producer_replay;
 mod producer_state_load;
 mod producer_state_log;
+mod producer_state_log_concurrent;
+mod producer_state_log_recovery;
 mod producer_state_manager;
 mod producer_state_manager_snapshots;
 mod producer_state_matches_kafka;
