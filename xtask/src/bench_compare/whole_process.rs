@@ -147,7 +147,8 @@ pub(super) fn run(
             if system == "kafka" && !kafka {
                 continue;
             }
-            shown.push(argv.join(" "));
+            // Shown relative to the repository, as the other systems' commands are.
+            shown.push(argv.join(" ").replace(&format!("{}/", root.display()), ""));
             let mut values = Vec::new();
             for i in 0..warmup + samples {
                 if workload == "cli_recover" {
