@@ -21,27 +21,25 @@ use seglog_log::{CleanOptions, LoadOptions, LogConfig, MockClock, PartitionLog, 
 use seglog_record_format::{RecordBatch, write_empty_batch};
 
 use crate::common;
+use crate::common::txn::{Data, Producer};
 
 const NOW: i64 = 1_700_000_000_000;
 
 /// Kafka's `TestUtils.records`: one batch at `base` of `values` (keyed where a key is given),
 /// of producer `pid` from sequence `seq` (`pid` -1: no producer), stamped `ts`.
 fn records(base: i64, values: &[(Option<&[u8]>, &[u8])], pid: i64, seq: i32, ts: i64) -> Vec<u8> {
-    let mut options = BatchOptions::new(base, Compression::None);
-    options.partition_leader_epoch = 0;
-    if pid >= 0 {
-        options.producer_id = pid;
-        options.producer_epoch = 0;
-        options.base_sequence = seq;
-    }
-    let batch = values
+    let records = values
         .iter()
-        .enumerate()
-        .map(|(i, (k, v))| NewRecord::new(i as i32, ts, *k, Some(*v)));
+        .map(|(k, v)| (k.map(<[u8]>::to_vec), Some(v.to_vec())))
+        .collect();
+    let mut data = Data::with_records(base, records)
+        .leader_epoch(0)
+        .timestamp(ts);
+    if pid >= 0 {
+        data = data.producer(Producer { id: pid, epoch: 0 }, seq, false);
+    }
     let mut out = Vec::new();
-    BatchBuilder::new()
-        .build(&options, batch, &mut out)
-        .unwrap();
+    data.write(&mut out);
     out
 }
 

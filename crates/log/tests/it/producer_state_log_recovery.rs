@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use seglog_fs::{File, FileSystem, OpenMode};
 
 use seglog_log::producer::list_snapshot_files;
-use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_log::{LoadOptions, LogConfig, MockClock, PartitionLog, RealFs, naming};
 
 use crate::common;
+use crate::common::txn::{Data, Producer};
 use crate::txn_log::facts;
 
 const NOW: i64 = 1_700_000_000_000;
@@ -35,26 +35,17 @@ fn config(pairs: &[(&str, &str)]) -> LogConfig {
 /// `appendNonTransactionalAsLeader` (`pid` -1): `n` records valued by their sequence, the
 /// producer's from `seq`, stamped now (no timestamp without a producer, as Kafka's helper).
 fn batch(pid: i64, seq: i32, n: i32) -> Vec<u8> {
-    let mut options = BatchOptions::new(0, Compression::None);
-    let mut ts = -1;
-    if pid >= 0 {
-        options.producer_id = pid;
-        options.producer_epoch = 0;
-        options.base_sequence = seq;
-        options.transactional = true;
-        ts = NOW;
-    }
-    let values: Vec<Vec<u8>> = (0..n)
-        .map(|i| (seq.max(0) + i).to_string().into_bytes())
+    let records = (0..n)
+        .map(|i| (None, Some((seq.max(0) + i).to_string().into_bytes())))
         .collect();
-    let records = values
-        .iter()
-        .enumerate()
-        .map(|(i, v)| NewRecord::new(i as i32, ts, None, Some(&v[..])));
+    let mut data = Data::with_records(0, records).timestamp(-1);
+    if pid >= 0 {
+        data = data
+            .producer(Producer { id: pid, epoch: 0 }, seq, true)
+            .timestamp(NOW);
+    }
     let mut out = Vec::new();
-    BatchBuilder::new()
-        .build(&options, records, &mut out)
-        .unwrap();
+    data.write(&mut out);
     out
 }
 
@@ -168,16 +159,11 @@ fn test_recover_last_segment_with_no_snapshots() {
 /// One unkeyed record stamped now, without a producer (Kafka's `TestUtils.records` of one
 /// `SimpleRecord`).
 fn one(value: &str) -> Vec<u8> {
-    let mut options = BatchOptions::new(0, Compression::None);
-    options.partition_leader_epoch = 0;
     let mut out = Vec::new();
-    BatchBuilder::new()
-        .build(
-            &options,
-            std::iter::once(NewRecord::new(0, NOW, None, Some(value.as_bytes()))),
-            &mut out,
-        )
-        .unwrap();
+    Data::with_records(0, vec![(None, Some(value.as_bytes().to_vec()))])
+        .leader_epoch(0)
+        .timestamp(NOW)
+        .write(&mut out);
     out
 }
 
