@@ -171,6 +171,26 @@ public final class KafkaBench {
         return out;
     }
 
+    /**
+     * As {@link #measure}, but a round that takes longer than {@code capNanos} is the only one: no warm-up
+     * is needed for a run that long, and the remaining rounds would only repeat it (Kafka's unclean open
+     * of 10,000 segments takes minutes; see docs/benchmarks.md).
+     */
+    double[] measureCapped(Round round, java.util.function.LongToDoubleFunction convert, long capNanos) throws Exception {
+        long first = round.run();
+        if (first > capNanos) {
+            return new double[] {convert.applyAsDouble(first)};
+        }
+        for (int i = 1; i < warmup; i++) {
+            round.run();
+        }
+        double[] out = new double[samples];
+        for (int i = 0; i < samples; i++) {
+            out[i] = convert.applyAsDouble(round.run());
+        }
+        return out;
+    }
+
     static java.util.function.LongToDoubleFunction mibPerS(long bytes) {
         return nanos -> bytes / MIB / (nanos / 1e9);
     }
