@@ -87,17 +87,26 @@ pub(super) fn print_table(summary: &Value) {
     }
     for t in summary["targets"].as_array().into_iter().flatten() {
         println!(
-            "target {:32} {:28} measured {:.2}x, need {:.2}x: {}",
+            "target {:32} {:28} measured {}, need {}: {}",
             t["target"].as_str().unwrap_or(""),
             t["workload"].as_str().unwrap_or(""),
-            t["measured"].as_f64().unwrap_or(f64::NAN),
-            t["required"].as_f64().unwrap_or(f64::NAN),
+            target_figure(t, "measured"),
+            target_figure(t, "required"),
             match t["met"].as_bool() {
                 Some(true) => "met",
                 Some(false) => "MISSED",
                 None => "not measured",
             }
         );
+    }
+}
+
+/// A target's measured or required figure: a ratio (`1.23x`), or a ceiling in its unit (`160 MiB`).
+fn target_figure(target: &Value, key: &str) -> String {
+    let value = target[key].as_f64().unwrap_or(f64::NAN);
+    match target["unit"].as_str() {
+        Some(unit) if target["against"] == "ceiling" => format!("{value:.0} {unit}"),
+        _ => format!("{value:.2}x"),
     }
 }
 
@@ -179,11 +188,11 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     for t in targets.into_iter().flatten() {
         let _ = writeln!(
             s,
-            "| {} | `{}` | {:.2}x | {:.2}x | {} |",
+            "| {} | `{}` | {} | {} | {} |",
             t["target"].as_str().unwrap_or(""),
             t["workload"].as_str().unwrap_or(""),
-            t["measured"].as_f64().unwrap_or(f64::NAN),
-            t["required"].as_f64().unwrap_or(f64::NAN),
+            target_figure(t, "measured"),
+            target_figure(t, "required"),
             match t["met"].as_bool() {
                 Some(true) => "met",
                 Some(false) => "**missed**",

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use serde_json::{Map, Value, json};
 
 use super::Options;
-use super::workloads::{SYSTEMS, TARGETS, WORKLOADS};
+use super::workloads::{CEILINGS, SYSTEMS, TARGETS, WORKLOADS};
 
 fn median(samples: &[f64]) -> f64 {
     let mut sorted = samples.to_vec();
@@ -107,6 +107,22 @@ pub(super) fn summarize(
         .chain(opts.args.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(" ");
+    let targets = judge_targets(&workloads);
+    Ok(json!({
+        "mode": if opts.quick { "quick" } else { "full" },
+        "command": command,
+        "rounds": opts.rounds,
+        "system_commands": commands,
+        "params": opts.workload_flags().iter().map(|(k, v)| (k.trim_start_matches('-').to_owned(), json!(v))).collect::<Map<_, _>>(),
+        "machine": machine,
+        "versions": versions,
+        "workloads": workloads,
+        "targets": targets,
+    }))
+}
+
+/// Every target of `TARGETS` and `CEILINGS`, judged on the pooled workloads.
+fn judge_targets(workloads: &Map<String, Value>) -> Vec<Value> {
     let mut targets = Vec::new();
     for (ids, against, required, label) in TARGETS {
         for id in *ids {
@@ -123,17 +139,20 @@ pub(super) fn summarize(
             }));
         }
     }
-    Ok(json!({
-        "mode": if opts.quick { "quick" } else { "full" },
-        "command": command,
-        "rounds": opts.rounds,
-        "system_commands": commands,
-        "params": opts.workload_flags().iter().map(|(k, v)| (k.trim_start_matches('-').to_owned(), json!(v))).collect::<Map<_, _>>(),
-        "machine": machine,
-        "versions": versions,
-        "workloads": workloads,
-        "targets": targets,
-    }))
+    for (id, ceiling, label) in CEILINGS {
+        let workload = workloads.get(*id);
+        let measured = workload.and_then(|w| w["systems"]["seglog"]["median"].as_f64());
+        targets.push(json!({
+            "target": label,
+            "workload": id,
+            "against": "ceiling",
+            "unit": workload.map_or(Value::Null, |w| w["unit"].clone()),
+            "required": ceiling,
+            "measured": measured,
+            "met": measured.map(|m| m <= *ceiling),
+        }));
+    }
+    targets
 }
 
 /// The systems that ran, in report order.
@@ -205,6 +224,39 @@ mod tests {
         assert_eq!(met("index_lookup", "kafka"), Some(json!(true)));
         // Not run: the target is reported as not measured, never as met.
         assert_eq!(met("read_by_offset", "commitlog"), Some(Value::Null));
+        Ok(())
+    }
+
+    /// A ceiling is met at or below its figure and missed above it, in the workload's own unit.
+    #[test]
+    fn ceilings_judge_seglog_median() -> Result<()> {
+        let opts = Options::parse(&["--quick".to_owned()])?;
+        let judge = |mib: f64| -> Result<Value> {
+            let peak = [mib, mib, 1.0e9];
+            let figures: Vec<(&str, &str, &[f64])> = WORKLOADS
+                .iter()
+                .map(|(w, _)| {
+                    if *w == "compact_1g_peak_memory" {
+                        (*w, "MiB", &peak[..])
+                    } else {
+                        (*w, "ms", &[1.0][..])
+                    }
+                })
+                .collect();
+            let runs = [run_doc("seglog", &figures)];
+            let summary = summarize(&runs, &opts, &json!({}), &[])?;
+            let t = summary["targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .find(|t| t["against"] == "ceiling")
+                .cloned()
+                .context("no ceiling")?;
+            assert_eq!(t["unit"], "MiB");
+            Ok(t["met"].clone())
+        };
+        assert_eq!(judge(160.0)?, json!(true));
+        assert_eq!(judge(161.0)?, json!(false));
         Ok(())
     }
 }

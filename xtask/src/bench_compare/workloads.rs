@@ -66,16 +66,20 @@ pub(super) const WORKLOADS: &[(&str, &str)] = &[
 
 /// (workloads, against, seglog at least this many times faster, label).
 pub(super) const TARGETS: &[(&[&str], &str, f64, &str)] = &[
+    // The mmap-index issue's 1.5x stays for the fsync shapes; for the page-cache shapes issue 20
+    // restated it as "ahead", because Kafka's appends run at about 0.83x of `write_all` there, so 1.5x
+    // Kafka would be above the limit itself (docs/benchmarks.md, Analysis).
     (
-        &[
-            "append_1k_x16",
-            "append_100b_x100",
-            "append_1k_x16_fsync_1m",
-            "append_100b_x100_fsync_1m",
-        ],
+        &["append_1k_x16_fsync_1m", "append_100b_x100_fsync_1m"],
         "kafka",
         1.5,
         "append >= 1.5x Kafka",
+    ),
+    (
+        &["append_1k_x16", "append_100b_x100"],
+        "kafka",
+        1.0,
+        "append (page cache) ahead of Kafka",
     ),
     (&["index_lookup"], "kafka", 2.0, "index lookup >= 2x Kafka"),
     (&["recovery"], "kafka", 1.5, "recovery >= 1.5x Kafka"),
@@ -168,4 +172,21 @@ pub(super) const TARGETS: &[(&[&str], &str, f64, &str)] = &[
         "cli_dump_deep >= 8x Kafka",
     ),
     (&["cli_recover"], "kafka", 6.0, "cli_recover >= 6x Kafka"),
+    (
+        &["recover_logdir"],
+        "kafka",
+        3.0,
+        "recover_logdir >= 3x Kafka (2 threads, its default)",
+    ),
+    (&["compact_1g"], "kafka", 2.0, "compact_1g >= 2x Kafka"),
 ];
+
+/// The cleaner's map budget in the `compact_1g` workload (its dedupe buffer), in MiB.
+pub(super) const COMPACT_BUDGET_MIB: f64 = 128.0;
+
+/// (workload, seglog's median at most this, label): ceilings in the workload's own unit.
+pub(super) const CEILINGS: &[(&str, f64, &str)] = &[(
+    "compact_1g_peak_memory",
+    COMPACT_BUDGET_MIB + 32.0,
+    "compaction peak memory <= map budget + 32 MiB",
+)];
