@@ -2,7 +2,6 @@
 //! recovery's offset rules.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
@@ -10,10 +9,9 @@ use seglog_log::RealFs;
 use seglog_log::inspect::{
     JudgedEnd, OffsetBounds, Scan, ScanEnd, SegmentLog, next_segment_base_offset,
 };
-use seglog_log::record::FramedBatch;
 
-use super::batch_line::batch_line;
-use super::{DumpOptions, KafkaStops, Reports, base_offset_of, java_path, records};
+use super::chunks::{self, Each, Format};
+use super::{DumpOptions, KafkaStops, Reports, base_offset_of, java_path};
 use crate::common::{Outcome, lib};
 
 /// Kafka's first line for a `.log` (its base offset) or a KRaft snapshot (its end offset and
@@ -66,59 +64,21 @@ pub(super) fn dump_log(
     negative_max_bytes(file, o.max_bytes, len)?;
     let max_bytes = u64::try_from(o.max_bytes).unwrap_or(0);
     let end = len.min(max_bytes);
-    let deep = o.deep_iteration || o.print_data_log;
-    let abs = java_path::absolute(file);
-    let mut last_offset = -1_i64;
-    let mut scratch = Vec::new();
-    let mut valid_bytes = 0_u64;
-    let mut outcome = Outcome::Clean;
-    let each = |position: u64, framed: FramedBatch<'_>| {
-        let batch = match framed.decode() {
-            Ok(b) => b,
-            Err(e) => {
-                return ControlFlow::Break(anyhow::anyhow!(
-                    "{}: cannot decode the batch at byte {position}: {e}",
-                    file.display()
-                ));
-            }
-        };
-        let line = batch_line(&batch, position);
-        if let Err(e) = writeln!(out, "{line}") {
-            let what = format!("writing the dump of {} to stdout", file.display());
-            return ControlFlow::Break(
-                anyhow::Error::new(e)
-                    .context(what)
-                    .context(format!("{}: read failed", file.display())),
-            );
-        }
-        if deep {
-            let printed = records::print_records(
-                &batch,
-                o,
-                &mut last_offset,
-                &mut scratch,
-                out,
-                reports,
-                &abs,
-            );
-            if let Err(e) = printed {
-                return ControlFlow::Break(anyhow::anyhow!(
-                    "{}: cannot read the records of the batch at byte {position}: {e:#}",
-                    file.display()
-                ));
-            }
-        }
-        valid_bytes = position + framed.size_in_bytes() as u64;
-        ControlFlow::Continue(())
+    let format = Format {
+        file,
+        options: o,
+        deep: o.deep_iteration || o.print_data_log,
+        abs: &java_path::absolute(file),
     };
     // A segment's batches are judged as recovery and consume judge them, against each other and
     // the next segment in the same directory; a snapshot's offsets are not a segment's.
-    let scan = if snapshot {
-        match handle.batches(0, end, 8 << 20, each) {
+    let (scan, valid_bytes) = if snapshot {
+        let scan = |each: &mut Each<'_>| match handle.batches(0, end, 8 << 20, each) {
             Ok(Scan::Stopped(e)) => Ok(JudgedEnd::Stopped(e)),
             Ok(Scan::Ended(e)) => Ok(JudgedEnd::Ended(e)),
             Err(e) => Err(e),
-        }
+        };
+        chunks::print(&format, scan, out, reports)?
     } else {
         let next_base_offset = next_segment_base_offset(&RealFs, file)
             .with_context(|| format!("{}: cannot list its directory", file.display()))?;
@@ -126,13 +86,15 @@ pub(super) fn dump_log(
             base_offset: base_offset_of(file)?,
             next_base_offset,
         };
-        handle.judged_batches(end, 8 << 20, bounds, each)
+        let scan = |each: &mut Each<'_>| handle.judged_batches(end, 8 << 20, bounds, each);
+        chunks::print(&format, scan, out, reports)?
     };
     match scan
         .map_err(lib)
         .with_context(|| format!("{}: read failed", file.display()))?
     {
-        JudgedEnd::Stopped(e) => return Err(e),
+        // Only a writer that failed stops the scan, and that error is returned above.
+        JudgedEnd::Stopped(()) | JudgedEnd::Ended(ScanEnd::Clean { .. }) => {}
         JudgedEnd::Damage(stop) => bail!("{}: {stop}", file.display()),
         JudgedEnd::Ended(ScanEnd::Corrupt { position, error }) => {
             bail!(
@@ -140,12 +102,10 @@ pub(super) fn dump_log(
                 file.display()
             );
         }
-        JudgedEnd::Ended(ScanEnd::Clean { .. }) => {}
     }
     let trailing = end - valid_bytes;
     if trailing > 0 && o.max_bytes == i32::MAX {
         writeln!(out, "Found {trailing} invalid bytes at the end of {name}")?;
-        outcome = Outcome::Clean;
     }
-    Ok(outcome)
+    Ok(Outcome::Clean)
 }

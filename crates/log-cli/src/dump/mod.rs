@@ -16,6 +16,7 @@
 //! run at the first `.log` with Kafka's exception text, exit status 1.
 
 mod batch_line;
+mod chunks;
 mod control;
 mod decoders;
 mod first_batch;
@@ -28,6 +29,7 @@ mod options;
 mod records;
 mod reports;
 mod snapshot;
+mod text;
 mod txn_index;
 
 use std::io::Write;
@@ -107,6 +109,8 @@ pub(crate) fn run(
                 writeln!(err, "Exception in thread \"main\" {e}")?;
                 return Ok(Outcome::Problems);
             }
+            // A closed pipe (`seglog dump ... | head`) ends the run quietly.
+            Err(e) if is_broken_pipe(&e) => return Err(e),
             Err(e) => {
                 out.flush()?;
                 writeln!(err, "seglog: {}", message(&e))?;
@@ -122,6 +126,12 @@ pub(crate) fn run(
     out.flush()?;
     print_reports(&reports, err)?;
     Ok(outcome)
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Fails unless `file` can be opened and, for a segment file, its name starts with a base offset:
