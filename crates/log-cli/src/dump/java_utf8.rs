@@ -13,22 +13,39 @@ fn is_continuation(b: u8) -> bool {
 
 /// Decodes `bytes` as Java's `new String(bytes, StandardCharsets.UTF_8)` does.
 pub(crate) fn decode(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len());
+    let mut out = Vec::with_capacity(bytes.len());
+    decode_into(bytes, &mut out);
+    // `decode_into` appends only whole UTF-8 sequences, so this never takes the lossy branch.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Appends the UTF-8 of Java's decoding of `bytes` to `out`. Valid UTF-8 (Rust's check refuses
+/// surrogates and overlong forms, as Java's decoder does) is Java's text unchanged: copied whole.
+pub(crate) fn decode_into(bytes: &[u8], out: &mut Vec<u8>) {
+    if std::str::from_utf8(bytes).is_ok() {
+        out.extend_from_slice(bytes);
+        return;
+    }
+    decode_malformed(bytes, out);
+}
+
+/// `decode_into` of input that is not valid UTF-8, one code point at a time.
+fn decode_malformed(bytes: &[u8], out: &mut Vec<u8>) {
     let mut at = 0;
     while let Some(&b1) = bytes.get(at) {
         at += 1;
         let rest = bytes.get(at..).unwrap_or_default();
         match b1 {
-            0x00..=0x7F => out.push(char::from(b1)),
+            0x00..=0x7F => out.push(b1),
             0xC2..=0xDF => match rest.first() {
                 Some(&b2) if is_continuation(b2) => {
-                    push_scalar(&mut out, (u32::from(b1 & 0x1F) << 6) | u32::from(b2 & 0x3F));
+                    push_scalar(out, (u32::from(b1 & 0x1F) << 6) | u32::from(b2 & 0x3F));
                     at += 1;
                 }
-                Some(_) => out.push(REPLACEMENT),
+                Some(_) => push_char(out, REPLACEMENT),
                 // Cut by the end: one replacement, and the input ends.
                 None => {
-                    out.push(REPLACEMENT);
+                    push_char(out, REPLACEMENT);
                     break;
                 }
             },
@@ -36,7 +53,7 @@ pub(crate) fn decode(bytes: &[u8]) -> String {
                 if let [b2, b3, ..] = *rest {
                     let overlong = b1 == 0xE0 && b2 & 0xE0 == 0x80;
                     if overlong || !is_continuation(b2) || !is_continuation(b3) {
-                        out.push(REPLACEMENT);
+                        push_char(out, REPLACEMENT);
                         // Java skips the lead alone, or the lead and a good second byte.
                         if !overlong && is_continuation(b2) {
                             at += 1;
@@ -46,12 +63,12 @@ pub(crate) fn decode(bytes: &[u8]) -> String {
                         let c = (u32::from(b1 & 0x0F) << 12)
                             | (u32::from(b2 & 0x3F) << 6)
                             | u32::from(b3 & 0x3F);
-                        push_scalar(&mut out, c);
+                        push_scalar(out, c);
                         at += 2;
                     }
                     continue;
                 }
-                out.push(REPLACEMENT);
+                push_char(out, REPLACEMENT);
                 match rest.first() {
                     Some(&b2) if (b1 == 0xE0 && b2 & 0xE0 == 0x80) || !is_continuation(b2) => {}
                     // Zero or one good byte before the end: all of it is one replacement.
@@ -70,15 +87,15 @@ pub(crate) fn decode(bytes: &[u8]) -> String {
                         && is_continuation(b4)
                         && supplementary
                     {
-                        push_scalar(&mut out, c);
+                        push_scalar(out, c);
                         at += 3;
                     } else {
-                        out.push(REPLACEMENT);
+                        push_char(out, REPLACEMENT);
                         at += malformed4(b1, b2, b3) - 1;
                     }
                     continue;
                 }
-                out.push(REPLACEMENT);
+                push_char(out, REPLACEMENT);
                 let bad_second = rest.first().is_some_and(|&b2| bad_second_of_4(b1, b2));
                 if b1 > 0xF4 || bad_second {
                     continue;
@@ -91,10 +108,9 @@ pub(crate) fn decode(bytes: &[u8]) -> String {
                     _ => break,
                 }
             }
-            _ => out.push(REPLACEMENT),
+            _ => push_char(out, REPLACEMENT),
         }
     }
-    out
 }
 
 /// Java's `isMalformed4_2`: a second byte that cannot follow the 4-byte lead `b1`.
@@ -115,8 +131,12 @@ fn malformed4(b1: u8, b2: u8, b3: u8) -> usize {
     }
 }
 
-fn push_scalar(out: &mut String, c: u32) {
-    out.push(char::from_u32(c).unwrap_or(REPLACEMENT));
+fn push_scalar(out: &mut Vec<u8>, c: u32) {
+    push_char(out, char::from_u32(c).unwrap_or(REPLACEMENT));
+}
+
+fn push_char(out: &mut Vec<u8>, c: char) {
+    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
 }
 
 #[cfg(test)]

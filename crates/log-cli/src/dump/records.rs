@@ -1,42 +1,72 @@
 //! `seglog dump --deep-iteration` and `--print-data-log`: Kafka's `dumpBatchRecords`, one line
-//! per record, with Kafka's decoding of keys and values as text.
-
-use std::fmt::Write as _;
-use std::io::Write;
+//! per record, with Kafka's decoding of keys and values as text, appended to the caller's buffer.
 
 use anyhow::Result;
 use seglog_log::record::{Batch, LegacyBatch, RecordBatch};
 
-use super::java_utf8::decode;
-use super::{DumpOptions, Reports, timestamp_type_name};
+use super::java_utf8::decode_into;
+use super::text::{push_bool, push_i64, push_u64};
+use super::{DumpOptions, timestamp_type_name};
 
-fn size_of(bytes: Option<&[u8]>) -> i64 {
-    bytes.map_or(-1, |b| i64::try_from(b.len()).unwrap_or(i64::MAX))
+/// The record offsets one run of batches went through: its first, its last, and the places
+/// where one offset is not followed by the next (Kafka's "Non-consecutive offsets" report). A
+/// run formatted apart from the ones before it is joined to them by [`Gaps::first`].
+#[derive(Debug)]
+pub(super) struct Gaps {
+    /// The first record's offset, `None` before any record.
+    pub(super) first: Option<i64>,
+    /// The last record's offset.
+    pub(super) last: i64,
+    /// (offset, the offset after it) where they are not consecutive, in file order.
+    pub(super) pairs: Vec<(i64, i64)>,
 }
 
-/// Kafka's `dumpBatchRecords`: one line per record.
+impl Default for Gaps {
+    fn default() -> Self {
+        Self {
+            first: None,
+            last: -1,
+            pairs: Vec::new(),
+        }
+    }
+}
+
+impl Gaps {
+    fn note(&mut self, offset: i64) {
+        if self.first.is_none() {
+            self.first = Some(offset);
+        } else if offset != self.last.wrapping_add(1) {
+            self.pairs.push((self.last, offset));
+        }
+        self.last = offset;
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.first = None;
+        self.last = -1;
+        self.pairs.clear();
+    }
+}
+
+fn push_size(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    match bytes {
+        Some(b) => super::text::push_usize(out, b.len()),
+        None => out.extend_from_slice(b"-1"),
+    }
+}
+
+/// Kafka's `dumpBatchRecords`: one line per record. On an error, the lines before the failing
+/// record are in `out`, and of that record what Kafka has printed when it throws.
 pub(super) fn print_records(
     batch: &Batch<'_>,
     o: &DumpOptions,
-    last_offset: &mut i64,
+    gaps: &mut Gaps,
     scratch: &mut Vec<u8>,
-    out: &mut impl Write,
-    reports: &mut Reports,
-    abs: &str,
+    out: &mut Vec<u8>,
 ) -> Result<()> {
-    let mut note = |offset: i64, last_offset: &mut i64| {
-        if offset != last_offset.wrapping_add(1) {
-            reports
-                .non_consecutive
-                .entry(abs.to_owned())
-                .or_default()
-                .insert(*last_offset, offset);
-        }
-        *last_offset = offset;
-    };
     match batch {
-        Batch::V2(b) => print_v2_records(b, o, last_offset, scratch, out, &mut note),
-        Batch::Legacy(b) => print_legacy_records(b, o, last_offset, scratch, out, &mut note),
+        Batch::V2(b) => print_v2_records(b, o, gaps, scratch, out),
+        Batch::Legacy(b) => print_legacy_records(b, o, gaps, scratch, out),
     }
 }
 
@@ -45,8 +75,8 @@ fn contents(
     offset: i64,
     key: Option<&[u8]>,
     value: Option<&[u8]>,
-) -> Result<String> {
-    let mut s = String::new();
+    out: &mut Vec<u8>,
+) -> Result<()> {
     let mut prefix = if o.skip_record_metadata { "| " } else { " " };
     let decoder = super::decoders::Decoder::from_flags(
         o.offsets_decoder,
@@ -54,55 +84,74 @@ fn contents(
         o.cluster_metadata_decoder,
     );
     if let Some(d) = decoder {
-        return super::decoders::contents(d, prefix, offset, key, value)
-            .map_err(anyhow::Error::msg);
+        let text =
+            super::decoders::contents(d, prefix, offset, key, value).map_err(anyhow::Error::msg)?;
+        out.extend_from_slice(text.as_bytes());
+        return Ok(());
     }
     if let Some(k) = key {
-        let _ = write!(s, "{prefix}key: {}", decode(k));
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(b"key: ");
+        decode_into(k, out);
         prefix = " ";
     }
     if let Some(v) = value {
-        let _ = write!(s, "{prefix}payload: {}", decode(v));
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(b"payload: ");
+        decode_into(v, out);
     }
-    Ok(s)
+    Ok(())
 }
 
 fn print_v2_records(
     b: &RecordBatch<'_>,
     o: &DumpOptions,
-    last_offset: &mut i64,
+    gaps: &mut Gaps,
     scratch: &mut Vec<u8>,
-    out: &mut impl Write,
-    note: &mut impl FnMut(i64, &mut i64),
+    out: &mut Vec<u8>,
 ) -> Result<()> {
     let ts_type = timestamp_type_name(Some(b.timestamp_type()));
     for record in b.records_with(scratch)? {
         let r = record?;
-        note(r.offset(), last_offset);
-        let mut line = String::new();
+        gaps.note(r.offset());
+        let start = out.len();
         if !o.skip_record_metadata {
-            let keys: Vec<String> = r.headers().map(|h| decode(h.key)).collect();
-            let _ = write!(
-                line,
-                "| offset: {} {ts_type}: {} keySize: {} valueSize: {} sequence: {} headerKeys: [{}]",
-                r.offset(),
-                r.timestamp(),
-                size_of(r.key()),
-                size_of(r.value()),
-                r.sequence(),
-                keys.join(",")
-            );
+            out.extend_from_slice(b"| offset: ");
+            push_i64(out, r.offset());
+            out.push(b' ');
+            out.extend_from_slice(ts_type.as_bytes());
+            out.extend_from_slice(b": ");
+            push_i64(out, r.timestamp());
+            out.extend_from_slice(b" keySize: ");
+            push_size(out, r.key());
+            out.extend_from_slice(b" valueSize: ");
+            push_size(out, r.value());
+            out.extend_from_slice(b" sequence: ");
+            push_i64(out, i64::from(r.sequence()));
+            out.extend_from_slice(b" headerKeys: [");
+            for (i, h) in r.headers().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                decode_into(h.key, out);
+            }
+            out.push(b']');
             if b.is_control() {
-                line.push_str(&super::control::control_text(&r.control()?));
+                match r.control() {
+                    Ok(c) => out.extend_from_slice(super::control::control_text(&c).as_bytes()),
+                    Err(e) => {
+                        // Kafka has printed nothing of this record's line.
+                        out.truncate(start);
+                        return Err(e.into());
+                    }
+                }
             }
         }
         if o.print_data_log && !b.is_control() {
-            // Kafka has printed the record's metadata when a decoder throws.
-            let c = contents(o, r.offset(), r.key(), r.value())
-                .inspect_err(|_| drop(write!(out, "{line}")))?;
-            line.push_str(&c);
+            // On a decoder's error Kafka has printed the record's metadata, no line end.
+            contents(o, r.offset(), r.key(), r.value(), out)?;
         }
-        writeln!(out, "{line}")?;
+        out.push(b'\n');
     }
     Ok(())
 }
@@ -110,36 +159,36 @@ fn print_v2_records(
 fn print_legacy_records(
     b: &LegacyBatch<'_>,
     o: &DumpOptions,
-    last_offset: &mut i64,
+    gaps: &mut Gaps,
     scratch: &mut Vec<u8>,
-    out: &mut impl Write,
-    note: &mut impl FnMut(i64, &mut i64),
+    out: &mut Vec<u8>,
 ) -> Result<()> {
     let ts_type = timestamp_type_name(b.timestamp_type());
     for record in b.records_with(scratch)? {
         let r = record?;
-        note(r.offset(), last_offset);
-        let mut line = String::new();
+        gaps.note(r.offset());
         if !o.skip_record_metadata {
             let m = r.message();
-            let _ = write!(
-                line,
-                "| offset: {} {ts_type}: {} keySize: {} valueSize: {} isValid: {} crc: {}",
-                r.offset(),
-                r.timestamp(),
-                size_of(r.key()),
-                size_of(r.value()),
-                m.crc() == m.compute_crc(),
-                m.crc()
-            );
+            out.extend_from_slice(b"| offset: ");
+            push_i64(out, r.offset());
+            out.push(b' ');
+            out.extend_from_slice(ts_type.as_bytes());
+            out.extend_from_slice(b": ");
+            push_i64(out, r.timestamp());
+            out.extend_from_slice(b" keySize: ");
+            push_size(out, r.key());
+            out.extend_from_slice(b" valueSize: ");
+            push_size(out, r.value());
+            out.extend_from_slice(b" isValid: ");
+            push_bool(out, m.crc() == m.compute_crc());
+            out.extend_from_slice(b" crc: ");
+            push_u64(out, u64::from(m.crc()));
         }
         if o.print_data_log {
-            // Kafka has printed the record's metadata when a decoder throws.
-            let c = contents(o, r.offset(), r.key(), r.value())
-                .inspect_err(|_| drop(write!(out, "{line}")))?;
-            line.push_str(&c);
+            // On a decoder's error Kafka has printed the record's metadata, no line end.
+            contents(o, r.offset(), r.key(), r.value(), out)?;
         }
-        writeln!(out, "{line}")?;
+        out.push(b'\n');
     }
     Ok(())
 }
