@@ -9,13 +9,25 @@
 /// Bytes per slot: a 16-byte hash and an 8-byte offset, as in Kafka.
 pub(crate) const SLOT_BYTES: usize = 24;
 
+/// One slot: the hash's high and low halves and the offset. Three `u64`s, not `(u128, i64)`,
+/// whose 16-byte alignment would pad a slot to 32 bytes and the table to 4/3 of its budget.
+type Slot = [u64; 3];
+
+const _: () = assert!(size_of::<Slot>() == SLOT_BYTES);
+
+/// The largest table that doubles: past it the next growth goes straight to the budget, so the
+/// old and the new table together never take more than the budget and this much.
+const DOUBLING_LIMIT_BYTES: usize = 8 << 20;
+
 /// A bounded map from key hash to latest offset. It counts as full at 90% of the slots its budget
 /// pays for (Kafka's `log.cleaner.io.buffer.load.factor`). Unlike Kafka's, the table starts small
-/// and doubles as keys arrive, up to the budget: a few keys in a large budget then stay in cache.
+/// and doubles as keys arrive, up to [`DOUBLING_LIMIT_BYTES`], then takes the whole budget: a few
+/// keys in a large budget then stay in cache. The table is allocated zeroed, so the pages of a
+/// large table that no key reached are never made resident.
 #[derive(Debug)]
 pub(crate) struct OffsetMap {
-    /// `(hash, offset)`; a hash of 0 marks an empty slot (a real hash of 0 is remapped to 1).
-    slots: Vec<(u128, i64)>,
+    /// A hash of 0 marks an empty slot (a real hash of 0 is remapped to 1).
+    slots: Vec<Slot>,
     entries: usize,
     /// The slots the budget allows.
     budget_slots: usize,
@@ -43,7 +55,7 @@ impl OffsetMap {
     pub(crate) fn with_budget(budget_bytes: usize) -> Self {
         let budget_slots = (budget_bytes / SLOT_BYTES).max(2);
         Self {
-            slots: vec![(0, 0); budget_slots.min(INITIAL_SLOTS)],
+            slots: vec![[0; 3]; budget_slots.min(INITIAL_SLOTS)],
             entries: 0,
             budget_slots,
             max_entries: ninety_percent(budget_slots),
@@ -89,23 +101,30 @@ impl OffsetMap {
 
     fn slot_of(&self, hash: u128) -> usize {
         let len = self.slots.len();
+        let (hi, lo) = split(hash);
         let mut i = Self::home(hash, len);
         loop {
             match self.slots.get(i) {
-                Some((h, _)) if *h == 0 || *h == hash => return i,
+                Some([h, l, _]) if (*h == 0 && *l == 0) || (*h == hi && *l == lo) => return i,
                 _ => i = if i + 1 == len { 0 } else { i + 1 },
             }
         }
     }
 
-    /// Doubles the table (up to the budget) and reinserts every key.
+    /// Doubles the table (straight to the budget past [`DOUBLING_LIMIT_BYTES`]) and reinserts
+    /// every key.
     fn grow(&mut self) {
-        let size = (self.slots.len() * 2).min(self.budget_slots);
-        let old = std::mem::replace(&mut self.slots, vec![(0, 0); size]);
-        for (hash, offset) in old.into_iter().filter(|(h, _)| *h != 0) {
-            let i = self.slot_of(hash);
-            if let Some(slot) = self.slots.get_mut(i) {
-                *slot = (hash, offset);
+        let doubled = self.slots.len() * 2;
+        let size = if doubled * SLOT_BYTES <= DOUBLING_LIMIT_BYTES {
+            doubled.min(self.budget_slots)
+        } else {
+            self.budget_slots
+        };
+        let old = std::mem::replace(&mut self.slots, vec![[0; 3]; size]);
+        for slot in old.into_iter().filter(|s| !is_empty(s)) {
+            let i = self.slot_of(join(slot));
+            if let Some(new) = self.slots.get_mut(i) {
+                *new = slot;
             }
         }
     }
@@ -114,7 +133,7 @@ impl OffsetMap {
     /// nothing, when the key is new and the map is full.
     pub(crate) fn put(&mut self, hash: u128, offset: i64) -> bool {
         let mut i = self.slot_of(hash);
-        let is_new = self.slots.get(i).is_some_and(|(h, _)| *h == 0);
+        let is_new = self.slots.get(i).is_some_and(is_empty);
         if is_new {
             if self.entries >= self.max_entries {
                 return false;
@@ -132,7 +151,8 @@ impl OffsetMap {
             self.entries += 1;
         }
         if let Some(slot) = self.slots.get_mut(i) {
-            *slot = (hash, offset);
+            let (hi, lo) = split(hash);
+            *slot = [hi, lo, offset.cast_unsigned()];
         }
         self.latest_offset = self.latest_offset.max(offset);
         true
@@ -144,8 +164,8 @@ impl OffsetMap {
         let len = self.slots.len();
         let mut seen = 0_u128;
         for hash in hashes {
-            if let Some((h, _)) = self.slots.get(Self::home(hash, len)) {
-                seen ^= *h;
+            if let Some([h, ..]) = self.slots.get(Self::home(hash, len)) {
+                seen ^= u128::from(*h);
             }
         }
         std::hint::black_box(seen);
@@ -153,9 +173,25 @@ impl OffsetMap {
 
     /// The latest offset of the key with `hash`, if it is in the map.
     pub(crate) fn get(&self, hash: u128) -> Option<i64> {
-        let (h, offset) = self.slots.get(self.slot_of(hash)).copied()?;
-        (h == hash).then_some(offset)
+        let slot = self.slots.get(self.slot_of(hash)).copied()?;
+        let [_, _, offset] = slot;
+        (join(slot) == hash).then_some(offset.cast_signed())
     }
+}
+
+fn split(hash: u128) -> (u64, u64) {
+    (
+        u64::try_from(hash >> 64).unwrap_or(0),
+        u64::try_from(hash & u128::from(u64::MAX)).unwrap_or(0),
+    )
+}
+
+fn join([hi, lo, _]: Slot) -> u128 {
+    u128::from(hi) << 64 | u128::from(lo)
+}
+
+fn is_empty(slot: &Slot) -> bool {
+    matches!(slot, [0, 0, _])
 }
 
 #[cfg(test)]
@@ -204,7 +240,33 @@ mod growth_tests {
         }
         assert_eq!(map.len(), ninety_percent(budget_slots));
         assert_eq!(map.slots.len(), budget_slots);
+        assert_eq!(
+            map.slots.len() * size_of::<Slot>(),
+            budget_slots * SLOT_BYTES
+        );
         for k in (0..n).step_by(997) {
+            assert_eq!(map.get(key_hash(&k.to_be_bytes())), Some(k));
+        }
+    }
+
+    #[test]
+    fn doubles_up_to_its_limit_then_takes_the_whole_budget() {
+        let budget_slots = 1 << 20;
+        let mut map = OffsetMap::with_budget(budget_slots * SLOT_BYTES);
+        let mut sizes = vec![map.slots.len()];
+        let mut n = 0_i64;
+        while map.slots.len() < budget_slots {
+            assert!(map.put(key_hash(&n.to_be_bytes()), n));
+            n += 1;
+            if sizes.last() != Some(&map.slots.len()) {
+                sizes.push(map.slots.len());
+            }
+        }
+        let largest_doubled = sizes.iter().rev().nth(1).copied().unwrap();
+        assert!(largest_doubled * SLOT_BYTES <= DOUBLING_LIMIT_BYTES);
+        assert!(largest_doubled * 2 * SLOT_BYTES > DOUBLING_LIMIT_BYTES);
+        assert!(sizes.windows(2).rev().skip(1).all(|w| w[1] == w[0] * 2));
+        for k in (0..n).step_by(101) {
             assert_eq!(map.get(key_hash(&k.to_be_bytes())), Some(k));
         }
     }

@@ -51,7 +51,15 @@ pub(super) const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "compact_1g_peak_memory",
-        "peak memory of the compaction process",
+        "peak memory of a fresh process cleaning the dataset",
+    ),
+    (
+        "compact_1g_peak_anon",
+        "its largest anonymous resident set (heap)",
+    ),
+    (
+        "compact_1g_peak_file",
+        "its largest file-backed resident set (mapped files)",
     ),
     (
         "recover_logdir",

@@ -8,6 +8,9 @@
 //!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact]
 //! ```
 //!
+//! `--part compact-clean` (run by `--part compact`) cleans one copy of the compaction dataset and
+//! prints its peak memory (`compact_system::peak_in_fresh_process`).
+//!
 //! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
 //! (`make_segment.rs`).
 //!
@@ -28,6 +31,7 @@ mod limit_partition;
 mod logdir_system;
 mod make_segment;
 mod partition_system;
+mod peak_memory;
 mod pipe_drain;
 mod seglog_system;
 
@@ -98,8 +102,31 @@ pub(crate) struct Params {
     /// Segments of the `open_10k_*` partition.
     pub(crate) open_segments: u64,
     /// Which workloads this process runs: `main` (all but compaction) or `compact` (alone, so that
-    /// the process's peak memory is the cleaner's).
+    /// the process's peak memory is the cleaner's); `compact-clean` is the fresh process in which
+    /// `compact` measures one cleaning's memory.
     pub(crate) part: String,
+}
+
+impl Params {
+    /// The command-line flags of these parameters, with `--part part`.
+    pub(crate) fn to_args(&self, part: &str) -> Vec<std::ffi::OsString> {
+        let numbers = [
+            ("--append-mib", self.append_mib),
+            ("--fsync-append-mib", self.fsync_append_mib),
+            ("--dataset-mib", self.dataset_mib),
+            ("--samples", self.samples as u64),
+            ("--warmup", self.warmup as u64),
+            ("--lookups", self.lookups as u64),
+            ("--reads", self.reads as u64),
+            ("--open-segments", self.open_segments),
+        ];
+        let mut args: Vec<std::ffi::OsString> = vec!["--dir".into(), self.dir.clone().into()];
+        for (flag, n) in numbers {
+            args.extend([flag.into(), n.to_string().into()]);
+        }
+        args.extend(["--part".into(), part.into()]);
+        args
+    }
 }
 
 /// One measured figure: every timed sample, warm-ups excluded.
@@ -354,6 +381,10 @@ fn main() -> Result<()> {
     let (system, params) = parse_args()?;
     std::fs::create_dir_all(&params.dir)
         .with_context(|| format!("creating {}", params.dir.display()))?;
+    if (system.as_str(), params.part.as_str()) == ("seglog", "compact-clean") {
+        println!("{}", compact_system::clean_child(&params)?);
+        return Ok(());
+    }
     let (figures, version) = match (system.as_str(), params.part.as_str()) {
         ("seglog", "compact") => (compact_system::run(&params)?, env!("CARGO_PKG_VERSION")),
         (_, "compact") => bail!("only seglog has a compact part"),

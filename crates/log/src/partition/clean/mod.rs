@@ -236,7 +236,7 @@ impl<F: FileSystem> PartitionLog<F> {
         report.end_offset = map.latest_offset() + 1;
         let groups = group_segments(inner, segments, report.end_offset)?;
         let mut work = Work {
-            last_records: last_records_of_producers(segments)?,
+            last_records: last_records_of_producers(&inner.fs, segments)?,
             ..Work::default()
         };
         let round = Round {

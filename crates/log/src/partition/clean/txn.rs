@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::ControlFlow;
 
-use seglog_fs::FileSystem;
+use seglog_fs::{FileSystem, OpenMode};
 use seglog_record_format::{self as rf, ControlRecordType, RecordBatch, parse_control_key};
 use seglog_segment::txn_index::AbortedTxn;
 
@@ -162,13 +162,25 @@ impl LastRecord {
 /// The last record of every producer with a batch in `segments`, as Kafka's producer state
 /// holds it (`ProducerStateEntry`: a new epoch, from a data batch or a marker, forgets the
 /// earlier batches). seglog's cleaner reads it from the log (batch headers only), so producers
-/// never expire here.
+/// never expire here. The headers are read with positioned reads, not through the `.log`'s
+/// mapping: touching one header per batch through a mapping makes the whole file resident in
+/// the process (the kernel maps the cached pages around each fault).
 pub(super) fn last_records_of_producers<F: FileSystem>(
+    fs: &F,
     segments: &SegmentMap<F>,
 ) -> Result<HashMap<i64, LastRecord>> {
     let mut last: HashMap<i64, LastRecord> = HashMap::new();
     for segment in segments.values() {
-        segment.scan_batch_headers(0, |h| {
+        let path = segment.log_path();
+        let file =
+            fs.open(&path, OpenMode::ReadOnly)
+                .map_err(|source| seglog_segment::Error::Io {
+                    path: path.clone(),
+                    op: "open",
+                    source,
+                })?;
+        let window = seglog_segment::scan::MAX_HEADER_WINDOW;
+        seglog_segment::scan::scan_headers(&file, &path, 0, segment.size(), window, |h| {
             if h.producer_id > rf::NO_PRODUCER_ID {
                 let entry = last.entry(h.producer_id).or_insert(LastRecord {
                     last_data_offset: None,

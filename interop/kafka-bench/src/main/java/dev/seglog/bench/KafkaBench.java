@@ -98,6 +98,15 @@ public final class KafkaBench {
         }
     }
 
+    /** The command-line flags of these parameters, with --part part. */
+    java.util.List<String> args(String part) {
+        return java.util.List.of("--dir", dir.toString(), "--append-mib", Long.toString(appendMib),
+            "--fsync-append-mib", Long.toString(fsyncAppendMib), "--dataset-mib", Long.toString(datasetMib),
+            "--samples", Integer.toString(samples), "--warmup", Integer.toString(warmup), "--lookups",
+            Integer.toString(lookups), "--reads", Integer.toString(reads), "--open-segments", Long.toString(openSegments),
+            "--part", part);
+    }
+
     static String required(Map<String, String> args, String name) {
         String value = args.remove(name);
         if (value == null) {
@@ -119,6 +128,10 @@ public final class KafkaBench {
             throw new IllegalStateException("this JVM cannot measure a thread's CPU time");
         }
         Files.createDirectories(bench.dir);
+        if (bench.part.equals("compact-clean")) {
+            System.out.println(new CompactWorkload(bench).cleanChild());
+            return;
+        }
         if (bench.part.equals("compact")) {
             new CompactWorkload(bench).run();
         } else if (bench.part.equals("main")) {
