@@ -1,7 +1,9 @@
 //! Lookup benches over a full default-size offset index (10 MiB, 1,310,720 entries, resident in
 //! the page cache): random targets, targets inside the warm section, and the in-memory baselines
-//! (`partition_point` over the same entries in a `Vec`, decoded and as stored), all in the same
-//! run, with the machine's memory latency floor (a pointer chase over 10 MiB and over 8 KiB).
+//! (`partition_point` over the same entries in a `Vec`, decoded and as stored, and as stored
+//! between the two atomic read-modify-writes of a reader's pin), all in the same run, with the
+//! machine's memory latency floor (a pointer chase over 10 MiB and over 8 KiB). With
+//! `SEGLOG_BENCH_CPU_TIME=1`, every bench is timed in this thread's CPU time.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -10,8 +12,9 @@
 )]
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use seglog_mmap_index::{OffsetEntry, OffsetIndex, TimeIndex};
 
 const BASE: i64 = 1_000_000;
@@ -35,12 +38,38 @@ fn over_targets<T>(
     mut lookup: impl FnMut(i64) -> T,
 ) {
     let mut i = 0;
-    g.bench_function(name, |b| {
-        b.iter(|| {
-            i = (i + 1) & (TARGETS - 1);
-            black_box(lookup(black_box(targets[i])))
-        });
+    timed(g, name, || {
+        i = (i + 1) & (TARGETS - 1);
+        black_box(lookup(black_box(targets[i])))
     });
+}
+
+/// Benches `step`, timed in wall time or, with `SEGLOG_BENCH_CPU_TIME=1`, in this thread's CPU
+/// time (on a shared machine, wall time also counts the time the thread waited for a core).
+/// Every bench of a run is timed the same way, so the ratios between them are like for like.
+fn timed<T>(g: &mut Group<'_>, name: &str, mut step: impl FnMut() -> T) {
+    if std::env::var_os("SEGLOG_BENCH_CPU_TIME").is_some_and(|v| v == "1") {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let started = thread_cpu_time();
+                for _ in 0..iters {
+                    black_box(step());
+                }
+                thread_cpu_time().saturating_sub(started)
+            });
+        });
+    } else {
+        g.bench_function(name, |b| b.iter(&mut step));
+    }
+}
+
+/// The CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu_time() -> std::time::Duration {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    std::time::Duration::new(
+        u64::try_from(t.tv_sec).unwrap(),
+        u32::try_from(t.tv_nsec).unwrap(),
+    )
 }
 
 /// The decoded baseline: `partition_point` over `(offset, position)` tuples.
@@ -49,17 +78,24 @@ fn floor_decoded(entries: &[(i64, u32)], target: i64) -> (i64, u32) {
     n.checked_sub(1).map_or((BASE, 0), |s| entries[s])
 }
 
-fn bench_lookup(c: &mut Criterion) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut index = OffsetIndex::options(dir.path().join("bench.index"), BASE)
+/// A full default-size offset index in `dir` with its entries, random targets over it, and
+/// targets in its warm section.
+struct Full {
+    index: OffsetIndex,
+    entries: Vec<(i64, u32)>,
+    random: Vec<i64>,
+    warm: Vec<i64>,
+}
+
+fn full_index(dir: &std::path::Path, seed: &mut u64) -> Full {
+    let mut index = OffsetIndex::options(dir.join("bench.index"), BASE)
         .max_index_size(MAX_INDEX_SIZE)
         .open()
         .unwrap();
     let mut entries = Vec::with_capacity(index.max_entries());
-    let mut seed = 0x2545_f491_4f6c_dd1d;
     let (mut offset, mut position) = (BASE, 0_u32);
     while !index.is_full() {
-        offset += 1 + i64::try_from(xorshift(&mut seed) % 8).unwrap();
+        offset += 1 + i64::try_from(xorshift(seed) % 8).unwrap();
         position += 4096;
         index.append(offset, position).unwrap();
         entries.push((offset, position));
@@ -68,8 +104,7 @@ fn bench_lookup(c: &mut Criterion) {
     let last = offset;
     let random: Vec<i64> = (0..TARGETS)
         .map(|_| {
-            BASE + i64::try_from(xorshift(&mut seed) % u64::try_from(last - BASE + 1).unwrap())
-                .unwrap()
+            BASE + i64::try_from(xorshift(seed) % u64::try_from(last - BASE + 1).unwrap()).unwrap()
         })
         .collect();
     // The warm section: the last 1024 entries (8 KiB).
@@ -77,15 +112,32 @@ fn bench_lookup(c: &mut Criterion) {
     let warm: Vec<i64> = (0..TARGETS)
         .map(|_| {
             warm_from
-                + i64::try_from(xorshift(&mut seed) % u64::try_from(last - warm_from + 1).unwrap())
+                + i64::try_from(xorshift(seed) % u64::try_from(last - warm_from + 1).unwrap())
                     .unwrap()
         })
         .collect();
-    let reader = index.reader();
     // Fault every page in, so the numbers are page-cache-resident lookups.
     for &t in &random {
-        black_box(reader.lookup(t).unwrap());
+        black_box(index.lookup(t).unwrap());
     }
+    Full {
+        index,
+        entries,
+        random,
+        warm,
+    }
+}
+
+fn bench_lookup(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1d;
+    let Full {
+        index,
+        entries,
+        random,
+        warm,
+    } = full_index(dir.path(), &mut seed);
+    let reader = index.reader();
 
     let mut g = c.benchmark_group("offset_index_lookup");
     over_targets(&mut g, "random_mapped_reader", &random, |t| {
@@ -116,28 +168,53 @@ fn bench_lookup(c: &mut Criterion) {
     bench_time_lookup(c, dir.path(), &mut seed);
 }
 
+/// The entries as stored: 8-byte big-endian entries.
+fn stored(entries: &[(i64, u32)]) -> Vec<OffsetEntry> {
+    entries
+        .iter()
+        .map(|&(o, p)| OffsetEntry::new(u32::try_from(o - BASE).unwrap(), p))
+        .collect()
+}
+
+/// `partition_point` over entries as stored, compared as the mapped search compares them.
+fn floor_stored(slots: &[OffsetEntry], t: i64) -> (i64, u32) {
+    let relative = i32::try_from((t - BASE).clamp(0, i64::from(i32::MAX))).unwrap();
+    let n = slots.partition_point(|e| e.relative_offset.get().cast_signed() <= relative);
+    n.checked_sub(1).map_or((BASE, 0), |s| {
+        let e = slots[s];
+        (BASE + i64::from(e.relative_offset.get()), e.position.get())
+    })
+}
+
+/// [`floor_stored`] behind a call, as the mapped lookups are: whether the gap to the inlined
+/// baseline is the call boundary's.
+#[inline(never)]
+fn floor_stored_out_of_line(slots: &[OffsetEntry], t: i64) -> (i64, u32) {
+    floor_stored(black_box(slots), t)
+}
+
 /// The `partition_point` baseline over the entries as stored: 8-byte big-endian entries,
 /// compared as the mapped search compares them. The gap between it and the mapped lookups is the
 /// mapping's own cost; the gap between it and the decoded baseline is the on-disk format's.
 fn bench_stored_baseline(g: &mut Group<'_>, entries: &[(i64, u32)], random: &[i64], warm: &[i64]) {
-    let stored: Vec<OffsetEntry> = entries
-        .iter()
-        .map(|&(o, p)| OffsetEntry::new(u32::try_from(o - BASE).unwrap(), p))
-        .collect();
-    let floor_stored = |slots: &[OffsetEntry], t: i64| {
-        let relative = i32::try_from((t - BASE).clamp(0, i64::from(i32::MAX))).unwrap();
-        let n = slots.partition_point(|e| e.relative_offset.get().cast_signed() <= relative);
-        n.checked_sub(1).map_or((BASE, 0), |s| {
-            let e = slots[s];
-            (BASE + i64::from(e.relative_offset.get()), e.position.get())
-        })
-    };
+    let stored = stored(entries);
     over_targets(g, "random_vec_stored_entries_baseline", random, |t| {
         floor_stored(&stored, t)
     });
     let tail = &stored[stored.len() - 1025..];
     over_targets(g, "warm_vec_stored_entries_baseline", warm, |t| {
         floor_stored(tail, t)
+    });
+    // The same search between an uncontended `fetch_add` and `fetch_sub` of one word, as a
+    // reader's pin brackets its lookup: what the reader's lookups would cost if the search and
+    // the pin were all there was.
+    let pin = AtomicUsize::new(0);
+    let pin = black_box(&pin);
+    over_targets(g, "warm_vec_stored_entries_pinned_baseline", warm, |t| {
+        pin.fetch_add(1, Ordering::Acquire);
+        let found = floor_stored(tail, t);
+        pin.fetch_sub(1, Ordering::AcqRel);
+        found
     });
 }
 
@@ -219,15 +296,144 @@ fn bench_latency_floor(c: &mut Criterion) {
     ] {
         let next = pointer_chase(bytes, &mut seed);
         let mut at = 0_u32;
-        g.bench_function(name, |b| {
-            b.iter(|| {
-                at = next[at as usize];
-                at
-            });
+        timed(&mut g, name, || {
+            at = next[at as usize];
+            at
         });
     }
     g.finish();
 }
 
+/// `SEGLOG_BENCH_RATIOS=1`: instead of criterion, the targets' ratios measured interleaved. Each
+/// round times `TARGETS` steps of every bench in turn (thread CPU time), so the two sides of a
+/// ratio are timed back to back under the same load; the median over the rounds of each
+/// round's ratio is printed, with the medians of the figures themselves.
+fn ratios() {
+    let rounds: usize = std::env::var("SEGLOG_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(101);
+    let dir = tempfile::tempdir().unwrap();
+    let mut seed = 0x2545_f491_4f6c_dd1d;
+    let full = full_index(dir.path(), &mut seed);
+    let reader = full.index.reader();
+    let stored = stored(&full.entries);
+    let tail = &stored[stored.len() - 1025..];
+    let chase = pointer_chase(10 << 20, &mut seed);
+    let pin = AtomicUsize::new(0);
+    let pin = black_box(&pin);
+    let time = |targets: &[i64], mut f: Box<dyn FnMut(i64) -> u64 + '_>| {
+        let started = thread_cpu_time();
+        let mut sink = 0_u64;
+        for &t in targets {
+            sink = sink.wrapping_add(f(black_box(t)));
+        }
+        black_box(sink);
+        thread_cpu_time().saturating_sub(started).as_secs_f64() * 1e9
+            / f64::from(u32::try_from(targets.len()).unwrap())
+    };
+    let names = [
+        "random_mapped_reader",
+        "random_mapped_writer",
+        "pointer_chase_10mib",
+        "warm_mapped_reader",
+        "warm_mapped_writer",
+        "warm_vec_stored_entries_baseline",
+        "warm_vec_stored_entries_pinned_baseline",
+        "warm_vec_stored_entries_out_of_line",
+    ];
+    let mut samples = vec![Vec::with_capacity(rounds); names.len()];
+    for _ in 0..rounds {
+        let mut at = 0_u32;
+        let figures = [
+            time(
+                &full.random,
+                Box::new(|t| u64::from(reader.lookup(t).unwrap().position)),
+            ),
+            time(
+                &full.random,
+                Box::new(|t| u64::from(full.index.lookup(t).unwrap().position)),
+            ),
+            time(
+                &full.random,
+                Box::new(|_| {
+                    at = chase[at as usize];
+                    u64::from(at)
+                }),
+            ),
+            time(
+                &full.warm,
+                Box::new(|t| u64::from(reader.lookup(t).unwrap().position)),
+            ),
+            time(
+                &full.warm,
+                Box::new(|t| u64::from(full.index.lookup(t).unwrap().position)),
+            ),
+            time(&full.warm, Box::new(|t| u64::from(floor_stored(tail, t).1))),
+            time(
+                &full.warm,
+                Box::new(|t| {
+                    pin.fetch_add(1, Ordering::Acquire);
+                    let found = floor_stored(tail, t);
+                    pin.fetch_sub(1, Ordering::AcqRel);
+                    u64::from(found.1)
+                }),
+            ),
+            time(
+                &full.warm,
+                Box::new(|t| u64::from(floor_stored_out_of_line(tail, t).1)),
+            ),
+        ];
+        for (s, f) in samples.iter_mut().zip(figures) {
+            s.push(f);
+        }
+    }
+    report(&names, &samples);
+}
+
+/// Prints the medians of the interleaved rounds of [`ratios`] and the targets' ratios.
+fn report(names: &[&str], samples: &[Vec<f64>]) {
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let rounds = samples[0].len();
+    println!("medians of {rounds} interleaved rounds of {TARGETS} steps each (thread CPU time):");
+    for (name, s) in names.iter().zip(samples) {
+        println!("  {name}: {:.1} ns", median(s));
+    }
+    // The targets (issue 20 point 3), the reader against the search with a pin's cost, and the
+    // writer against the search behind a call.
+    for (a, b, target) in [
+        (0, 2, "<= 2.5x"),
+        (1, 2, "<= 2.5x"),
+        (3, 5, "<= 1.6x"),
+        (4, 5, "<= 1.6x"),
+        (3, 6, "none"),
+        (4, 7, "none"),
+    ] {
+        let per_round: Vec<f64> = samples[a]
+            .iter()
+            .zip(&samples[b])
+            .map(|(x, y)| x / y)
+            .collect();
+        println!(
+            "  {} / {}: {:.2}x (target {target})",
+            names[a],
+            names[b],
+            median(&per_round)
+        );
+    }
+}
+
 criterion_group!(benches, bench_lookup, bench_latency_floor);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("SEGLOG_BENCH_RATIOS").is_some_and(|v| v == "1") {
+        ratios();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

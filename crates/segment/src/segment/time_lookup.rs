@@ -1,6 +1,7 @@
 //! The time side of a segment: its max timestamp, modification time, and the lookup by timestamp
 //! (Kafka's `findOffsetByTimestamp`) through the time index.
 
+use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -12,6 +13,34 @@ use super::{FileRegion, HEADER_WINDOW, LogSegment, MAX_NOT_LOADED};
 use crate::error::{Error, Result};
 use crate::scan::{BatchHeader, Scan, ScanEnd, scan_headers};
 use seglog_fs::FileSystem;
+
+thread_local! {
+    /// The batch and decompression buffers of this thread's lookups by timestamp, reused so
+    /// that a lookup neither allocates nor zeroes the batch it copies (docs/perf/index.md).
+    static LOOKUP_BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// A buffer grown past this many bytes (a batch far above the usual sizes) is freed after the
+/// lookup rather than kept for the thread's next one.
+const KEEP_BUFFER_BYTES: usize = 1 << 20;
+
+/// Runs `f` with this thread's lookup buffers, or with fresh ones if they are in use (a lookup
+/// nested in another on the same thread cannot happen today, but must not panic).
+fn with_buffers<R>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> R) -> R {
+    LOOKUP_BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut bufs) => {
+            let (buf, scratch) = &mut *bufs;
+            let result = f(buf, scratch);
+            for b in [buf, scratch] {
+                if b.capacity() > KEEP_BUFFER_BYTES {
+                    *b = Vec::new();
+                }
+            }
+            result
+        }
+        Err(_) => f(&mut Vec::new(), &mut Vec::new()),
+    })
+}
 
 /// A record found by timestamp (Kafka's `TimestampAndOffset`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,11 +137,25 @@ impl<F: FileSystem> LogSegment<F> {
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
         let path = self.path();
-        let mut buf = Vec::new();
-        let mut scratch = Vec::new();
+        with_buffers(|buf, scratch| {
+            self.scan_for_timestamp(&path, buf, scratch, target, from, starting_offset)
+        })
+    }
+
+    /// [`search_for_timestamp`](Self::search_for_timestamp) with the buffers to read and
+    /// decompress batches into.
+    fn scan_for_timestamp(
+        &self,
+        path: &PathBuf,
+        buf: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        target: i64,
+        from: u64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
         let scan = scan_headers(
             &self.source(),
-            &path,
+            path,
             from,
             self.size(),
             HEADER_WINDOW,
@@ -120,13 +163,8 @@ impl<F: FileSystem> LogSegment<F> {
                 if h.max_timestamp < target || h.last_offset < starting_offset {
                     return Ok(ControlFlow::Continue(()));
                 }
-                let found = self.first_record_at_or_after(
-                    &h,
-                    &mut buf,
-                    &mut scratch,
-                    target,
-                    starting_offset,
-                )?;
+                let found =
+                    self.first_record_at_or_after(&h, buf, scratch, target, starting_offset)?;
                 Ok(found.map_or(ControlFlow::Continue(()), ControlFlow::Break))
             },
         )?;
@@ -134,7 +172,7 @@ impl<F: FileSystem> LogSegment<F> {
             Scan::Stopped(found) => Ok(Some(found)),
             Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
             Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
-                path: PathBuf::clone(&path),
+                path: PathBuf::clone(path),
                 position,
                 source: error,
             }),
