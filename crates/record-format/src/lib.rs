@@ -168,7 +168,7 @@ mod tests {
     fn crc32c_matches_the_reference_implementation() {
         assert_eq!(super::crc32c(b"123456789"), 0xe306_9283);
         let data: Vec<u8> = (0..(1_u32 << 20) + 77)
-            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13).to_be_bytes()[3])
             .collect();
         for start in 0..64 {
             for len in 0..2048 {

@@ -101,13 +101,12 @@ impl Drain {
             .split_once(' ')
             .and_then(|(c, t)| Some((c.parse().ok()?, t.parse().ok()?)))
             .with_context(|| format!("the drainer's count {line:?}"))?;
-        Ok((
-            count,
-            elapsed
-                + cpu_clock()
-                    .then(|| Duration::from_nanos(cpu))
-                    .unwrap_or_default(),
-        ))
+        let drainer = if cpu_clock() {
+            Duration::from_nanos(cpu)
+        } else {
+            Duration::ZERO
+        };
+        Ok((count, elapsed + drainer))
     }
 }
 
