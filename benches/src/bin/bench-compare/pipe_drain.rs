@@ -50,24 +50,20 @@ impl Drain {
             .stdout(Stdio::piped())
             .spawn()
             .context("starting the drainer")?;
-        let stdout = BufReader::new(child.stdout.take().context("the drainer's stdout")?);
-        // Opening a FIFO for writing waits for its reader.
+        let mut stdout = BufReader::new(child.stdout.take().context("the drainer's stdout")?);
+        // Opening a FIFO for writing waits for its reader: only once the drainer is about to
+        // open it (so that a drainer that failed to start is an error, not a hang).
+        let said = line(&mut stdout)?;
+        ensure!(said == "open", "the drainer said {said:?}");
         let write = File::options().write(true).open(&fifo)?;
-        let mut drain = Self {
+        let said = line(&mut stdout)?;
+        ensure!(said == "ready", "the drainer said {said:?}");
+        Ok(Self {
             write,
             child,
             stdout,
             fifo,
-        };
-        let line = drain.line()?;
-        ensure!(line == "ready", "the drainer said {line:?}");
-        Ok(drain)
-    }
-
-    fn line(&mut self) -> Result<String> {
-        let mut line = String::new();
-        self.stdout.read_line(&mut line)?;
-        Ok(line.trim().to_owned())
+        })
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
@@ -110,8 +106,15 @@ impl Drain {
     }
 }
 
-/// The drainer process: `drain --fifo F [--mode splice|read]`. Prints `ready` once the pipe is
-/// enlarged, and the byte count at the end of the stream.
+fn line(from: &mut impl BufRead) -> Result<String> {
+    let mut line = String::new();
+    from.read_line(&mut line)?;
+    Ok(line.trim().to_owned())
+}
+
+/// The drainer process: `drain --fifo F [--mode splice|read]`. Prints `open` before it opens the
+/// FIFO, `ready` once the pipe is enlarged, and at the end of the stream the byte count and its
+/// CPU time since `ready` in ns.
 pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
     let (mut fifo, mut mode) = (None, "splice".to_owned());
     while let Some(flag) = args.next() {
@@ -125,10 +128,16 @@ pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
         }
     }
     let fifo = fifo.context("drain: missing --fifo")?;
+    ensure!(
+        ["splice", "read"].contains(&mode.as_str()),
+        "drain: unknown --mode {mode}"
+    );
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "open")?;
+    out.flush()?;
     let mut input = File::open(&fifo).with_context(|| format!("opening {}", fifo.display()))?;
     let size = fcntl_setpipe_size(&input, PIPE_BYTES).context("F_SETPIPE_SZ")?;
     ensure!(size >= PIPE_BYTES, "the pipe holds {size} bytes");
-    let mut out = std::io::stdout().lock();
     writeln!(out, "ready")?;
     out.flush()?;
     let cpu_at_ready = process_cpu_time();

@@ -95,7 +95,11 @@ final class PartitionWorkloads {
             drainer = new ProcessBuilder(exe, "drain", "--fifo", fifo.toString(), "--mode", mode)
                 .redirectError(ProcessBuilder.Redirect.INHERIT).start();
             said = new java.io.BufferedReader(new java.io.InputStreamReader(drainer.getInputStream()));
-            // opening a FIFO for writing waits for its reader
+            // opening a FIFO for writing waits for its reader: only once the drainer is about to open it
+            String open = said.readLine();
+            if (!"open".equals(open)) {
+                throw new IllegalStateException("the drainer said " + open);
+            }
             sink = FileChannel.open(fifo, java.nio.file.StandardOpenOption.WRITE);
             String ready = said.readLine();
             if (!"ready".equals(ready)) {
