@@ -27,6 +27,10 @@ if [[ $needs_build == 1 ]]; then
   mvn -B -q -Dstyle.color=never -f "$here/pom.xml" -Dmaven.repo.local="$m2" package 1>&2
 fi
 
+# The drainer of the zero-copy consume workload (PartitionWorkloads.Drain): the Rust side's binary, which
+# `cargo xtask bench-compare` builds first.
+export SEGLOG_BENCH_DRAINER="${SEGLOG_BENCH_DRAINER:-$root/target/release/seglog-bench-compare}"
+
 # A fixed heap, so the collector does not resize it between samples.
 # shellcheck disable=SC2086
 exec java -Xms2g -Xmx2g ${SEGLOG_BENCH_JVM_OPTS:-} -cp "$jar:$here/target/lib/*" dev.seglog.bench.KafkaBench "$@"

@@ -234,7 +234,7 @@ impl<'a> RecordBatch<'a> {
 
     /// CRC-32C over bytes 21 to the end.
     pub fn compute_crc(&self) -> u32 {
-        crc32c::crc32c(self.bytes.get(ATTRIBUTES_OFFSET..).unwrap_or_default())
+        crate::crc32c(self.bytes.get(ATTRIBUTES_OFFSET..).unwrap_or_default())
     }
     /// Kafka's `isValid`: the stored CRC matches.
     pub fn is_valid(&self) -> bool {

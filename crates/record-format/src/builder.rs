@@ -424,7 +424,7 @@ fn finish_header(
     h.producer_epoch.set(opts.producer_epoch);
     h.base_sequence.set(opts.base_sequence);
     h.records_count.set(f.count);
-    let crc = crc32c::crc32c(batch.get(ATTRIBUTES_OFFSET..).unwrap_or_default());
+    let crc = crate::crc32c(batch.get(ATTRIBUTES_OFFSET..).unwrap_or_default());
     if let Some(slot) = batch.get_mut(CRC_OFFSET..ATTRIBUTES_OFFSET) {
         slot.copy_from_slice(&crc.to_be_bytes());
     }

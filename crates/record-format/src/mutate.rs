@@ -41,7 +41,7 @@ fn header_mut(batch: &mut [u8]) -> Result<(&mut RecordBatchHeader, usize)> {
 }
 
 fn rewrite_crc(batch: &mut [u8], total: usize) {
-    let crc = crc32c::crc32c(batch.get(ATTRIBUTES_OFFSET..total).unwrap_or_default());
+    let crc = crate::crc32c(batch.get(ATTRIBUTES_OFFSET..total).unwrap_or_default());
     if let Some(slot) = batch.get_mut(CRC_OFFSET..ATTRIBUTES_OFFSET) {
         slot.copy_from_slice(&crc.to_be_bytes());
     }

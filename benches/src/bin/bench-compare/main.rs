@@ -5,14 +5,16 @@
 //!
 //! ```text
 //! seglog-bench-compare <seglog|commitlog|limit> --dir D --append-mib N --fsync-append-mib N
-//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact]
+//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact|consume|compact-clean]
 //! ```
 //!
 //! `--part compact-clean` (run by `--part compact`) cleans one copy of the compaction dataset and
-//! prints its peak memory (`compact_system::peak_in_fresh_process`).
+//! prints its peak memory (`compact_system::peak_in_fresh_process`). `--part consume` runs only the
+//! two consume workloads (seglog and the limit).
 //!
 //! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
-//! (`make_segment.rs`).
+//! (`make_segment.rs`); `seglog-bench-compare drain --fifo F` is the drainer of the zero-copy consume
+//! (`pipe_drain.rs`).
 //!
 //! Every system builds its own data (untimed) in its own format, then times only the operation.
 //! The workloads and their units are described in `docs/benchmarks.md`.
@@ -300,6 +302,28 @@ fn thread_cpu_time() -> Duration {
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
+/// Whether `SEGLOG_BENCH_CPU_CLOCK=1`: the consume workloads are then timed in CPU time (the
+/// measuring thread's, plus the drainer's for `consume_sequential`) rather than wall time, to
+/// compare code on a loaded machine (docs/perf/consume.md). A bench-compare run's figures are
+/// wall time.
+pub(crate) fn cpu_clock() -> bool {
+    std::env::var_os("SEGLOG_BENCH_CPU_CLOCK").is_some_and(|v| v == "1")
+}
+
+/// The clock of a consume round: wall time since it was made, or this thread's CPU time under
+/// [`cpu_clock`].
+pub(crate) fn round_clock() -> impl Fn() -> Duration {
+    let cpu = cpu_clock();
+    let started = std::time::Instant::now();
+    move || {
+        if cpu {
+            thread_cpu_time()
+        } else {
+            started.elapsed()
+        }
+    }
+}
+
 /// Times `ops` random targets in `0..count` through `op`, which must check its own answer, in
 /// this thread's CPU time.
 pub(crate) fn random_ops(
@@ -378,6 +402,9 @@ fn main() -> Result<()> {
     if std::env::args().nth(1).is_some_and(|a| a == "make-segment") {
         return make_segment::run(std::env::args().skip(2));
     }
+    if std::env::args().nth(1).is_some_and(|a| a == "drain") {
+        return pipe_drain::run(std::env::args().skip(2));
+    }
     let (system, params) = parse_args()?;
     std::fs::create_dir_all(&params.dir)
         .with_context(|| format!("creating {}", params.dir.display()))?;
@@ -388,6 +415,11 @@ fn main() -> Result<()> {
     let (figures, version) = match (system.as_str(), params.part.as_str()) {
         ("seglog", "compact") => (compact_system::run(&params)?, env!("CARGO_PKG_VERSION")),
         (_, "compact") => bail!("only seglog has a compact part"),
+        ("seglog", "consume") => (
+            partition_system::run_consume(&params)?,
+            env!("CARGO_PKG_VERSION"),
+        ),
+        ("limit", "consume") => (limit_partition::run_consume(&params)?, "-"),
         (_, "main") => match system.as_str() {
             "seglog" => {
                 let mut figures = seglog_system::run(&params)?;
@@ -403,7 +435,9 @@ fn main() -> Result<()> {
             }
             other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
         },
-        (_, other) => bail!("unknown --part {other} (main or compact)"),
+        (_, other) => {
+            bail!("unknown --part {other} (main, compact, or consume for seglog and the limit)")
+        }
     };
     let doc = json!({
         "system": system,

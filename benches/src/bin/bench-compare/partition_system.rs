@@ -18,7 +18,7 @@ use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, RealFs, System
 use crate::pipe_drain::Drain;
 use crate::{
     FETCH_MIB_BYTES, Figure, Params, SHAPES, idempotent_batches, kafka_batches, log_append_bytes,
-    measure, mib_per_s, ms,
+    measure, mib_per_s, ms, round_clock,
 };
 
 /// A fresh partition directory `<dir>/<name>/bench-0` (removed first).
@@ -67,8 +67,9 @@ fn consume_sequential(params: &Params, log: &PartitionLog, batch_len: u64) -> Re
     let samples = measure(
         params,
         || {
-            let drain = Drain::new()?;
-            let started = Instant::now();
+            let drain = Drain::new(&params.dir)?;
+            let clock = round_clock();
+            let started = clock();
             let (mut offset, mut sent, mut whole) = (0_i64, 0_u64, 0_u64);
             while offset < end {
                 let fetch = log.read(offset, FETCH_MIB_BYTES, Isolation::HighWatermark, true)?;
@@ -89,8 +90,7 @@ fn consume_sequential(params: &Params, log: &PartitionLog, batch_len: u64) -> Re
                 whole += n / batch_len * batch_len;
                 offset += (n / batch_len) as i64 * per;
             }
-            let drained = drain.finish()?;
-            let elapsed = started.elapsed();
+            let (drained, elapsed) = drain.finish(&clock, started)?;
             ensure!(
                 drained == sent && whole == size && offset == end,
                 "sent {sent} (drained {drained}), {whole} of {size} bytes in whole batches, up to offset {offset} of {end}"
@@ -103,7 +103,7 @@ fn consume_sequential(params: &Params, log: &PartitionLog, batch_len: u64) -> Re
         workload: "consume_sequential".to_owned(),
         unit: "MiB/s",
         samples,
-        note: "PartitionLog::read of 1 MiB fetches from offset 0 to the end (the next from the last whole batch), each sent with FetchDataInfo::copy_to (sendfile) into a pipe that a thread drains".to_owned(),
+        note: "PartitionLog::read of 1 MiB fetches from offset 0 to the end (the next from the last whole batch), each sent with FetchDataInfo::copy_to (sendfile) into a 1 MiB FIFO that a drainer process splices to /dev/null".to_owned(),
     })
 }
 
@@ -115,7 +115,8 @@ fn consume_records(params: &Params, log: &PartitionLog) -> Result<Figure> {
     let samples = measure(
         params,
         || {
-            let started = Instant::now();
+            let clock = round_clock();
+            let started = clock();
             let (mut offset, mut values) = (0_i64, 0_u64);
             while offset < end {
                 let fetch = log.read(offset, FETCH_MIB_BYTES, Isolation::HighWatermark, true)?;
@@ -132,7 +133,7 @@ fn consume_records(params: &Params, log: &PartitionLog) -> Result<Figure> {
                     offset += 1;
                 }
             }
-            let elapsed = started.elapsed();
+            let elapsed = clock().saturating_sub(started);
             ensure!(
                 offset == end && values == payload,
                 "decoded {offset} records of {end}, {values} value bytes of {payload}"
@@ -265,15 +266,21 @@ fn open_figure(params: &Params, dir: &Path, end: i64, clean: bool) -> Result<Fig
     })
 }
 
-pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+/// `consume_sequential` and `consume_records` (also `--part consume` alone).
+pub(crate) fn run_consume(params: &Params) -> Result<Vec<Figure>> {
     let (log, batch_len) = consume_dataset(params)?;
-    let mut figures = vec![
+    let figures = vec![
         consume_sequential(params, &log, batch_len)?,
         consume_records(params, &log)?,
     ];
     log.close()?;
     drop(log);
     std::fs::remove_dir_all(params.dir.join("consume"))?;
+    Ok(figures)
+}
+
+pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+    let mut figures = run_consume(params)?;
     figures.push(log_append(params)?);
     let (dir, end) = open_dataset(params)?;
     figures.push(open_figure(params, &dir, end, true)?);

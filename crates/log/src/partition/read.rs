@@ -65,8 +65,9 @@ impl<F: FileSystem> FetchDataInfo<F> {
         Ok(())
     }
 
-    /// Reads the bytes into `buf` (replacing its contents) and iterates their records, decoded:
-    /// offset, timestamp, key, value, headers ([`records`](crate::record::records)). The first
+    /// Reads the bytes into `buf` (replacing its contents) and iterates their records, each
+    /// batch's CRC checked, decoded: offset, timestamp, key, value, headers
+    /// ([`records`](crate::record::records)). The first
     /// batch is the one holding the offset read from, so records below it come first; control
     /// records (transaction markers) are included: [`consumer_records`](crate::consumer_records)
     /// is what a consumer at an isolation level sees.

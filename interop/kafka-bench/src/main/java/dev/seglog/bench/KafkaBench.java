@@ -136,6 +136,8 @@ public final class KafkaBench {
             new CompactWorkload(bench).run();
         } else if (bench.part.equals("main")) {
             bench.run();
+        } else if (bench.part.equals("consume")) {
+            new PartitionWorkloads(bench).runConsumeOnly();
         } else {
             throw new IllegalArgumentException("unknown --part " + bench.part);
         }

@@ -66,48 +66,83 @@ final class PartitionWorkloads {
             new LogDirFailureChannel(1), clean, Optional.empty());
     }
 
-    /** The far end of a zero-copy fetch: a pipe drained by a thread into a 1 MiB buffer, as on the Rust side. */
+    /**
+     * The far end of a zero-copy fetch, the same as the Rust side's (pipe_drain.rs): a FIFO whose reader is
+     * the native drainer process {@code seglog-bench-compare drain} (path in $SEGLOG_BENCH_DRAINER), which
+     * enlarges the pipe to 1 MiB and splices it into /dev/null. A Java thread reading a Pipe would copy every
+     * byte; the writer here is a FileChannel on the FIFO, so FileRecords.writeTo's transferTo is sendfile.
+     */
     static final class Drain implements TransferableChannel {
-        final Pipe pipe = Pipe.open();
-        final long[] read = new long[1];
-        final Thread reader;
+        final Path fifo;
+        final Process drainer;
+        final java.io.BufferedReader said;
+        final FileChannel sink;
+        long finishedAt;
+        long drainerCpuNanos;
 
-        Drain() throws IOException {
-            reader = new Thread(() -> {
-                ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20);
-                try {
-                    long total = 0;
-                    int n;
-                    while ((n = pipe.source().read(buf)) >= 0) {
-                        total += n;
-                        buf.clear();
-                    }
-                    read[0] = total;
-                } catch (IOException e) {
-                    read[0] = -1;
-                }
-            });
-            reader.start();
+        Drain(Path dir) throws Exception {
+            fifo = dir.resolve("drain.fifo");
+            Files.deleteIfExists(fifo);
+            Process mkfifo = new ProcessBuilder("mkfifo", "-m", "600", fifo.toString()).inheritIO().start();
+            if (mkfifo.waitFor() != 0) {
+                throw new IOException("mkfifo " + fifo + " failed");
+            }
+            String exe = System.getenv("SEGLOG_BENCH_DRAINER");
+            if (exe == null) {
+                throw new IllegalStateException("SEGLOG_BENCH_DRAINER is not set (run.sh sets it)");
+            }
+            String mode = System.getenv().getOrDefault("SEGLOG_BENCH_DRAIN_MODE", "splice");
+            drainer = new ProcessBuilder(exe, "drain", "--fifo", fifo.toString(), "--mode", mode)
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            said = new java.io.BufferedReader(new java.io.InputStreamReader(drainer.getInputStream()));
+            // opening a FIFO for writing waits for its reader: only once the drainer is about to open it
+            String open = said.readLine();
+            if (!"open".equals(open)) {
+                throw new IllegalStateException("the drainer said " + open);
+            }
+            sink = FileChannel.open(fifo, java.nio.file.StandardOpenOption.WRITE);
+            String ready = said.readLine();
+            if (!"ready".equals(ready)) {
+                throw new IllegalStateException("the drainer said " + ready);
+            }
         }
 
+        /**
+         * Closes the write end, waits for the drainer's count; finishedAt is when it came (before the exit),
+         * in the round's clock (see {@link #clock}), drainerCpuNanos the drainer's CPU time.
+         */
         long finish() throws Exception {
-            pipe.sink().close();
-            reader.join();
-            pipe.source().close();
-            return read[0];
+            sink.close();
+            String said = this.said.readLine();
+            finishedAt = clock();
+            if (drainer.waitFor() != 0 || said == null) {
+                throw new IllegalStateException("the drainer failed");
+            }
+            Files.delete(fifo);
+            String[] parts = said.trim().split(" ");
+            drainerCpuNanos = Long.parseLong(parts[1]);
+            return Long.parseLong(parts[0]);
         }
 
         @Override public boolean hasPendingWrites() { return false; }
         @Override public long transferFrom(FileChannel file, long position, long count) throws IOException {
-            return file.transferTo(position, count, pipe.sink());
+            return file.transferTo(position, count, sink);
         }
-        @Override public int write(ByteBuffer src) throws IOException { return pipe.sink().write(src); }
+        @Override public int write(ByteBuffer src) throws IOException { return sink.write(src); }
         @Override public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            return pipe.sink().write(srcs, offset, length);
+            return sink.write(srcs, offset, length);
         }
-        @Override public long write(ByteBuffer[] srcs) throws IOException { return pipe.sink().write(srcs); }
-        @Override public boolean isOpen() { return pipe.sink().isOpen(); }
-        @Override public void close() throws IOException { pipe.sink().close(); }
+        @Override public long write(ByteBuffer[] srcs) throws IOException { return sink.write(srcs); }
+        @Override public boolean isOpen() { return sink.isOpen(); }
+        @Override public void close() throws IOException { sink.close(); }
+    }
+
+    /** SEGLOG_BENCH_CPU_CLOCK=1: the consume workloads in CPU time, as on the Rust side (docs/perf/consume.md). */
+    static final boolean CPU_CLOCK = "1".equals(System.getenv("SEGLOG_BENCH_CPU_CLOCK"));
+
+    /** The consume rounds' clock: wall time, or this thread's CPU time under CPU_CLOCK. */
+    static long clock() {
+        return CPU_CLOCK ? KafkaBench.THREADS.getCurrentThreadCpuTime() : System.nanoTime();
     }
 
     void consumeSequential(UnifiedLog log, int batchLen) throws Exception {
@@ -115,8 +150,8 @@ final class PartitionWorkloads {
         long size = log.size();
         int per = KafkaBench.SHAPES[0].recordsPerBatch();
         bench.figure("consume_sequential", "MiB/s", bench.measure(() -> {
-            Drain drain = new Drain();
-            long started = System.nanoTime();
+            Drain drain = new Drain(bench.dir);
+            long started = clock();
             long offset = 0;
             long sent = 0;
             long whole = 0;
@@ -140,12 +175,12 @@ final class PartitionWorkloads {
                 offset += (long) (length / batchLen) * per;
             }
             long drained = drain.finish();
-            long elapsed = System.nanoTime() - started;
+            long elapsed = drain.finishedAt - started + (CPU_CLOCK ? drain.drainerCpuNanos : 0);
             if (drained != sent || whole != size || offset != end) {
                 throw new IllegalStateException("sent " + sent + " (drained " + drained + ") of " + size + " up to " + offset);
             }
             return elapsed;
-        }, KafkaBench.mibPerS(size)), "UnifiedLog.read of 1 MiB fetches from offset 0 to the end (the next from the last whole batch), each sent with FileRecords.writeTo (FileChannel.transferTo, sendfile) into a pipe that a thread drains");
+        }, KafkaBench.mibPerS(size)), "UnifiedLog.read of 1 MiB fetches from offset 0 to the end (the next from the last whole batch), each sent with FileRecords.writeTo (FileChannel.transferTo, sendfile) into a 1 MiB FIFO that a drainer process splices to /dev/null");
     }
 
     void consumeRecords(UnifiedLog log, long payload) throws Exception {
@@ -153,7 +188,7 @@ final class PartitionWorkloads {
         long size = log.size();
         ByteBuffer buf = ByteBuffer.allocate(2 * FETCH_BYTES);
         bench.figure("consume_records", "MiB/s", bench.measure(() -> {
-            long started = System.nanoTime();
+            long started = clock();
             long offset = 0;
             long values = 0;
             while (offset < end) {
@@ -177,7 +212,7 @@ final class PartitionWorkloads {
                     }
                 }
             }
-            long elapsed = System.nanoTime() - started;
+            long elapsed = clock() - started;
             if (offset != end || values != payload) {
                 throw new IllegalStateException("decoded " + offset + " of " + end + ", " + values + " of " + payload);
             }
@@ -250,23 +285,38 @@ final class PartitionWorkloads {
             + "; a first round over 60 s is the only sample");
     }
 
+    /** consumeSequential and consumeRecords (also --part consume alone). */
+    void runConsume() throws Exception {
+        KafkaBench.Shape shape = KafkaBench.SHAPES[0];
+        int count = shape.batchesFor(bench.datasetMib);
+        List<KafkaBench.Batch> batches = KafkaBench.batches(shape, count);
+        Path consumeParent = bench.dir.resolve("consume");
+        UnifiedLog log = open(freshDir(consumeParent), new LogConfig(new HashMap<>()), 0L, true);
+        for (KafkaBench.Batch b : batches) {
+            log.appendAsFollower(epoch0(b.records()), 0);
+        }
+        log.flush(false);
+        log.updateHighWatermark(log.logEndOffset());
+        consumeSequential(log, batches.get(0).records().sizeInBytes());
+        consumeRecords(log, shape.payloadBytes(count));
+        log.close();
+        KafkaBench.deleteTree(consumeParent);
+    }
+
+    void runConsumeOnly() throws Exception {
+        scheduler.startup();
+        try {
+            runConsume();
+        } finally {
+            scheduler.shutdown();
+        }
+    }
+
     void run() throws Exception {
         scheduler.startup();
         try {
+            runConsume();
             KafkaBench.Shape shape = KafkaBench.SHAPES[0];
-            int count = shape.batchesFor(bench.datasetMib);
-            List<KafkaBench.Batch> batches = KafkaBench.batches(shape, count);
-            Path consumeParent = bench.dir.resolve("consume");
-            UnifiedLog log = open(freshDir(consumeParent), new LogConfig(new HashMap<>()), 0L, true);
-            for (KafkaBench.Batch b : batches) {
-                log.appendAsFollower(epoch0(b.records()), 0);
-            }
-            log.flush(false);
-            log.updateHighWatermark(log.logEndOffset());
-            consumeSequential(log, batches.get(0).records().sizeInBytes());
-            consumeRecords(log, shape.payloadBytes(count));
-            log.close();
-            KafkaBench.deleteTree(consumeParent);
 
             logAppend();
 
