@@ -45,7 +45,7 @@ fn y_step(max: f64) -> f64 {
 }
 
 fn fmt_y(v: f64) -> String {
-    if v >= 100.0 || v == 0.0 {
+    if v >= 100.0 || v.fract() == 0.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.1}")
@@ -78,7 +78,7 @@ pub(super) fn render_line_chart(chart: &Chart) -> String {
     });
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
-        LEFT + WIDTH + 150.0,
+        LEFT + WIDTH + 240.0,
         TOP + HEIGHT + 50.0
     );
     let _ = writeln!(

@@ -4,7 +4,7 @@
 //! one `seglog-bench-compare scale` process (`benches/.../scale_system.rs`), which checks the free
 //! disk space first and skips a size that does not fit; a skip or a failure (a size the machine
 //! cannot take, such as more segments than open files) is recorded with its reason, and the run
-//! goes on. Writes `target/bench/scale.json`, `scale.md` and the `scale-*.svg` charts, and splices
+//! goes on. Writes `target/bench/scale.json`, `scale.md` (the section alone) and the `scale-*.svg` charts, and splices
 //! the "Scale" section into `benchmarks.md` (`docs/` too with `--write-docs`). `--quick` runs
 //! tiny sizes and fails unless every size ran and answered (never a timing): CI's check.
 
@@ -21,7 +21,7 @@ use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Value, json};
 
 use super::machine::{machine, read_trimmed};
-use super::scale_report::write_scale_report;
+use super::scale_report::{render_section, write_scale_report};
 
 /// The cleaner's fixed map budget at every size (Kafka's default dedupe buffer).
 pub(super) const DEDUPE_MIB: u64 = 128;
@@ -316,6 +316,10 @@ pub(super) fn run(root: &Path, args: &[String]) -> Result<()> {
     });
     let path = bench_dir.join("scale.json");
     std::fs::write(&path, serde_json::to_string_pretty(&scale)? + "\n")?;
+    std::fs::write(
+        bench_dir.join("scale.md"),
+        render_section(&scale).trim_start(),
+    )?;
     let mut dirs = vec![bench_dir];
     if opts.write_docs {
         dirs.push(root.join("docs"));
