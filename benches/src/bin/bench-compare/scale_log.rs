@@ -105,9 +105,18 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
         )?,
         note: "PartitionLog::read of 1 MiB fetches from offset 0 to the end, each sent with copy_to (sendfile) into a pipe a thread drains; straight after the append, so what the page cache still holds is read from memory".to_owned(),
     });
+    figures.push(read_random(p, &log, end)?);
+    log.close()?;
+    drop(log);
+    std::fs::remove_dir_all(p.dir.join("scale-log"))?;
+    Ok(figures)
+}
+
+/// `reads` random reads by offset a sample, each checked to start with the batch holding it.
+fn read_random(p: &ScaleParams, log: &PartitionLog, end: i64) -> Result<Figure> {
     let mut rng = Rng::new();
     let mut buf = Vec::with_capacity(FETCH_BYTES);
-    figures.push(Figure {
+    Ok(Figure {
         workload: "scale_read_random".to_owned(),
         unit: "ns/op",
         samples: samples_of(
@@ -116,7 +125,8 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
                 let started = Instant::now();
                 for _ in 0..p.reads {
                     let target = rng.below(end as u64) as i64;
-                    let fetch = log.read(target, FETCH_BYTES as u32, Isolation::HighWatermark, true)?;
+                    let fetch =
+                        log.read(target, FETCH_BYTES as u32, Isolation::HighWatermark, true)?;
                     fetch.read_into(&mut buf)?;
                     let first = batches(&buf).next().context("empty read")??;
                     ensure!(
@@ -133,11 +143,7 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
             "PartitionLog::read of 17 KiB at a random offset, read_into, its first batch checked to hold the offset; wall time per read over {} reads",
             p.reads
         ),
-    });
-    log.close()?;
-    drop(log);
-    std::fs::remove_dir_all(p.dir.join("scale-log"))?;
-    Ok(figures)
+    })
 }
 
 /// One whole pass from offset 0 (the next fetch from the last whole batch, every batch the same
