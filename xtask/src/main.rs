@@ -51,7 +51,7 @@ commands:
              (--write-docs: docs/benchmarks.md too)
   bench-compare --scale [--quick] [--scale-gib 1,10,100] [--scale-segments 1000,10000,100000]
              [--scale-compact-gib 1,4,16] [--scale-mib L] [--scale-compact-mib L] [--scale-reads N]
-             [--scale-samples N] [--write-docs]
+             [--scale-samples N] [--write-docs] | --scale --render [--write-docs]
              how seglog's append, read, open and compaction costs grow with the log (long; sizes
              that do not fit on the disk are skipped and reported), into target/bench/scale.json
   kafka-interop

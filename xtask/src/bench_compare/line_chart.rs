@@ -63,11 +63,19 @@ fn drawable(points: &[(f64, f64)]) -> impl Iterator<Item = (f64, f64)> + '_ {
 }
 
 pub(super) fn render_line_chart(chart: &Chart) -> String {
+    // Every size on the axis, also those without a figure (skipped, failed: marked as such).
     let xs: Vec<f64> = chart
         .series
         .iter()
-        .flat_map(|s| drawable(&s.points).map(|(x, _)| x))
+        .flat_map(|s| s.points.iter().map(|(x, _)| *x))
+        .filter(|x| x.is_finite() && *x > 0.0)
         .collect();
+    let measured = |x: f64| {
+        chart
+            .series
+            .iter()
+            .any(|s| drawable(&s.points).any(|(px, _)| px.total_cmp(&x).is_eq()))
+    };
     let y_max = chart
         .series
         .iter()
@@ -79,7 +87,7 @@ pub(super) fn render_line_chart(chart: &Chart) -> String {
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" font-family=\"sans-serif\" font-size=\"11\">\n",
         LEFT + WIDTH + 240.0,
-        TOP + HEIGHT + 50.0
+        TOP + HEIGHT + 56.0
     );
     let _ = writeln!(
         s,
@@ -96,7 +104,7 @@ pub(super) fn render_line_chart(chart: &Chart) -> String {
         s,
         "<text x=\"{}\" y=\"{}\">{}</text><text x=\"10\" y=\"{}\">{}</text>",
         LEFT + WIDTH / 2.0 - 40.0,
-        bottom + 38.0,
+        bottom + 44.0,
         escape(&chart.x_label),
         TOP - 10.0,
         escape(&chart.y_label)
@@ -146,6 +154,13 @@ pub(super) fn render_line_chart(chart: &Chart) -> String {
             bottom + 16.0,
             escape(&(chart.x_tick)(x))
         );
+        if !measured(x) {
+            let _ = writeln!(
+                s,
+                "<text x=\"{tx:.1}\" y=\"{}\" text-anchor=\"middle\" fill=\"#d62728\">not measured</text>",
+                bottom + 28.0
+            );
+        }
     }
     draw_series(&mut s, chart, &x_of, &y_of);
     s.push_str("</svg>\n");
@@ -261,6 +276,8 @@ mod tests {
         ]));
         assert_eq!(dots(&svg).len(), 1);
         assert!(!svg.contains("<polyline"));
+        // The skipped size is still on the axis, marked.
+        assert_eq!(svg.matches("not measured").count(), 1);
         let empty = render_line_chart(&chart(vec![]));
         assert!(empty.contains("no size was measured"));
     }

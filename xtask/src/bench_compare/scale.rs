@@ -1,12 +1,14 @@
 //! `cargo xtask bench-compare --scale [--quick] [--scale-gib L | --scale-mib L] [--scale-segments L]
 //! [--scale-compact-gib L | --scale-compact-mib L] [--scale-reads N] [--scale-samples N]
-//! [--write-docs]`: issue 20's scale runs, seglog only (Kafka is not run at scale). For each size,
-//! one `seglog-bench-compare scale` process (`benches/.../scale_system.rs`), which checks the free
-//! disk space first and skips a size that does not fit; a skip or a failure (a size the machine
-//! cannot take, such as more segments than open files) is recorded with its reason, and the run
-//! goes on. Writes `target/bench/scale.json`, `scale.md` (the section alone) and the `scale-*.svg` charts, and splices
-//! the "Scale" section into `benchmarks.md` (`docs/` too with `--write-docs`). `--quick` runs
-//! tiny sizes and fails unless every size ran and answered (never a timing): CI's check.
+//! [--write-docs] | --scale --render [--write-docs]`: issue 20's scale runs, seglog only (Kafka is
+//! not run at scale). For each size, one `seglog-bench-compare scale` process
+//! (`benches/.../scale_system.rs`), which checks the free disk space first and skips a size that
+//! does not fit; a skip or a failure (a size the machine cannot take, such as more segments than
+//! open files) is recorded with its reason, and the run goes on. Writes `target/bench/scale.json`,
+//! `scale.md` (the section alone) and the `scale-*.svg` charts, and splices the "Scale" section
+//! into `benchmarks.md` (`docs/` too with `--write-docs`). `--quick` runs tiny sizes and fails
+//! unless every size ran and answered (never a timing): CI's check. `--render` rewrites the
+//! report from the last `scale.json`.
 
 #![allow(
     clippy::indexing_slicing,
@@ -284,7 +286,37 @@ pub(super) fn check_complete(runs: &[Value]) -> Result<()> {
     Ok(())
 }
 
+/// Writes the report of `scale` into target/bench/ (scale.md, the charts, the section) and docs/.
+fn write_reports(root: &Path, scale: &Value, write_docs: bool) -> Result<Vec<std::path::PathBuf>> {
+    let bench_dir = root.join("target").join("bench");
+    std::fs::write(
+        bench_dir.join("scale.md"),
+        render_section(scale).trim_start(),
+    )?;
+    let mut dirs = vec![bench_dir];
+    if write_docs {
+        dirs.push(root.join("docs"));
+    }
+    for dir in &dirs {
+        write_scale_report(scale, dir)?;
+    }
+    Ok(dirs)
+}
+
 pub(super) fn run(root: &Path, args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--render") {
+        // Re-renders the last scale run's report from its scale.json, measuring nothing.
+        let write_docs = match args {
+            [_, _] => false,
+            [_, _, flag] if flag == "--write-docs" => true,
+            other => bail!("--scale --render takes only --write-docs, not {other:?}"),
+        };
+        let path = root.join("target").join("bench").join("scale.json");
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        write_reports(root, &serde_json::from_str(&text)?, write_docs)?;
+        return Ok(());
+    }
     let opts = ScaleOptions::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
@@ -326,17 +358,7 @@ pub(super) fn run(root: &Path, args: &[String]) -> Result<()> {
     });
     let path = bench_dir.join("scale.json");
     std::fs::write(&path, serde_json::to_string_pretty(&scale)? + "\n")?;
-    std::fs::write(
-        bench_dir.join("scale.md"),
-        render_section(&scale).trim_start(),
-    )?;
-    let mut dirs = vec![bench_dir];
-    if opts.write_docs {
-        dirs.push(root.join("docs"));
-    }
-    for dir in &dirs {
-        write_scale_report(&scale, dir)?;
-    }
+    let dirs = write_reports(root, &scale, opts.write_docs)?;
     eprintln!(
         "bench-compare --scale: wrote {} and the Scale section in {} in {:.0?}",
         path.display(),
