@@ -242,8 +242,7 @@ fn compare(root: &Path, args: &[String]) -> Result<()> {
 
 /// CI's `bench-quick` step: the quick run of every system and workload, then the tiny scale run;
 /// each fails unless everything ran and answered correctly. Timings are not judged, and neither
-/// writes docs/.
-/// Without java or mvn, Kafka's side is skipped as kafka-interop skips, and says so.
+/// writes docs/. Without java or mvn, Kafka's side is skipped as kafka-interop skips, and says so.
 pub(crate) fn ci(root: &Path) -> Result<()> {
     let mut quick = vec!["--quick".to_owned()];
     if !has_java_and_maven() {
