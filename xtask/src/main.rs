@@ -28,7 +28,8 @@ usage: cargo xtask <command>
 commands:
   ci         fmt --check, clippy -D warnings, tests, the quickstart example, doc -D warnings, cli-docs,
              deps, tidy, public-api, package, downstream, loom, crash, kills, kafka-interop,
-             damage-matrix
+             damage-matrix, bench-quick (bench-compare --quick and --scale --quick: every
+             system and size ran and answered correctly; no timing is judged)
   cli-docs   generate seglog's shell completions and man pages into target/cli-docs and check
              that each names every subcommand
   deps       fail when a crate depends on one to its right in the layering order
@@ -48,6 +49,11 @@ commands:
   bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] [--write-docs] | --render [--write-docs]
              seglog, Kafka, commitlog and the hardware limit side by side, into target/bench/
              (--write-docs: docs/benchmarks.md too)
+  bench-compare --scale [--quick] [--scale-gib 1,10,100] [--scale-segments 1000,10000,100000]
+             [--scale-compact-gib 1,4,16] [--scale-mib L] [--scale-compact-mib L] [--scale-reads N]
+             [--scale-samples N] [--write-docs] | --scale --render [--write-docs]
+             how seglog's append, read, open and compaction costs grow with the log (long; sizes
+             that do not fit on the disk are skipped and reported), into target/bench/scale.json
   kafka-interop
              Kafka's own tools and a KRaft broker judge seglog's format, both ways (java, mvn)
   damage-matrix [--seed S] [--keep]
@@ -146,6 +152,7 @@ fn ci() -> Result<()> {
     step("kills", || kills::run(&[]))?;
     step("kafka-interop", || kafka_interop::run(&root))?;
     step("damage-matrix", || damage_matrix::run(&root, &[]))?;
+    step("bench-quick", || bench_compare::ci(&root))?;
     println!("xtask ci: all steps passed in {:.0?}", started.elapsed());
     Ok(())
 }

@@ -7,6 +7,8 @@
 //! figure's samples, median and ratio to seglog, and the targets) and a report with a table and an
 //! SVG chart (`benchmarks.md`, `benchmarks.svg`); `--write-docs` also writes the report to
 //! `docs/benchmarks.md` and `docs/benchmarks.svg`, keeping that file's hand-written analysis.
+//! `--quick` fails unless every system ran every workload it has (`check`). `--scale ...` is a
+//! separate, long mode: how seglog's costs grow with the log's size (`scale`).
 
 #![allow(
     clippy::indexing_slicing,
@@ -17,8 +19,12 @@
     reason = "counts of a few systems and workloads become chart coordinates"
 )]
 
+mod check;
+mod line_chart;
 mod machine;
 mod report;
+mod scale;
+mod scale_report;
 mod summary;
 mod svg;
 mod whole_process;
@@ -121,6 +127,13 @@ fn report_dirs(root: &Path, write_docs: bool) -> Vec<std::path::PathBuf> {
 }
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
+    if args.iter().any(|a| a == "--scale") {
+        return scale::run(root, args);
+    }
+    compare(root, args)
+}
+
+fn compare(root: &Path, args: &[String]) -> Result<()> {
     if args.first().is_some_and(|a| a == "--render") {
         // Re-renders the report of the last run from its summary (after a change of the report's
         // wording), without measuring anything.
@@ -214,6 +227,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         write_report(&summary, dir)?;
     }
     print_table(&summary);
+    check::after_quick_run(&summary, opts.quick, opts.kafka)?;
     eprintln!(
         "bench-compare: wrote {} and the report in {} in {:.0?}",
         summary_path.display(),
@@ -224,6 +238,19 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         started.elapsed()
     );
     Ok(())
+}
+
+/// CI's `bench-quick` step: the quick run of every system and workload, then the tiny scale run;
+/// each fails unless everything ran and answered correctly. Timings are not judged, and neither
+/// writes docs/. Without java or mvn, Kafka's side is skipped as kafka-interop skips, and says so.
+pub(crate) fn ci(root: &Path) -> Result<()> {
+    let mut quick = vec!["--quick".to_owned()];
+    if !has_java_and_maven() {
+        println!("bench-quick: Kafka's side skipped: java or mvn is not installed");
+        quick.push("--no-kafka".to_owned());
+    }
+    run(root, &quick)?;
+    run(root, &["--scale".to_owned(), "--quick".to_owned()])
 }
 
 /// Runs one system's process once; returns its command line and its JSON document.

@@ -15,6 +15,7 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::Value;
 
+use super::scale_report::kept_section;
 use super::summary::present_systems;
 use super::svg::render_svg;
 use super::workloads::WORKLOADS;
@@ -31,9 +32,13 @@ pub(super) fn write_report(summary: &Value, dir: &Path) -> Result<()> {
         .ok()
         .and_then(|old| old.find(ANALYSIS).map(|at| old[at..].to_owned()))
         .unwrap_or_default();
+    // So is the Scale section, which `--scale` runs write (scale_report.rs).
+    let scale = std::fs::read_to_string(&md_path)
+        .map(|old| kept_section(&old))
+        .unwrap_or_default();
     std::fs::write(
         &md_path,
-        render_markdown(summary, "benchmarks.svg") + &analysis,
+        render_markdown(summary, "benchmarks.svg") + &scale + &analysis,
     )?;
     Ok(())
 }

@@ -67,6 +67,12 @@ fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
                 }
             }
             let elapsed = started.elapsed();
+            let messages = (count * shape.records_per_batch) as u64;
+            ensure!(
+                log.next_offset() == messages,
+                "appended up to {} of {messages} messages",
+                log.next_offset()
+            );
             drop(log);
             std::fs::remove_dir_all(&dir)?;
             Ok(elapsed)

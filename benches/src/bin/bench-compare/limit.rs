@@ -42,6 +42,12 @@ fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
                 }
             }
             let elapsed = started.elapsed();
+            let written: u64 = batches.iter().map(|(_, b)| b.len() as u64).sum();
+            ensure!(
+                file.metadata()?.len() == written,
+                "the file holds {} of {written} bytes",
+                file.metadata()?.len()
+            );
             drop(file);
             std::fs::remove_file(&path)?;
             Ok(elapsed)

@@ -14,7 +14,8 @@
 //!
 //! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
 //! (`make_segment.rs`); `seglog-bench-compare drain --fifo F` is the drainer of the zero-copy consume
-//! (`pipe_drain.rs`).
+//! (`pipe_drain.rs`); `seglog-bench-compare scale <log|open|compact> ...` runs one size of the scale
+//! runs (`scale_system.rs`).
 //!
 //! Every system builds its own data (untimed) in its own format, then times only the operation.
 //! The workloads and their units are described in `docs/benchmarks.md`.
@@ -35,6 +36,10 @@ mod make_segment;
 mod partition_system;
 mod peak_memory;
 mod pipe_drain;
+mod scale_compact;
+mod scale_log;
+mod scale_open;
+mod scale_system;
 mod seglog_system;
 
 use std::hint::black_box;
@@ -404,6 +409,9 @@ fn main() -> Result<()> {
     }
     if std::env::args().nth(1).is_some_and(|a| a == "drain") {
         return pipe_drain::run(std::env::args().skip(2));
+    }
+    if std::env::args().nth(1).is_some_and(|a| a == "scale") {
+        return scale_system::run(std::env::args().skip(2));
     }
     let (system, params) = parse_args()?;
     std::fs::create_dir_all(&params.dir)

@@ -55,6 +55,12 @@ fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
                 }
             }
             let elapsed = started.elapsed();
+            let appended: u64 = batches.iter().map(|(_, b)| b.len() as u64).sum();
+            ensure!(
+                seg.size() == appended,
+                "the segment holds {} of {appended} bytes",
+                seg.size()
+            );
             seg.delete()?;
             Ok(elapsed)
         },

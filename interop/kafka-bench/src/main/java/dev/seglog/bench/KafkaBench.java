@@ -281,6 +281,13 @@ public final class KafkaBench {
                 }
             }
             long elapsed = System.nanoTime() - started;
+            long appended = 0;
+            for (Batch b : batches) {
+                appended += b.records.sizeInBytes();
+            }
+            if (seg.size() != appended) {
+                throw new IllegalStateException("the segment holds " + seg.size() + " of " + appended + " bytes");
+            }
             seg.deleteIfExists();
             return elapsed;
         }, mibPerS(shape.payloadBytes(count)));

@@ -1,0 +1,120 @@
+//! The scale open: a partition of `segments` segments of one 1 KiB x 16 batch each (as
+//! `open_10k_*` builds it, batch by batch so that memory stays flat), closed cleanly, then opened
+//! with `PartitionLog::open` after a clean shutdown (`scale_open_clean`) and after an unclean one
+//! with the recovery point halfway (`scale_open_unclean`), each open's answer checked.
+//!
+//! The segments are written and opened in one process under the process's open-file limit
+//! (`ulimit -n`): a log that keeps a descriptor per segment fails here with EMFILE once the
+//! segments outnumber it, and the xtask records that failure.
+
+#![allow(
+    clippy::field_reassign_with_default,
+    reason = "the options structs are becoming #[non_exhaustive]: a field is set on a default, never in a literal"
+)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_log::{LoadOptions, LogConfig, PartitionLog, RealFs, SystemClock};
+
+use crate::scale_system::ScaleParams;
+use crate::{BASE_TIMESTAMP, Figure, SHAPES, ms};
+
+/// One 1 KiB x 16 batch from offset `base`, record `o` stamped `BASE_TIMESTAMP + o`.
+fn batch_at(builder: &mut BatchBuilder, value: &[u8], base: i64, out: &mut Vec<u8>) -> Result<()> {
+    let per = SHAPES[0].records_per_batch as i32;
+    let records = (0..per)
+        .map(|i| NewRecord::new(i, BASE_TIMESTAMP + base + i64::from(i), None, Some(value)));
+    out.clear();
+    builder
+        .build(&BatchOptions::new(base, Compression::None), records, out)
+        .context("building a batch")?;
+    Ok(())
+}
+
+pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
+    let segments = p.segments.max(2) as usize;
+    let per = SHAPES[0].records_per_batch as i64;
+    let root = p.dir.join("scale-open");
+    if root.exists() {
+        std::fs::remove_dir_all(&root)?;
+    }
+    let dir = root.join("bench-0");
+    {
+        let (log, _) = PartitionLog::open(
+            RealFs,
+            &dir,
+            LogConfig::default(),
+            LoadOptions::default(),
+            Arc::new(SystemClock),
+        )
+        .with_context(|| format!("opening {}", dir.display()))?;
+        let (mut builder, mut bytes) = (BatchBuilder::new(), Vec::new());
+        let value = vec![b'v'; SHAPES[0].record_bytes];
+        for i in 0..segments {
+            batch_at(&mut builder, &value, i as i64 * per, &mut bytes)?;
+            log.append_as_follower(&bytes)
+                .with_context(|| format!("building segment {i} of {segments}"))?;
+            if i + 1 < segments {
+                log.roll()
+                    .with_context(|| format!("rolling segment {i} of {segments}"))?;
+            }
+        }
+        log.close()?;
+    }
+    let end = segments as i64 * per;
+    let mut figures = Vec::new();
+    for clean in [true, false] {
+        let mut options = LoadOptions::default();
+        options.had_clean_shutdown = clean;
+        options.recovery_point = if clean {
+            end
+        } else {
+            (segments / 2) as i64 * per
+        };
+        let mut samples = Vec::with_capacity(p.samples);
+        for _ in 0..p.samples {
+            let started = Instant::now();
+            let (log, report) = PartitionLog::open(
+                RealFs,
+                &dir,
+                LogConfig::default(),
+                options,
+                Arc::new(SystemClock),
+            )
+            .with_context(|| format!("opening {segments} segments"))?;
+            let elapsed = started.elapsed();
+            let scanned_enough = if clean {
+                report.segments_scanned == 0
+            } else {
+                report.segments_scanned >= segments - segments / 2
+            };
+            ensure!(
+                log.log_end_offset() == end && log.segment_count() == segments && scanned_enough,
+                "opened {} segments up to {} ({} scanned), expected {segments} up to {end}",
+                log.segment_count(),
+                log.log_end_offset(),
+                report.segments_scanned
+            );
+            log.close()?;
+            samples.push(ms(elapsed));
+        }
+        figures.push(Figure {
+            workload: format!("scale_open_{}", if clean { "clean" } else { "unclean" }),
+            unit: "ms",
+            samples,
+            note: format!(
+                "PartitionLog::open of {segments} one-batch segments {}",
+                if clean {
+                    "after a clean shutdown"
+                } else {
+                    "after an unclean shutdown, recovery point halfway"
+                }
+            ),
+        });
+    }
+    std::fs::remove_dir_all(&root)?;
+    Ok(figures)
+}
