@@ -299,7 +299,10 @@ fn run(ops: &[Op]) {
                     .codec(codec(*c))
                     .timestamp(clock.now())
                     .write(&mut batch);
-                let info = log.append_as_leader(&mut batch).unwrap();
+                // As a follower, offsets set at the log end: the records without a key that
+                // a leader of a compacted topic refuses (Kafka's `validateKey`).
+                seglog_record_format::set_base_offset(&mut batch, log.log_end_offset()).unwrap();
+                let info = log.append_as_follower(&batch).unwrap();
                 for (i, (k, v)) in records.iter().enumerate() {
                     let rec = Rec {
                         offset: info.first_offset + i as i64,

@@ -525,3 +525,154 @@ fn a_reader_holding_a_deleted_segment_keeps_its_files() {
     log.delete_expired_files().unwrap();
     assert_eq!(log.pending_deletes(), 0);
 }
+
+/// A client batch of records `(key, timestamp)` under `options` (base offset 0).
+fn records_batch(options: &BatchOptions, records: &[(Option<&str>, i64)]) -> Vec<u8> {
+    let records = records
+        .iter()
+        .enumerate()
+        .map(|(i, (k, ts))| NewRecord::new(i as i32, *ts, k.map(str::as_bytes), Some(b"v")));
+    let mut out = Vec::new();
+    BatchBuilder::new()
+        .build(options, records, &mut out)
+        .unwrap();
+    out
+}
+
+/// Kafka's `LogValidator.validateKey` (`testCompactedTopicWithoutKey`-like): a record without a
+/// key in a compacted topic refuses its batch, with `processRecordErrors`' message; keyed
+/// records are taken.
+#[test]
+fn a_compacted_topic_refuses_records_without_a_key() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000);
+    let config = LogConfig::from_pairs([("cleanup.policy", "compact")]).unwrap();
+    let (log, _) = open(
+        &partition_dir(root.path()),
+        config,
+        LoadOptions::default(),
+        &clock,
+    );
+    let plain = BatchOptions::new(0, Compression::None);
+    let mut keyless = records_batch(&plain, &[(Some("a"), 1_000), (None, 1_000), (None, 1_000)]);
+    let err = log.append_as_leader(&mut keyless).unwrap_err().to_string();
+    let want = "One or more records have been rejected due to 2 record errors in total, and only \
+                showing the first three errors at most: [RecordError(batchIndex=1, \
+                message='Compacted topic cannot accept message without key in topic partition \
+                orders-0'), RecordError(batchIndex=2, message='Compacted topic cannot accept \
+                message without key in topic partition orders-0')]";
+    assert!(err.contains(want), "{err}");
+    assert_eq!(log.log_end_offset(), 0);
+    let mut keyed = records_batch(&plain, &[(Some("a"), 1_000), (Some("b"), 1_000)]);
+    assert_eq!(log.append_as_leader(&mut keyed).unwrap().last_offset, 1);
+}
+
+/// Kafka's `validateTimestamp` checks every record, not the batch header: a record older than
+/// the batch's base timestamp (timestamp deltas are signed) and out of range refuses its batch.
+#[test]
+fn every_record_timestamp_is_checked_under_create_time() {
+    let root = tempfile::tempdir().unwrap();
+    let now = 10_000_000;
+    let clock = MockClock::new(now);
+    let config = LogConfig::default()
+        .with_message_timestamp_before_max_ms(1_000)
+        .with_message_timestamp_after_max_ms(1_000);
+    let (log, _) = open(
+        &partition_dir(root.path()),
+        config,
+        LoadOptions::default(),
+        &clock,
+    );
+    let plain = BatchOptions::new(0, Compression::None);
+    for codec in [Compression::None, Compression::Lz4] {
+        let options = BatchOptions::new(0, codec);
+        let mut old = records_batch(&options, &[(None, now), (None, now - 5_000), (None, now)]);
+        let err = log.append_as_leader(&mut old).unwrap_err().to_string();
+        let want = format!(
+            "One or more records have been rejected due to invalid timestamp: \
+             [RecordError(batchIndex=1, message='Timestamp {} of message with offset 1 is out of \
+             range. The timestamp should be within [{}, {}]')]",
+            now - 5_000,
+            now - 1_000,
+            now + 1_000
+        );
+        assert!(err.contains(&want), "{codec:?}: {err}");
+    }
+    let mut new = records_batch(&plain, &[(None, now + 5_000)]);
+    let err = log.append_as_leader(&mut new).unwrap_err().to_string();
+    assert!(
+        err.contains("of message with offset 0 is out of range"),
+        "{err}"
+    );
+    // -1 (no timestamp) is not checked.
+    let mut none = records_batch(&plain, &[(None, -1), (None, now)]);
+    assert_eq!(log.append_as_leader(&mut none).unwrap().last_offset, 1);
+}
+
+/// Kafka's `validateTimestamp`: a producer may not set LogAppendTime itself (here under a
+/// LogAppendTime topic, where record timestamps are not range-checked).
+#[test]
+fn a_producer_may_not_set_log_append_time() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(5_000);
+    let config = LogConfig::from_pairs([("message.timestamp.type", "LogAppendTime")]).unwrap();
+    let (log, _) = open(
+        &partition_dir(root.path()),
+        config,
+        LoadOptions::default(),
+        &clock,
+    );
+    let mut options = BatchOptions::new(0, Compression::None);
+    options.timestamp_type = seglog_record_format::TimestampType::LogAppendTime;
+    options.log_append_time = 4_000;
+    let mut batch = records_batch(&options, &[(None, 1), (None, 2)]);
+    let err = log.append_as_leader(&mut batch).unwrap_err().to_string();
+    let want = "One or more records have been rejected due to invalid timestamp: \
+                [RecordError(batchIndex=0, message='Invalid timestamp type in message \
+                DefaultRecord(offset=0, timestamp=4000, key=0 bytes, value=1 bytes). Producer \
+                should not set timestamp type to LogAppendTime.'), RecordError(batchIndex=1, \
+                message='Invalid timestamp type in message DefaultRecord(offset=1, \
+                timestamp=4000, key=0 bytes, value=1 bytes). Producer should not set timestamp \
+                type to LogAppendTime.')]";
+    assert!(err.contains(want), "{err}");
+    assert_eq!(log.log_end_offset(), 0);
+}
+
+/// Kafka's `assignOffsetsNonCompressed` sets the batch's max timestamp to its records' largest
+/// (`setMaxTimestamp`, a new CRC): a producer's wrong header is corrected on disk and in the
+/// append's result; a right one is left as sent.
+#[test]
+fn the_max_timestamp_is_the_records_largest() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(1_000);
+    let (log, _) = open(
+        &partition_dir(root.path()),
+        LogConfig::default(),
+        LoadOptions::default(),
+        &clock,
+    );
+    let plain = BatchOptions::new(0, Compression::None);
+    let mut wrong = records_batch(&plain, &[(None, 700), (None, 900), (None, 800)]);
+    seglog_record_format::set_max_timestamp(
+        &mut wrong,
+        seglog_record_format::TimestampType::CreateTime,
+        5_000,
+    )
+    .unwrap();
+    assert_eq!(log.append_as_leader(&mut wrong).unwrap().max_timestamp, 900);
+    let mut right = records_batch(&plain, &[(None, 950)]);
+    let sent = right.clone();
+    assert_eq!(log.append_as_leader(&mut right).unwrap().max_timestamp, 950);
+    assert_eq!(right[21..], sent[21..], "CRC and body as sent");
+    let fetch = log.read(0, 1 << 20, Isolation::LogEnd, false).unwrap();
+    let mut buf = Vec::new();
+    fetch.read_into(&mut buf).unwrap();
+    let stored: Vec<i64> = seglog_record_format::batches(&buf)
+        .map(|b| {
+            let b = seglog_record_format::RecordBatch::parse(b.unwrap().bytes()).unwrap();
+            b.validate().unwrap();
+            b.max_timestamp()
+        })
+        .collect();
+    assert_eq!(stored, [900, 950]);
+}

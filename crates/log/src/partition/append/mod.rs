@@ -70,10 +70,12 @@ struct AppendTarget<F: FileSystem> {
 
 impl<F: FileSystem> PartitionLog<F> {
     /// Appends producer batches as the partition leader: checks each batch (magic 2, base offset
-    /// 0 as clients send it, size within `max.message.bytes`, CRC, timestamps within
-    /// `message.timestamp.before/after.max.ms`, no control batch), assigns offsets from the log end
-    /// offset, stamps the append time under `LogAppendTime`, validates every batch with a
-    /// producer id against the producer state, rolls if needed and appends. The batches in
+    /// 0 as clients send it, size within `max.message.bytes`, CRC, no control batch) and every
+    /// record (Kafka's `validateRecord`: a key in a compacted topic, a timestamp within
+    /// `message.timestamp.before/after.max.ms` under CreateTime, no LogAppendTime set by the
+    /// producer), assigns offsets from the log end offset, sets each batch's max timestamp to its
+    /// records' largest (or stamps the append time under `LogAppendTime`), validates every batch
+    /// with a producer id against the producer state, rolls if needed and appends. The batches in
     /// `records` are edited in place. The high watermark does not move (see
     /// [`PartitionLog::set_high_watermark`]).
     ///
@@ -199,14 +201,14 @@ impl<F: FileSystem> Inner<F> {
                 .unwrap_or_default();
             let invalid = |e: rf::Error| self.invalid(b.start, e.to_string());
             rf::set_base_offset(bytes, next).map_err(invalid)?;
-            let batch_max = match log_append_time {
-                Some(t) => {
-                    rf::set_max_timestamp(bytes, TimestampType::LogAppendTime, t)
-                        .map_err(invalid)?;
-                    t
-                }
-                None => b.max_timestamp,
+            // Under LogAppendTime the append time; otherwise the records' largest timestamp
+            // (Kafka's `setMaxTimestamp`: the CRC is recomputed only when the producer's header
+            // said otherwise).
+            let (timestamp_type, batch_max) = match log_append_time {
+                Some(t) => (TimestampType::LogAppendTime, t),
+                None => (TimestampType::CreateTime, b.max_timestamp),
             };
+            rf::set_max_timestamp(bytes, timestamp_type, batch_max).map_err(invalid)?;
             max_timestamp = max_timestamp.max(batch_max);
             next += b.last_offset_delta + 1;
         }

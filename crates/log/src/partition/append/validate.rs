@@ -1,9 +1,11 @@
-//! Kafka's checks of an append's input (`analyzeAndValidateRecords`): framing, sizes, CRC,
-//! base offsets and CreateTime bounds; and `LogValidator.validateBatch`'s checks of a client's
-//! batch (offset range and count, no control batch, a sequence with a producer id).
+//! Kafka's checks of an append's input (`analyzeAndValidateRecords`): framing, sizes, CRC and
+//! base offsets; `LogValidator.validateBatch`'s checks of a client's batch (offset range and
+//! count, no control batch, a sequence with a producer id); and `validateRecord`'s of every
+//! record of a leader append (a key in a compacted topic, CreateTime bounds, no LogAppendTime
+//! from a producer), in the one walk that also proves the records decode.
 
 use seglog_fs::FileSystem;
-use seglog_record_format::{self as rf, Batch};
+use seglog_record_format::{self as rf, Batch, TimestampType};
 
 use super::InputBatch;
 use crate::config::MessageTimestampType;
@@ -21,8 +23,8 @@ impl<F: FileSystem> Inner<F> {
     }
 
     /// Kafka's `analyzeAndValidateRecords`: frames the whole input and checks every batch. A
-    /// leader append (any origin but replication) also reads every record back, and checks
-    /// CreateTime bounds; a client's batches get `LogValidator`'s checks as well.
+    /// leader append (any origin but replication) also reads every record back and checks it as
+    /// `LogValidator.validateRecord` does; a client's batches get `validateBatch`'s checks too.
     pub(super) fn validate(
         &self,
         records: &[u8],
@@ -69,21 +71,16 @@ impl<F: FileSystem> Inner<F> {
                     ),
                 ));
             }
-            // Kafka's leader decodes every record of a client's batch (LogValidator); so does
-            // this one, within the decompression limit every reader applies: a batch no reader
-            // could read back is refused before anything is acknowledged.
-            if leader {
-                v2.verify_records(&mut scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)
-                    .map_err(|e| {
-                        self.invalid(
-                            start,
-                            format!(
-                                "the record batch ({size} bytes) in the append to {} cannot be read back: {e}",
-                                self.tp
-                            ),
-                        )
-                    })?;
-            }
+            // Kafka's leader decodes every record of a client's batch and checks it (LogValidator's
+            // `validateRecord`); so does this one, within the decompression limit every reader
+            // applies: a batch no reader could read back is refused before anything is
+            // acknowledged. The batch's max timestamp is then the records' (Kafka's
+            // `setMaxTimestamp` after the walk).
+            let max_timestamp = if leader {
+                self.check_records(start, size, &v2, &mut scratch, now)?
+            } else {
+                v2.max_timestamp()
+            };
             if client && v2.base_offset() != 0 {
                 return Err(self.invalid(
                     start,
@@ -97,16 +94,13 @@ impl<F: FileSystem> Inner<F> {
             if client {
                 self.check_client_batch(start, &v2)?;
             }
-            if leader && self.config.message_timestamp_type == MessageTimestampType::CreateTime {
-                self.check_timestamps(start, &v2, now)?;
-            }
             out.push(InputBatch {
                 start,
                 size,
                 first_offset: v2.base_offset(),
                 last_offset: v2.last_offset(),
                 last_offset_delta: i64::from(v2.last_offset_delta()),
-                max_timestamp: v2.max_timestamp(),
+                max_timestamp,
                 producer_id: v2.producer_id(),
             });
         }
@@ -166,26 +160,115 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 
-    /// Kafka's CreateTime bounds (`message.timestamp.before.max.ms` / `after.max.ms`), checked on
-    /// the batch's first and largest timestamps.
-    fn check_timestamps(&self, start: usize, batch: &rf::RecordBatch<'_>, now: i64) -> Result<()> {
-        for ts in [batch.base_timestamp(), batch.max_timestamp()] {
-            if ts < 0 {
-                continue;
-            }
-            let too_old = now.saturating_sub(ts) > self.config.message_timestamp_before_max_ms;
-            let too_new = ts.saturating_sub(now) > self.config.message_timestamp_after_max_ms;
-            if too_old || too_new {
-                return Err(self.invalid(
-                    start,
+    /// Reads every record of a leader append's batch back and applies Kafka's
+    /// `LogValidator.validateRecord` to each (uncompressed v2 batches and the records of
+    /// compressed ones alike): a key in a compacted topic; under CreateTime a timestamp within
+    /// `message.timestamp.before/after.max.ms` of `now` (-1, none, is not checked); otherwise no
+    /// LogAppendTime set by the producer. As Kafka, every record is checked and the batch refused
+    /// with `processRecordErrors`' message and the first three record errors. Returns the largest
+    /// record timestamp (-1 for none), the batch's max timestamp from then on.
+    fn check_records(
+        &self,
+        start: usize,
+        size: usize,
+        batch: &rf::RecordBatch<'_>,
+        scratch: &mut Vec<u8>,
+        now: i64,
+    ) -> Result<i64> {
+        let tp = &self.tp;
+        let unreadable = |e: rf::Error| {
+            self.invalid(
+                start,
+                format!(
+                    "the record batch ({size} bytes) in the append to {tp} cannot be read back: {e}"
+                ),
+            )
+        };
+        let records = batch
+            .records_with_limit(scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)
+            .map_err(unreadable)?;
+        let compacted = self.config.cleanup_policy.compact;
+        let create_time = self.config.message_timestamp_type == MessageTimestampType::CreateTime;
+        let (before, after) = (
+            self.config.message_timestamp_before_max_ms,
+            self.config.message_timestamp_after_max_ms,
+        );
+        let log_append_time_batch = batch.timestamp_type() == TimestampType::LogAppendTime;
+        let mut max_timestamp = rf::NO_TIMESTAMP;
+        let mut errors = RecordErrors::default();
+        for (index, record) in records.enumerate() {
+            let record = record.map_err(unreadable)?;
+            let ts = record.timestamp();
+            if compacted && record.key().is_none() {
+                errors.push(index, false, || {
                     format!(
-                        "Timestamp {ts} of the batch is out of range. The timestamp should be within [{}, {}]",
-                        now.saturating_sub(self.config.message_timestamp_before_max_ms),
-                        now.saturating_add(self.config.message_timestamp_after_max_ms)
-                    ),
-                ));
+                        "Compacted topic cannot accept message without key in topic partition {tp}"
+                    )
+                });
+            } else if create_time && ts != rf::NO_TIMESTAMP {
+                let diff = now.saturating_sub(ts);
+                if diff > before || diff.saturating_neg() > after {
+                    errors.push(index, true, || {
+                        format!(
+                            "Timestamp {ts} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
+                            record.offset(),
+                            now.saturating_sub(before),
+                            now.saturating_add(after)
+                        )
+                    });
+                }
+            } else if log_append_time_batch {
+                errors.push(index, true, || {
+                    format!(
+                        "Invalid timestamp type in message DefaultRecord(offset={}, timestamp={ts}, key={} bytes, value={} bytes). Producer should not set timestamp type to LogAppendTime.",
+                        record.offset(),
+                        record.key().map_or(0, <[u8]>::len),
+                        record.value().map_or(0, <[u8]>::len)
+                    )
+                });
             }
+            max_timestamp = max_timestamp.max(ts);
         }
-        Ok(())
+        match errors.reason() {
+            Some(reason) => Err(self.invalid(start, reason)),
+            None => Ok(max_timestamp),
+        }
+    }
+}
+
+/// The record errors of one batch, as Kafka's `processRecordErrors` reports them: the count, the
+/// first three (`RecordError`'s text), and whether one is a timestamp error.
+#[derive(Default)]
+struct RecordErrors {
+    count: usize,
+    timestamp: bool,
+    first: Vec<String>,
+}
+
+impl RecordErrors {
+    fn push(&mut self, index: usize, timestamp: bool, message: impl FnOnce() -> String) {
+        self.count += 1;
+        self.timestamp |= timestamp;
+        if self.first.len() < 3 {
+            self.first.push(format!(
+                "RecordError(batchIndex={index}, message='{}')",
+                message()
+            ));
+        }
+    }
+
+    fn reason(&self) -> Option<String> {
+        if self.count == 0 {
+            return None;
+        }
+        let first = self.first.join(", ");
+        Some(if self.timestamp {
+            format!("One or more records have been rejected due to invalid timestamp: [{first}]")
+        } else {
+            format!(
+                "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{first}]",
+                self.count
+            )
+        })
     }
 }
