@@ -131,7 +131,7 @@ fn write_all(dir: &Path, batches: &[Vec<u8>], crc: bool, segment_bytes: usize) -
             written = 0;
         }
         if crc {
-            sum ^= crc32c::crc32c(&bytes[21..]);
+            sum ^= seglog_record_format::crc32c(&bytes[21..]);
         }
         file.write_all(bytes).unwrap();
         written += bytes.len();
