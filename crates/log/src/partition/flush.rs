@@ -97,9 +97,11 @@ impl<F: FileSystem> PartitionLog<F> {
 
     /// Waits for the background flushes started by rolls.
     pub fn wait_for_background_flushes(&self) {
-        let handles: Vec<_> = self.inner.background.lock().drain(..).collect();
-        for handle in handles {
-            let _ = handle.join();
+        // The worker exits only with the queue empty, so joining it waits for every flush queued
+        // before this call.
+        let worker = self.inner.background.lock().take_worker();
+        if let Some(worker) = worker {
+            let _ = worker.join();
         }
     }
 

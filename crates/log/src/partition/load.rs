@@ -176,7 +176,7 @@ impl<F: FileSystem> PartitionLog<F> {
             sync: Mutex::new(SyncState::default()),
             sync_done: Condvar::new(),
             linger_done: Condvar::new(),
-            background: Mutex::new(Vec::new()),
+            background: Mutex::new(super::append::RollFlushes::default()),
             roll_flush_inline: std::sync::atomic::AtomicBool::new(false),
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),

@@ -32,7 +32,6 @@ use crate::loom::sync::Arc;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::thread::JoinHandle;
 
 use parking_lot::{Condvar, Mutex};
 use seglog_fs::{FileSystem, RealFs};
@@ -109,8 +108,8 @@ pub(crate) struct Inner<F: FileSystem> {
     sync_done: Condvar,
     /// Wakes a round's leader that lingers for the appenders the last round released.
     linger_done: Condvar,
-    /// Background flushes started by rolls.
-    background: Mutex<Vec<JoinHandle<()>>>,
+    /// The flushes rolls started, run in order on at most one thread.
+    background: Mutex<append::RollFlushes<append::RollFlush<F>>>,
     /// Run the flush after a roll on the rolling thread (see `set_roll_flush_inline`).
     roll_flush_inline: std::sync::atomic::AtomicBool,
     /// Random draws for the roll jitter.

@@ -10,6 +10,7 @@
 
 mod group_commit;
 mod producer;
+mod roll_flush;
 mod validate;
 
 use crate::loom::sync::Arc;
@@ -25,6 +26,7 @@ use crate::config::MessageTimestampType;
 use crate::error::{Error, Result};
 use crate::producer::{AppendOrigin, TV_UNKNOWN, flush_snapshot};
 use producer::ProducerAnalysis;
+pub(super) use roll_flush::{RollFlush, RollFlushes};
 
 /// What an append did (Kafka's `LogAppendInfo`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,16 +475,31 @@ impl<F: FileSystem> Inner<F> {
             let _ = self.flush_after_roll_with_snapshot(offset, &rolled, snapshot.as_deref());
             return;
         }
+        let mut background = self.background.lock();
+        let start = background.push(RollFlush {
+            offset,
+            rolled,
+            snapshot,
+        });
+        if !start {
+            // The running worker takes it after the flushes queued before it.
+            return;
+        }
         let me = self.me.clone();
-        let handle = std::thread::spawn(move || {
-            if let Some(inner) = me.upgrade() {
+        let worker = std::thread::spawn(move || {
+            while let Some(inner) = me.upgrade() {
+                let Some(job) = inner.background.lock().next() else {
+                    return;
+                };
                 // A failure leaves the recovery point where it was: the next flush retries.
-                let _ = inner.flush_after_roll_with_snapshot(offset, &rolled, snapshot.as_deref());
+                let _ = inner.flush_after_roll_with_snapshot(
+                    job.offset,
+                    &job.rolled,
+                    job.snapshot.as_deref(),
+                );
             }
         });
-        let mut background = self.background.lock();
-        background.retain(|h| !h.is_finished());
-        background.push(handle);
+        background.started(worker);
     }
 
     /// The roll's snapshot synced (a snapshot that retention has renamed `.deleted` since needs
