@@ -3,9 +3,10 @@
 //! with `PartitionLog::open` after a clean shutdown (`scale_open_clean`) and after an unclean one
 //! with the recovery point halfway (`scale_open_unclean`), each open's answer checked.
 //!
-//! The segments are written and opened in one process under the process's open-file limit
-//! (`ulimit -n`): a log that keeps a descriptor per segment fails here with EMFILE once the
-//! segments outnumber it, and the xtask records that failure.
+//! seglog keeps a descriptor per segment's `.log`, as Kafka does, so a log of many segments needs
+//! an open-file limit above its segment count: the process raises its own (`ulimit -n`), as
+//! Kafka's operators are told to, up to the kernel's `fs.nr_open` (as root) and says so in the
+//! note; a size beyond what it can raise to fails with EMFILE, and the xtask records that.
 
 #![allow(
     clippy::field_reassign_with_default,
@@ -34,8 +35,42 @@ fn batch_at(builder: &mut BatchBuilder, value: &[u8], base: i64, out: &mut Vec<u
     Ok(())
 }
 
+/// Raises this process's open-file limit to at least `needed` where it can (the soft limit up to
+/// the hard one; the hard one too when privileged, up to `fs.nr_open`); returns the soft limit.
+fn raise_open_file_limit(needed: u64) -> Result<u64> {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let now = getrlimit(Resource::Nofile);
+    let (soft, hard) = (
+        now.current.unwrap_or(u64::MAX),
+        now.maximum.unwrap_or(u64::MAX),
+    );
+    if soft >= needed {
+        return Ok(soft);
+    }
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(hard);
+    let target = needed.min(hard.max(nr_open));
+    let raised = Rlimit {
+        current: Some(target),
+        maximum: Some(hard.max(target)),
+    };
+    if setrlimit(Resource::Nofile, raised).is_err() {
+        // Unprivileged: as far as the hard limit goes.
+        let within = Rlimit {
+            current: Some(needed.min(hard)),
+            maximum: now.maximum,
+        };
+        setrlimit(Resource::Nofile, within).context("raising the open-file limit")?;
+    }
+    Ok(getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX))
+}
+
 pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
     let segments = p.segments.max(2) as usize;
+    // A descriptor per segment, and room for the rest of the process.
+    let fd_limit = raise_open_file_limit(segments as u64 + 4096)?;
     let per = SHAPES[0].records_per_batch as i64;
     let root = p.dir.join("scale-open");
     if root.exists() {
@@ -106,7 +141,7 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
             unit: "ms",
             samples,
             note: format!(
-                "PartitionLog::open of {segments} one-batch segments {}",
+                "PartitionLog::open of {segments} one-batch segments {} (open-file limit {fd_limit})",
                 if clean {
                     "after a clean shutdown"
                 } else {
