@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 impl<F: FileSystem> Inner<F> {
     /// Steps 5 and 6's cuts and index rebuilds, as planned: each cut tail is copied to the
     /// quarantine (durably) before the segment is cut; then the segment is recovered, which cuts
-    /// at the planned byte and rebuilds its indexes. A segment whose index cannot take its
+    /// at the planned byte and rebuilds its indexes (a segment the plan found valid has only its
+    /// indexes rebuilt, from the batch headers). A segment whose index cannot take its
     /// entries is emptied, as Kafka does ("Found invalid offset during recovery"), after the
     /// same copy, and the segments after it are dropped; where the plan foresaw no drop (so no
     /// quarantine exists) and `discard` is off, the load fails instead and drops nothing.
@@ -63,7 +64,14 @@ impl<F: FileSystem> Inner<F> {
             } else if let Some(cut) = cut {
                 report.moved.push((cut.log.clone(), None));
             }
-            match segment.recover_before(next_base) {
+            // The plan's scan checked every batch of a segment it does not cut: only the
+            // indexes are rebuilt, from the batch headers, without a second read of every byte.
+            let recovery = if cut.is_some() {
+                segment.recover_before(next_base)
+            } else {
+                segment.rebuild_indexes()
+            };
+            match recovery {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
                     if recovered.valid_bytes != planned {

@@ -9,14 +9,15 @@ use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
 use seglog_segment::LogSegment;
-use seglog_segment::scan::{Scan, ScanEnd};
+use seglog_segment::scan::{BatchHeader, Scan, ScanEnd};
 use seglog_segment::txn_index::AbortedTxn;
 
 use super::{Inner, SegmentMap, range_overlapping};
 use crate::error::{Error, Result};
 use crate::producer::{
-    AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerAppendInfo,
-    ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id, replay_batch,
+    AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, NO_PRODUCER_ID,
+    ProducerAppendInfo, ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id,
+    replay_batch,
 };
 
 /// Kafka's static `rebuildProducerState`: brings `manager` to `last_offset`. With no snapshot
@@ -79,6 +80,12 @@ pub(crate) fn rebuild_producer_state<F: FileSystem>(
     Ok(corrupt)
 }
 
+/// Whether a batch's header says it carries producer state: a v2 batch with a producer id
+/// (Kafka's `hasProducerId`), the only batches a replay reads whole.
+pub(super) fn carries_producer_state(h: &BatchHeader) -> bool {
+    h.magic >= 2 && h.producer_id > NO_PRODUCER_ID
+}
+
 /// The byte where the batch holding `offset` starts (0 at or below the base, without a lookup).
 fn position_of<F: FileSystem>(segment: &LogSegment<F>, offset: i64) -> Result<Option<u64>> {
     if offset <= segment.base_offset() {
@@ -103,12 +110,14 @@ fn load_producers_from_segment<F: FileSystem>(
     let mut order = Vec::new();
     let mut completed: Vec<CompletedTxn> = Vec::new();
     let mut failure = None;
-    let scan = segment.scan_batches(from, |position, framed| {
-        if position >= max_position {
+    // Only the batches with a producer id are read whole (a legacy entry carries no producer
+    // state); the walk goes from header to header over the others.
+    let wanted = |h: &BatchHeader| h.position < max_position && carries_producer_state(h);
+    let scan = segment.scan_selected_batches(from, wanted, |h, framed| {
+        if h.position >= max_position {
             return Ok(ControlFlow::Break(()));
         }
-        let Ok(batch) = framed.v2() else {
-            // A legacy entry carries no producer state.
+        let Some(Ok(batch)) = framed.map(|f| f.v2()) else {
             return Ok(ControlFlow::Continue(()));
         };
         if !has_producer_id(&batch) {
@@ -162,10 +171,20 @@ pub(crate) fn replay_segment<F: FileSystem>(
 ) -> Result<Vec<AbortedTxn>> {
     let mut aborted = Vec::new();
     let mut failure = None;
-    segment.scan_batches(0, |_, framed| {
-        if let Ok(batch) = framed.v2()
-            && let Err(e) = replay_batch(manager, &batch, &mut aborted)
-        {
+    // A v2 batch without a producer id only moves the state's end offset (`recover_batch`):
+    // its header says where, so only the batches with one are read whole.
+    segment.scan_selected_batches(0, carries_producer_state, |h, framed| {
+        let replayed = match framed.map(|f| f.v2()) {
+            Some(Ok(batch)) => replay_batch(manager, &batch, &mut aborted),
+            Some(Err(_)) => Ok(()),
+            None => {
+                if h.magic >= 2 {
+                    manager.update_map_end_offset(h.last_offset.saturating_add(1));
+                }
+                Ok(())
+            }
+        };
+        if let Err(e) = replayed {
             failure = Some(e);
             return Ok(ControlFlow::Break(()));
         }
