@@ -20,28 +20,34 @@ const CHUNK: usize = 256 << 10;
 
 /// The aborted transactions recovery writes for the valid batches of `log` (a segment at
 /// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
-/// into `manager` (Kafka's `updateProducerState` per batch). On a batch producer state refuses,
-/// or a read failure: its byte position and why.
+/// into `manager` (Kafka's `updateProducerState` per batch). `verified` is the valid prefix a
+/// scan with recovery's rules and the same `next_base` has just found (the recovery plan's),
+/// else the prefix is found here by that scan. On a batch producer state refuses, or a read
+/// failure: its byte position and why.
 pub(crate) fn replay_log<F: FileSystem>(
     fs: &F,
     manager: &mut ProducerStateManager<F>,
-    base: i64,
-    next_base: Option<i64>,
+    (base, next_base): (i64, Option<i64>),
     log: &Path,
     from: i64,
+    verified: Option<u64>,
 ) -> Result<Vec<AbortedTxn>, (u64, String)> {
     let io = |e: Error| (0, e.to_string());
     let file = fs
         .open(log, OpenMode::ReadOnly)
         .map_err(|e| io(Error::io(log, e)))?;
-    let size = file.len().map_err(|e| io(Error::io(log, e)))?;
-    let bounds = OffsetBounds {
-        base_offset: base,
-        next_base_offset: next_base,
+    let valid = if let Some(valid) = verified {
+        valid
+    } else {
+        let size = file.len().map_err(|e| io(Error::io(log, e)))?;
+        let bounds = OffsetBounds {
+            base_offset: base,
+            next_base_offset: next_base,
+        };
+        scan_verified(&file, log, size, CHUNK, bounds, |_| Ok(()))
+            .map_err(|e| io(e.into()))?
+            .valid_bytes
     };
-    let valid = scan_verified(&file, log, size, CHUNK, bounds, |_| Ok(()))
-        .map_err(|e| io(e.into()))?
-        .valid_bytes;
     let mut aborted = Vec::new();
     let mut refused = None;
     // Only the batches with a producer id are read whole; of the others, a v2 batch moves the
