@@ -5,9 +5,11 @@ use seglog_mmap_index::TimestampOffset;
 
 use std::ops::ControlFlow;
 
-use super::{BatchFacts, HEADER_WINDOW, LogSegment, UNKNOWN, Writer, index_batch};
+use seglog_record_format::FramedBatch;
+
+use super::{BatchFacts, LogSegment, UNKNOWN, Writer, index_batch};
 use crate::error::{Error, Result};
-use crate::scan::{Scan, ScanEnd, scan_headers};
+use crate::scan::{BatchHeader, Scan, ScanEnd, scan_selected};
 use crate::verify::{OffsetBounds, scan_verified};
 pub use crate::verify::{RecoveryStop, StopReason};
 
@@ -93,6 +95,18 @@ impl<F: FileSystem> LogSegment<F> {
     /// changed. The report's `valid_bytes` is where the walk of whole batches ended: anything
     /// but the scan's valid prefix means the file changed since, and the caller must stop.
     pub fn rebuild_indexes(&self) -> Result<RecoveryReport> {
+        self.rebuild_indexes_with(|_| false, |_, _| Ok(()))
+    }
+
+    /// [`LogSegment::rebuild_indexes`] handing each batch to `f` in the same walk, read whole
+    /// when `whole` asks for it (as [`crate::scan::scan_selected`] does): Kafka's `recover`
+    /// replays producer state in its index walk, and so can the caller, without a second walk.
+    /// An error of `f` stops the walk and is returned, the indexes left reset.
+    pub fn rebuild_indexes_with(
+        &self,
+        whole: impl FnMut(&BatchHeader) -> bool,
+        mut f: impl FnMut(&BatchHeader, Option<FramedBatch<'_>>) -> Result<()>,
+    ) -> Result<RecoveryReport> {
         let path = self.log_path();
         let mut w = self.writer.lock();
         self.reset_indexes(&mut w)?;
@@ -100,13 +114,14 @@ impl<F: FileSystem> LogSegment<F> {
         let size = self.size();
         let mut batches = 0_u64;
         let mut valid_bytes = 0_u64;
-        let scan = scan_headers(&self.log, &path, 0, size, HEADER_WINDOW, |h| {
+        let scan = scan_selected(&self.log, &path, 0, size, whole, |h, framed| {
             let facts = BatchFacts {
                 last_offset: h.last_offset,
                 max_timestamp: h.max_timestamp,
                 size: h.size,
             };
             index_batch(&mut w, interval, &facts, h.position)?;
+            f(h, framed)?;
             batches += 1;
             valid_bytes = h.position + h.size;
             Ok(ControlFlow::<()>::Continue(()))
