@@ -228,6 +228,13 @@ fn parse_framed(
 
 /// Writes `text` to `path` through `<path>.tmp`: write, fsync, rename, directory fsync.
 fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
+    write_and_rename(fs, path, text)?;
+    sync_parent(fs, path)
+}
+
+/// `text` written to `<path>.tmp`, fsynced and renamed to `path`: durable once `path`'s
+/// directory is fsynced.
+fn write_and_rename<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
     let mut tmp = path.to_path_buf().into_os_string();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
@@ -237,8 +244,36 @@ fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()
     file.write_all_at(text.as_bytes(), 0).map_err(io_err)?;
     file.sync_data().map_err(io_err)?;
     drop(file);
-    fs.rename(&tmp, path).map_err(|e| Error::io(path, e))?;
-    if let Some(dir) = path.parent() {
+    fs.rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+fn sync_parent<F: FileSystem>(fs: &F, path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) => fs.sync_dir(dir).map_err(|e| Error::io(dir, e)),
+        None => Ok(()),
+    }
+}
+
+/// Writes offset checkpoints as [`OffsetCheckpoint::write`] does, each file
+/// written, fsynced and renamed in turn, with one fsync of the directory at the end covering
+/// every rename (a log directory's recovery points and log start offsets; one fsync per
+/// directory): when this returns
+/// all are durable. A crash before may leave any of them old, each whole, as Kafka's
+/// separately scheduled checkpoints can.
+pub(crate) fn write_offset_checkpoints<F: FileSystem>(
+    fs: &F,
+    files: &[(&Path, &BTreeMap<TopicPartition, i64>)],
+) -> Result<()> {
+    let mut dirs: Vec<&Path> = Vec::new();
+    for (path, entries) in files {
+        write_and_rename(fs, path, &render(entries))?;
+        if let Some(dir) = path.parent()
+            && !dirs.contains(&dir)
+        {
+            dirs.push(dir);
+        }
+    }
+    for dir in dirs {
         fs.sync_dir(dir).map_err(|e| Error::io(dir, e))?;
     }
     Ok(())
@@ -445,5 +480,33 @@ mod tests {
         let after = OffsetCheckpoint::new(fs.crash(Tear::DropAll), cp.path());
         assert_eq!(after.read().unwrap(), sample());
         assert!(!fs.exists(Path::new("/logs/recovery-point-offset-checkpoint.tmp")));
+    }
+
+    #[test]
+    fn checkpoints_written_together_are_durable() {
+        let fs = SimFs::new();
+        fs.create_dir_all(Path::new("/logs")).unwrap();
+        let recovery = Path::new("/logs/recovery-point-offset-checkpoint");
+        let starts = Path::new("/logs/log-start-offset-checkpoint");
+        let mut later = sample();
+        for offset in later.values_mut() {
+            *offset += 1;
+        }
+        write_offset_checkpoints(&fs, &[(recovery, &sample()), (starts, &later)]).unwrap();
+        // One directory fsync covered both renames: a power loss right after keeps both.
+        let crashed = fs.crash(Tear::DropAll);
+        assert_eq!(
+            OffsetCheckpoint::new(crashed.clone(), recovery)
+                .read()
+                .unwrap(),
+            sample()
+        );
+        assert_eq!(
+            OffsetCheckpoint::new(crashed.clone(), starts)
+                .read()
+                .unwrap(),
+            later
+        );
+        assert!(!crashed.exists(Path::new("/logs/log-start-offset-checkpoint.tmp")));
     }
 }

@@ -286,6 +286,41 @@ pub fn scan_headers<F: ReadSource + ?Sized, T>(
     }
 }
 
+/// Walks the batches of `[start, end)` by their headers, as [`scan_headers`] does, reading a
+/// batch whole only when `whole` asks for it: for work that needs the bodies of a few batches
+/// (producer state reads a control batch's marker and a data batch's header), so that the
+/// others are never copied out of the page cache. The callback gets each header, with the
+/// batch's bytes when they were read.
+pub fn scan_selected<F: ReadSource + ?Sized, T>(
+    file: &F,
+    path: &Path,
+    start: u64,
+    end: u64,
+    mut whole: impl FnMut(&BatchHeader) -> bool,
+    mut f: impl FnMut(&BatchHeader, Option<FramedBatch<'_>>) -> Result<ControlFlow<T>>,
+) -> Result<Scan<T>> {
+    let mut buf = Vec::new();
+    scan_headers(file, path, start, end, MAX_HEADER_WINDOW, |h| {
+        if !whole(&h) {
+            return f(&h, None);
+        }
+        buf.resize(usize::try_from(h.size).unwrap_or(usize::MAX), 0);
+        let n = read_up_to(file, path, &mut buf, h.position)?;
+        match rf::batches(buf.get(..n).unwrap_or_default()).next() {
+            Some(Ok(framed)) if n == buf.len() => f(&h, Some(framed)),
+            // The header was read a moment ago: the file changed under the walk.
+            _ => Err(Error::io(
+                path,
+                "read",
+                std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    format!("the batch at byte {} ended early", h.position),
+                ),
+            )),
+        }
+    })
+}
+
 /// [`scan_headers`] reading windows of `buf.len()` bytes into `buf`.
 fn scan_with<F: ReadSource + ?Sized, T>(
     buf: &mut [u8],

@@ -8,7 +8,10 @@ use std::path::Path;
 use seglog_fs::FileSystem;
 
 use super::{LogDir, LogDirReport, Scope};
-use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT};
+use crate::checkpoint::{
+    LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT,
+    write_offset_checkpoints,
+};
 use crate::error::Result;
 use crate::topic_partition::TopicPartition;
 
@@ -82,10 +85,14 @@ impl<F: FileSystem> LogDir<F> {
                 starts.insert(tp, log.log_start_offset());
             }
         }
-        OffsetCheckpoint::new(self.fs.clone(), self.path.join(RECOVERY_POINT_CHECKPOINT))
-            .write(&recovery)?;
-        OffsetCheckpoint::new(self.fs.clone(), self.path.join(LOG_START_OFFSET_CHECKPOINT))
-            .write(&starts)?;
-        Ok(())
+        // Both renames made durable by one fsync of the directory, before anything (the
+        // clean-shutdown marker) relies on them.
+        write_offset_checkpoints(
+            &self.fs,
+            &[
+                (&self.path.join(RECOVERY_POINT_CHECKPOINT), &recovery),
+                (&self.path.join(LOG_START_OFFSET_CHECKPOINT), &starts),
+            ],
+        )
     }
 }

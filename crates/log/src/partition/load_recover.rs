@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use seglog_fs::FileSystem;
-use seglog_segment::naming;
+use seglog_segment::{LogSegment, RecoveryReport, naming};
 
 use super::load::{LoadOptions, LoadReport};
-use super::producer_load::TxnRecovery;
+use super::producer_load::{SegmentReplay, TxnRecovery, carries_producer_state};
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
 use super::{Inner, SegmentMap};
@@ -16,7 +16,8 @@ use crate::error::{Error, Result};
 impl<F: FileSystem> Inner<F> {
     /// Steps 5 and 6's cuts and index rebuilds, as planned: each cut tail is copied to the
     /// quarantine (durably) before the segment is cut; then the segment is recovered, which cuts
-    /// at the planned byte and rebuilds its indexes. A segment whose index cannot take its
+    /// at the planned byte and rebuilds its indexes (a segment the plan found valid has only its
+    /// indexes rebuilt, from the batch headers). A segment whose index cannot take its
     /// entries is emptied, as Kafka does ("Found invalid offset during recovery"), after the
     /// same copy, and the segments after it are dropped; where the plan foresaw no drop (so no
     /// quarantine exists) and `discard` is off, the load fails instead and drops nothing.
@@ -63,7 +64,9 @@ impl<F: FileSystem> Inner<F> {
             } else if let Some(cut) = cut {
                 report.moved.push((cut.log.clone(), None));
             }
-            match segment.recover_before(next_base) {
+            let (recovery, replay) =
+                self.rebuild_segment(&mut txn, segments, segment, cut.is_some(), next_base)?;
+            match recovery {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
                     if recovered.valid_bytes != planned {
@@ -76,7 +79,13 @@ impl<F: FileSystem> Inner<F> {
                             ),
                         });
                     }
-                    self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
+                    if let Some((manager, aborted)) =
+                        replay.map(SegmentReplay::finish).transpose()?
+                    {
+                        Self::finish_txn_index(manager, segment, next_base, aborted, true)?;
+                    } else {
+                        self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
+                    }
                     if cut.is_some() {
                         // The cut durable before the quarantine is marked done: a power loss
                         // must not bring back a tail whose copy a finished directory holds.
@@ -135,4 +144,34 @@ fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
         naming::txn_index_file(dir, base, ""),
         naming::log_file(dir, base, ""),
     ]
+}
+
+impl<F: FileSystem> Inner<F> {
+    /// A segment recovered (`cut`: checked again and cut, as planned), or, the plan's scan
+    /// having checked every batch of one it does not cut, only its indexes rebuilt from the
+    /// batch headers, with producer state replayed into the load's manager in the same walk
+    /// (returned for the caller to finish; a refused batch fails the load once the indexes are
+    /// whole).
+    fn rebuild_segment<'m>(
+        &self,
+        txn: &'m mut TxnRecovery<F>,
+        segments: &SegmentMap<F>,
+        segment: &LogSegment<F>,
+        cut: bool,
+        next_base: Option<i64>,
+    ) -> Result<(
+        seglog_segment::Result<RecoveryReport>,
+        Option<SegmentReplay<'m, F>>,
+    )> {
+        if cut {
+            return Ok((segment.recover_before(next_base), None));
+        }
+        let manager = self.producer_state_before(txn, segments, segment)?;
+        let mut replay = SegmentReplay::new(manager);
+        let rebuilt = segment.rebuild_indexes_with(carries_producer_state, |h, framed| {
+            replay.batch(h, framed);
+            Ok(())
+        });
+        Ok((rebuilt, Some(replay)))
+    }
 }

@@ -33,6 +33,9 @@ struct Planner<'a, F> {
     plan: RecoveryPlan,
     /// The end offset (exclusive) of each segment scanned.
     scan_ends: BTreeMap<i64, i64>,
+    /// Of each segment scanned (not a `.swap`): the next base offset its scan was bounded by
+    /// and the valid prefix it found, which the `.txnindex` check then need not scan again.
+    verified: BTreeMap<i64, (Option<i64>, u64)>,
 }
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
@@ -55,6 +58,7 @@ pub fn plan_partition<F: FileSystem>(
             ..RecoveryPlan::default()
         },
         scan_ends: BTreeMap::new(),
+        verified: BTreeMap::new(),
     };
     if !fs.is_dir(dir) {
         return Ok(planner.plan);
@@ -117,6 +121,7 @@ impl<F: FileSystem> Planner<'_, F> {
         if segment.suffix.is_empty() {
             self.scan_ends
                 .insert(base, scan.last_offset.map_or(base, |o| o + 1));
+            self.verified.insert(base, (next, scan.valid_bytes));
         }
         Ok(scan)
     }
@@ -440,6 +445,7 @@ impl<F: FileSystem> Planner<'_, F> {
             live,
             &kept,
             &self.plan,
+            &self.verified,
             options.log_start_offset,
         )?;
         for (base, why) in rewrites {

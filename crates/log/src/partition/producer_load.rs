@@ -8,15 +8,17 @@ use std::ops::ControlFlow;
 use std::sync::atomic::Ordering;
 
 use seglog_fs::FileSystem;
+use seglog_record_format::FramedBatch;
 use seglog_segment::LogSegment;
-use seglog_segment::scan::{Scan, ScanEnd};
+use seglog_segment::scan::{BatchHeader, Scan, ScanEnd};
 use seglog_segment::txn_index::AbortedTxn;
 
 use super::{Inner, SegmentMap, range_overlapping};
 use crate::error::{Error, Result};
 use crate::producer::{
-    AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerAppendInfo,
-    ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id, replay_batch,
+    AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, NO_PRODUCER_ID,
+    ProducerAppendInfo, ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id,
+    replay_batch,
 };
 
 /// Kafka's static `rebuildProducerState`: brings `manager` to `last_offset`. With no snapshot
@@ -79,6 +81,12 @@ pub(crate) fn rebuild_producer_state<F: FileSystem>(
     Ok(corrupt)
 }
 
+/// Whether a batch's header says it carries producer state: a v2 batch with a producer id
+/// (Kafka's `hasProducerId`), the only batches a replay reads whole.
+pub(super) fn carries_producer_state(h: &BatchHeader) -> bool {
+    h.magic >= 2 && h.producer_id > NO_PRODUCER_ID
+}
+
 /// The byte where the batch holding `offset` starts (0 at or below the base, without a lookup).
 fn position_of<F: FileSystem>(segment: &LogSegment<F>, offset: i64) -> Result<Option<u64>> {
     if offset <= segment.base_offset() {
@@ -103,12 +111,14 @@ fn load_producers_from_segment<F: FileSystem>(
     let mut order = Vec::new();
     let mut completed: Vec<CompletedTxn> = Vec::new();
     let mut failure = None;
-    let scan = segment.scan_batches(from, |position, framed| {
-        if position >= max_position {
+    // Only the batches with a producer id are read whole (a legacy entry carries no producer
+    // state); the walk goes from header to header over the others.
+    let wanted = |h: &BatchHeader| h.position < max_position && carries_producer_state(h);
+    let scan = segment.scan_selected_batches(from, wanted, |h, framed| {
+        if h.position >= max_position {
             return Ok(ControlFlow::Break(()));
         }
-        let Ok(batch) = framed.v2() else {
-            // A legacy entry carries no producer state.
+        let Some(Ok(batch)) = framed.map(|f| f.v2()) else {
             return Ok(ControlFlow::Continue(()));
         };
         if !has_producer_id(&batch) {
@@ -160,20 +170,67 @@ pub(crate) fn replay_segment<F: FileSystem>(
     manager: &mut ProducerStateManager<F>,
     segment: &LogSegment<F>,
 ) -> Result<Vec<AbortedTxn>> {
-    let mut aborted = Vec::new();
-    let mut failure = None;
-    segment.scan_batches(0, |_, framed| {
-        if let Ok(batch) = framed.v2()
-            && let Err(e) = replay_batch(manager, &batch, &mut aborted)
-        {
-            failure = Some(e);
-            return Ok(ControlFlow::Break(()));
-        }
-        Ok(ControlFlow::Continue(()))
+    let mut replay = SegmentReplay::new(manager);
+    segment.scan_selected_batches(0, carries_producer_state, |h, framed| {
+        Ok(if replay.batch(h, framed) {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        })
     })?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(aborted),
+    replay.finish().map(|(_, aborted)| aborted)
+}
+
+/// [`replay_segment`] fed batch by batch by a walk over a segment, its batches with producer
+/// state ([`carries_producer_state`]) read whole: the walk may be another one's, such as the
+/// index rebuild's.
+pub(super) struct SegmentReplay<'m, F: FileSystem> {
+    manager: &'m mut ProducerStateManager<F>,
+    aborted: Vec<AbortedTxn>,
+    failure: Option<Error>,
+}
+
+impl<'m, F: FileSystem> SegmentReplay<'m, F> {
+    pub(super) fn new(manager: &'m mut ProducerStateManager<F>) -> Self {
+        Self {
+            manager,
+            aborted: Vec::new(),
+            failure: None,
+        }
+    }
+
+    /// Replays one batch; false once producer state refused a batch (the later ones are not
+    /// replayed).
+    pub(super) fn batch(&mut self, h: &BatchHeader, framed: Option<FramedBatch<'_>>) -> bool {
+        if self.failure.is_some() {
+            return false;
+        }
+        // A v2 batch without a producer id only moves the state's end offset (`recover_batch`):
+        // its header says where, so only the batches with one are read whole.
+        let replayed = match framed.map(|f| f.v2()) {
+            Some(Ok(batch)) => replay_batch(self.manager, &batch, &mut self.aborted),
+            Some(Err(_)) => Ok(()),
+            None => {
+                if h.magic >= 2 {
+                    self.manager
+                        .update_map_end_offset(h.last_offset.saturating_add(1));
+                }
+                Ok(())
+            }
+        };
+        if let Err(e) = replayed {
+            self.failure = Some(e);
+            return false;
+        }
+        true
+    }
+
+    /// The manager back, and the aborted transactions completed; or the refusal.
+    pub(super) fn finish(self) -> Result<(&'m mut ProducerStateManager<F>, Vec<AbortedTxn>)> {
+        match self.failure {
+            Some(e) => Err(e),
+            None => Ok((self.manager, self.aborted)),
+        }
     }
 }
 
@@ -235,10 +292,6 @@ impl<F: FileSystem> Inner<F> {
     /// by the plan is recovered only if its `.txnindex` differs from what recovery writes. A
     /// snapshot is taken at the end of the segment, as Kafka does. Returns whether the
     /// `.txnindex` was rewritten.
-    ///
-    /// Kafka makes a fresh manager (listing the directory) per segment; one manager serves every
-    /// segment of a load here, with the producers a fresh load would drop as expired dropped
-    /// first, which gives the same state and snapshots without a listing per segment.
     pub(super) fn recover_txn_index(
         &self,
         recovery: &mut TxnRecovery<F>,
@@ -247,15 +300,33 @@ impl<F: FileSystem> Inner<F> {
         next_base_offset: Option<i64>,
         recovered: bool,
     ) -> Result<bool> {
-        let base = segment.base_offset();
+        let manager = self.producer_state_before(recovery, segments, segment)?;
+        let aborted = replay_segment(manager, segment)?;
+        Self::finish_txn_index(manager, segment, next_base_offset, aborted, recovered)
+    }
+
+    /// The load's manager rebuilt up to `segment`'s base offset (the start of Kafka's
+    /// `recoverSegment`), ready for the segment's batches.
+    ///
+    /// Kafka makes a fresh manager (listing the directory) per segment; one manager serves every
+    /// segment of a load here, with the producers a fresh load would drop as expired dropped
+    /// first, which gives the same state and snapshots without a listing per segment.
+    pub(super) fn producer_state_before<'r>(
+        &self,
+        recovery: &'r mut TxnRecovery<F>,
+        segments: &SegmentMap<F>,
+        segment: &LogSegment<F>,
+    ) -> Result<&'r mut ProducerStateManager<F>> {
         let now = self.time.now_ms();
-        let manager = match &mut recovery.manager {
-            Some(m) => {
+        let manager = match recovery.manager.take() {
+            Some(mut m) => {
                 m.remove_expired_producers(now);
                 m
             }
-            None => recovery.manager.insert(self.new_producer_state()?),
+            None => self.new_producer_state()?,
         };
+        let manager = recovery.manager.insert(manager);
+        let base = segment.base_offset();
         rebuild_producer_state(
             manager,
             segments,
@@ -265,7 +336,18 @@ impl<F: FileSystem> Inner<F> {
             now,
             false,
         )?;
-        let aborted = replay_segment(manager, segment)?;
+        Ok(manager)
+    }
+
+    /// The end of [`Inner::recover_txn_index`], once the segment's batches are replayed into
+    /// `manager` and gave `aborted`.
+    pub(super) fn finish_txn_index(
+        manager: &mut ProducerStateManager<F>,
+        segment: &LogSegment<F>,
+        next_base_offset: Option<i64>,
+        aborted: Vec<AbortedTxn>,
+        recovered: bool,
+    ) -> Result<bool> {
         let rewrite = recovered || segment.all_aborted_txns()? != aborted;
         if rewrite {
             if !recovered {

@@ -2,6 +2,7 @@
 //! recovery sets aside (past the log end it leaves, or corrupt where Kafka's load would try them)
 //! and whether a `.txnindex` passes Kafka's sanity check.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
@@ -120,7 +121,9 @@ pub(super) fn plan_snapshots<F: FileSystem>(
 /// read-only as the loader's rebuild finds it, from the latest usable snapshot above
 /// `log_start` and at or below the first such segment (else from empty; one that cannot be read
 /// fails the plan, as it would fail the load), through `segments`
-/// (base offset and suffix on disk, ascending, the dropped ones left out).
+/// (base offset and suffix on disk, ascending, the dropped ones left out). A segment's valid
+/// prefix is taken from `verified` (the plan's scans: next base offset bounded by, valid bytes)
+/// where that scan had the bounds the replay has, else scanned again.
 ///
 /// # Errors
 ///
@@ -131,6 +134,7 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
     live: &[PartitionFile],
     segments: &[(i64, &str)],
     plan: &RecoveryPlan,
+    verified: &BTreeMap<i64, (Option<i64>, u64)>,
     log_start: i64,
 ) -> Result<Vec<(i64, String)>> {
     let candidates: Vec<i64> = plan
@@ -168,8 +172,13 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
             break;
         }
         let log = naming::log_file(dir, *base, suffix);
+        let prefix = verified
+            .get(base)
+            .filter(|(next, _)| suffix.is_empty() && *next == next_base)
+            .map(|(_, valid)| *valid);
         // A batch the replay refuses fails the load itself; the plan leaves that to it.
-        let Ok(expected) = replay_log(fs, &mut manager, *base, next_base, &log, from) else {
+        let Ok(expected) = replay_log(fs, &mut manager, (*base, next_base), &log, from, prefix)
+        else {
             break;
         };
         if !candidates.contains(base) {

@@ -6,48 +6,67 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
-use seglog_segment::scan::scan_batches;
+use seglog_segment::scan::{BatchHeader, scan_selected};
 use seglog_segment::txn_index::AbortedTxn;
 use seglog_segment::verify::{OffsetBounds, scan_verified};
 
+use super::producer_load::carries_producer_state;
 use crate::error::{Error, Result};
 use crate::producer::{ProducerStateManager, replay_batch};
 
+/// The check reads the `.log` in chunks of this size, recovery's: a chunk still in L2 when its
+/// CRC is computed (docs/perf/recovery.md).
+const CHUNK: usize = 256 << 10;
+
 /// The aborted transactions recovery writes for the valid batches of `log` (a segment at
 /// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
-/// into `manager` (Kafka's `updateProducerState` per batch). On a batch producer state refuses,
-/// or a read failure: its byte position and why.
+/// into `manager` (Kafka's `updateProducerState` per batch). `verified` is the valid prefix a
+/// scan with recovery's rules and the same `next_base` has just found (the recovery plan's),
+/// else the prefix is found here by that scan. On a batch producer state refuses, or a read
+/// failure: its byte position and why.
 pub(crate) fn replay_log<F: FileSystem>(
     fs: &F,
     manager: &mut ProducerStateManager<F>,
-    base: i64,
-    next_base: Option<i64>,
+    (base, next_base): (i64, Option<i64>),
     log: &Path,
     from: i64,
+    verified: Option<u64>,
 ) -> Result<Vec<AbortedTxn>, (u64, String)> {
     let io = |e: Error| (0, e.to_string());
     let file = fs
         .open(log, OpenMode::ReadOnly)
         .map_err(|e| io(Error::io(log, e)))?;
-    let size = file.len().map_err(|e| io(Error::io(log, e)))?;
-    let bounds = OffsetBounds {
-        base_offset: base,
-        next_base_offset: next_base,
+    let valid = if let Some(valid) = verified {
+        valid
+    } else {
+        let size = file.len().map_err(|e| io(Error::io(log, e)))?;
+        let bounds = OffsetBounds {
+            base_offset: base,
+            next_base_offset: next_base,
+        };
+        scan_verified(&file, log, size, CHUNK, bounds, |_| Ok(()))
+            .map_err(|e| io(e.into()))?
+            .valid_bytes
     };
-    let valid = scan_verified(&file, log, size, 8 << 20, bounds, |_| Ok(()))
-        .map_err(|e| io(e.into()))?
-        .valid_bytes;
     let mut aborted = Vec::new();
     let mut refused = None;
-    scan_batches(&file, log, 0, valid, 8 << 20, |position, framed| {
-        let Ok(batch) = framed.v2() else {
-            return Ok(ControlFlow::Continue(()));
-        };
-        if batch.last_offset() < from {
+    // Only the batches with a producer id are read whole; of the others, a v2 batch moves the
+    // state's end offset, as `recover_batch` does, and a legacy entry is skipped.
+    let wanted = |h: &BatchHeader| h.last_offset >= from && carries_producer_state(h);
+    scan_selected(&file, log, 0, valid, wanted, |h, framed| {
+        if h.magic < 2 || h.last_offset < from {
             return Ok(ControlFlow::Continue(()));
         }
-        if let Err(e) = replay_batch(manager, &batch, &mut aborted) {
-            refused = Some((position, e.to_string()));
+        let replayed = match framed.map(|f| f.v2()) {
+            Some(Ok(batch)) => replay_batch(manager, &batch, &mut aborted),
+            Some(Err(_)) => Ok(()),
+            None => {
+                manager.update_map_end_offset(h.last_offset.saturating_add(1));
+                Ok(())
+            }
+        };
+        if let Err(e) = replayed {
+            refused = Some((h.position, e.to_string()));
             return Ok(ControlFlow::Break(()));
         }
         Ok(ControlFlow::Continue(()))

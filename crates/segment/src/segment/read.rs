@@ -320,6 +320,21 @@ impl<F: FileSystem> LogSegment<F> {
         crate::scan::scan_batches(&self.log, &path, from, self.size(), 4 << 20, f)
     }
 
+    /// Walks the batches from byte `from` to the end by their headers, reading a batch whole
+    /// only when `whole` asks for it ([`crate::scan::scan_selected`]).
+    pub fn scan_selected_batches<T>(
+        &self,
+        from: u64,
+        whole: impl FnMut(&BatchHeader) -> bool,
+        f: impl FnMut(
+            &BatchHeader,
+            Option<seglog_record_format::FramedBatch<'_>>,
+        ) -> Result<ControlFlow<T>>,
+    ) -> Result<Scan<T>> {
+        let path = self.path();
+        crate::scan::scan_selected(&self.source(), &path, from, self.size(), whole, f)
+    }
+
     /// Walks the headers of the batches from byte `from` to the end, never reading a batch's body
     /// (for what needs only offsets, timestamps or producer ids of every batch).
     pub fn scan_batch_headers<T>(

@@ -3,13 +3,19 @@
 use seglog_fs::{File, FileSystem};
 use seglog_mmap_index::TimestampOffset;
 
-use super::{BatchFacts, LogSegment, UNKNOWN, index_batch};
+use std::ops::ControlFlow;
+
+use seglog_record_format::FramedBatch;
+
+use super::{BatchFacts, LogSegment, UNKNOWN, Writer, index_batch};
 use crate::error::{Error, Result};
+use crate::scan::{BatchHeader, Scan, ScanEnd, scan_selected};
 use crate::verify::{OffsetBounds, scan_verified};
 pub use crate::verify::{RecoveryStop, StopReason};
 
-/// Recovery reads the `.log` in chunks of this size.
-pub(super) const RECOVERY_CHUNK: usize = 4 * 1024 * 1024;
+/// Recovery reads the `.log` in chunks of this size: small enough that a chunk copied out of the
+/// page cache is still in the core's L2 cache when the CRC reads it (docs/perf/recovery.md).
+pub(crate) const RECOVERY_CHUNK: usize = 256 * 1024;
 
 /// What [`LogSegment::recover`] did.
 #[derive(Debug)]
@@ -47,13 +53,7 @@ impl<F: FileSystem> LogSegment<F> {
     pub fn recover_before(&self, next_base_offset: Option<i64>) -> Result<RecoveryReport> {
         let path = self.log_path();
         let mut w = self.writer.lock();
-        w.offset_index.get_mut()?.reset()?;
-        w.time_index.get_mut()?.reset()?;
-        // The entries come back only with producer state: see `LogSegment::append_aborted_txn`.
-        self.txn_index.lock().reset()?;
-        let reset = w.time_index.get_mut()?.last_entry();
-        w.set_max(reset);
-        w.bytes_since_last_index_entry = 0;
+        self.reset_indexes(&mut w)?;
         let interval = self.config.index_interval_bytes;
         let size = self.size();
         let bounds = OffsetBounds {
@@ -77,18 +77,7 @@ impl<F: FileSystem> LogSegment<F> {
                 .map_err(|e| Error::io(&path, "truncate", e))?;
             self.size.publish(valid_bytes);
         }
-        w.offset_index.get_mut()?.trim_to_valid_size()?;
-        let max = w.max_timestamp_and_offset;
-        w.time_index
-            .get_mut()?
-            .maybe_append(max.timestamp, max.offset, true)?;
-        w.time_index.get_mut()?.trim_to_valid_size()?;
-        // Kafka's recover leaves the in-memory counter alone; on a freshly opened segment it is 0.
-        w.bytes_since_last_index_entry = 0;
-        let index_entries = (
-            w.offset_index.get_mut()?.entries(),
-            w.time_index.get_mut()?.entries(),
-        );
+        let index_entries = finish_indexes(&mut w)?;
         Ok(RecoveryReport {
             valid_bytes,
             bytes_truncated,
@@ -96,6 +85,79 @@ impl<F: FileSystem> LogSegment<F> {
             index_entries,
             stop,
         })
+    }
+
+    /// The indexes [`LogSegment::recover_before`] writes, rebuilt from the batch headers alone,
+    /// for a segment whose every batch a scan with recovery's rules
+    /// ([`scan_segment`](crate::scan_segment), with the same next base offset) has just found
+    /// valid: recovery's index rule needs only each batch's position, size, last offset and
+    /// largest timestamp, so the second read and CRC of every byte is saved. The `.log` is not
+    /// changed. The report's `valid_bytes` is where the walk of whole batches ended: anything
+    /// but the scan's valid prefix means the file changed since, and the caller must stop.
+    pub fn rebuild_indexes(&self) -> Result<RecoveryReport> {
+        self.rebuild_indexes_with(|_| false, |_, _| Ok(()))
+    }
+
+    /// [`LogSegment::rebuild_indexes`] handing each batch to `f` in the same walk, read whole
+    /// when `whole` asks for it (as [`crate::scan::scan_selected`] does): Kafka's `recover`
+    /// replays producer state in its index walk, and so can the caller, without a second walk.
+    /// An error of `f` stops the walk and is returned, the indexes left reset.
+    pub fn rebuild_indexes_with(
+        &self,
+        whole: impl FnMut(&BatchHeader) -> bool,
+        mut f: impl FnMut(&BatchHeader, Option<FramedBatch<'_>>) -> Result<()>,
+    ) -> Result<RecoveryReport> {
+        let path = self.log_path();
+        let mut w = self.writer.lock();
+        self.reset_indexes(&mut w)?;
+        let interval = self.config.index_interval_bytes;
+        let size = self.size();
+        let mut batches = 0_u64;
+        let mut valid_bytes = 0_u64;
+        let scan = scan_selected(&self.log, &path, 0, size, whole, |h, framed| {
+            let facts = BatchFacts {
+                last_offset: h.last_offset,
+                max_timestamp: h.max_timestamp,
+                size: h.size,
+            };
+            index_batch(&mut w, interval, &facts, h.position)?;
+            f(h, framed)?;
+            batches += 1;
+            valid_bytes = h.position + h.size;
+            Ok(ControlFlow::<()>::Continue(()))
+        })?;
+        let stop = match scan {
+            Scan::Ended(ScanEnd::Clean { position }) if position == size => None,
+            Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
+                position,
+                reason: StopReason::Invalid(error),
+            }),
+            _ => Some(RecoveryStop {
+                position: valid_bytes,
+                reason: StopReason::TornTail,
+            }),
+        };
+        let index_entries = finish_indexes(&mut w)?;
+        Ok(RecoveryReport {
+            valid_bytes,
+            bytes_truncated: 0,
+            batches,
+            index_entries,
+            stop,
+        })
+    }
+
+    /// Recovery's start: both indexes and the `.txnindex` emptied, the largest timestamp and the
+    /// index counter reset.
+    fn reset_indexes(&self, w: &mut Writer) -> Result<()> {
+        w.offset_index.get_mut()?.reset()?;
+        w.time_index.get_mut()?.reset()?;
+        // The entries come back only with producer state: see `LogSegment::append_aborted_txn`.
+        self.txn_index.lock().reset()?;
+        let reset = w.time_index.get_mut()?.last_entry();
+        w.set_max(reset);
+        w.bytes_since_last_index_entry = 0;
+        Ok(())
     }
 
     /// Kafka's `truncateTo`: removes every batch from the one holding `offset` on (so truncation is
@@ -160,4 +222,21 @@ impl<F: FileSystem> LogSegment<F> {
         }
         Ok(bytes_truncated)
     }
+}
+
+/// Recovery's end: the offset index trimmed, the final time index entry written and the time
+/// index trimmed. Returns the entries of each.
+fn finish_indexes(w: &mut Writer) -> Result<(usize, usize)> {
+    w.offset_index.get_mut()?.trim_to_valid_size()?;
+    let max = w.max_timestamp_and_offset;
+    w.time_index
+        .get_mut()?
+        .maybe_append(max.timestamp, max.offset, true)?;
+    w.time_index.get_mut()?.trim_to_valid_size()?;
+    // Kafka's recover leaves the in-memory counter alone; on a freshly opened segment it is 0.
+    w.bytes_since_last_index_entry = 0;
+    Ok((
+        w.offset_index.get_mut()?.entries(),
+        w.time_index.get_mut()?.entries(),
+    ))
 }

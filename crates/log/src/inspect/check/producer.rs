@@ -106,7 +106,7 @@ fn check_txn_indexes<F: FileSystem>(
     let fs = partition.fs();
     for (i, (base, log)) in logs.iter().enumerate() {
         let next_base = logs.get(i + 1).map(|(b, _)| *b);
-        let expected = match replay_log(fs, &mut manager, *base, next_base, log, i64::MIN) {
+        let expected = match replay_log(fs, &mut manager, (*base, next_base), log, i64::MIN, None) {
             Ok(expected) => expected,
             Err((position, why)) => {
                 findings.push(Finding::new(
