@@ -80,6 +80,28 @@ fn listing(krate: &str, dir: &Path) -> Result<String> {
         &root_module,
         &mut lines,
     )?;
+    // A trait impl for a type the crate declares only without `pub` (in any module: a private
+    // module's `pub` type may be re-exported) is not API; impls for `pub`, foreign and generic
+    // types are. The walk tags the declarations (`TYPE_DECL`) and the impls (`TRAIT_IMPL`).
+    let declared = |public: bool| -> std::collections::HashSet<String> {
+        let tag = format!("{TYPE_DECL}{}", if public { "pub " } else { "private " });
+        lines
+            .iter()
+            .filter_map(|l| l.strip_prefix(tag.as_str()).map(str::to_owned))
+            .collect()
+    };
+    let (public, private) = (declared(true), declared(false));
+    let mut lines: Vec<String> = lines
+        .into_iter()
+        .filter(|l| !l.starts_with(TYPE_DECL))
+        .filter_map(|l| match l.strip_prefix(TRAIT_IMPL) {
+            Some(tagged) => {
+                let (ty, line) = tagged.split_once(TRAIT_IMPL)?;
+                (public.contains(ty) || !private.contains(ty)).then(|| line.to_owned())
+            }
+            None => Some(l),
+        })
+        .collect();
     lines.sort();
     lines.dedup();
     let mut out = format!(
@@ -90,6 +112,11 @@ fn listing(krate: &str, dir: &Path) -> Result<String> {
     }
     Ok(out)
 }
+
+/// A walk's line declaring a type, `TYPE_DECL pub|private name` (not part of the listing).
+const TYPE_DECL: &str = "\u{1}";
+/// A walk's trait-impl line, `TRAIT_IMPL type TRAIT_IMPL line`: dropped for a private type.
+const TRAIT_IMPL: &str = "\u{2}";
 
 /// Lists the items of the module in `file`, whose child modules' files are under `children`.
 fn walk_file(file: &Path, children: &Path, module: &str, lines: &mut Vec<String>) -> Result<()> {
@@ -130,6 +157,17 @@ fn walk_items(
             }
             syn::Item::Impl(i) => impl_lines(i, module, lines),
             other => {
+                let declared = match other {
+                    syn::Item::Struct(i) => Some((&i.vis, &i.ident)),
+                    syn::Item::Enum(i) => Some((&i.vis, &i.ident)),
+                    syn::Item::Union(i) => Some((&i.vis, &i.ident)),
+                    syn::Item::Type(i) => Some((&i.vis, &i.ident)),
+                    _ => None,
+                };
+                if let Some((vis, ident)) = declared {
+                    let kind = if is_pub(vis) { "pub" } else { "private" };
+                    lines.push(format!("{TYPE_DECL}{kind} {ident}"));
+                }
                 if let Some(line) = item_line(other) {
                     lines.push(format!("{module}: {line}"));
                 }
@@ -346,7 +384,10 @@ fn impl_lines(i: &syn::ItemImpl, module: &str, lines: &mut Vec<String>) {
         tidy_tokens(&where_clause(&i.generics))
     );
     if i.trait_.is_some() {
-        lines.push(format!("{module}: {head}"));
+        match self_type_name(&i.self_ty) {
+            Some(ty) => lines.push(format!("{TRAIT_IMPL}{ty}{TRAIT_IMPL}{module}: {head}")),
+            None => lines.push(format!("{module}: {head}")),
+        }
         return;
     }
     for member in &i.items {
@@ -363,6 +404,17 @@ fn impl_lines(i: &syn::ItemImpl, module: &str, lines: &mut Vec<String>) {
             _ => continue,
         };
         lines.push(format!("{module}: {head}: {}", tidy_tokens(&text)));
+    }
+}
+
+/// The name of an impl's type when it is a path (`Foo`, `a::Foo<T>`: `Foo`); `None` for a
+/// reference, tuple and the like, whose impls are always listed.
+fn self_type_name(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => {
+            p.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
     }
 }
 
