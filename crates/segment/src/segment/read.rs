@@ -321,7 +321,9 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// Walks the batches from byte `from` to the end by their headers, reading a batch whole
-    /// only when `whole` asks for it ([`crate::scan::scan_selected`]).
+    /// only when `whole` asks for it ([`crate::scan::scan_selected`]). With `pread`, not through
+    /// the `.log`'s mapping: a walk of the whole log (producer state rebuilt at open) would leave
+    /// every page it faulted in resident in the process (`RssFile`), as the cleaner's peak showed.
     pub fn scan_selected_batches<T>(
         &self,
         from: u64,
@@ -332,7 +334,7 @@ impl<F: FileSystem> LogSegment<F> {
         ) -> Result<ControlFlow<T>>,
     ) -> Result<Scan<T>> {
         let path = self.path();
-        crate::scan::scan_selected(&self.source(), &path, from, self.size(), whole, f)
+        crate::scan::scan_selected(&self.log, &path, from, self.size(), whole, f)
     }
 
     /// Walks the headers of the batches from byte `from` to the end, never reading a batch's body
