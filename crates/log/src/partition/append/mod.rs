@@ -485,6 +485,11 @@ impl<F: FileSystem> Inner<F> {
             // The running worker takes it after the flushes queued before it.
             return;
         }
+        // The last worker has left its loop (it found the queue empty under this lock and takes
+        // it no more): wait for its thread to end, so that a partition never has two.
+        if let Some(last) = background.take_worker() {
+            let _ = last.join();
+        }
         let me = self.me.clone();
         let worker = std::thread::spawn(move || {
             while let Some(inner) = me.upgrade() {

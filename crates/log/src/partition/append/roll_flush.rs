@@ -57,8 +57,8 @@ impl<T> RollFlushes<T> {
         !std::mem::replace(&mut self.running, true)
     }
 
-    /// Records the worker the caller started after [`RollFlushes::push`] returned true. The
-    /// previous worker, if any, has left its loop already.
+    /// Records the worker the caller started after [`RollFlushes::push`] returned true (having
+    /// joined the previous one, which had left its loop).
     pub(in crate::partition) fn started(&mut self, worker: JoinHandle<()>) {
         self.worker = Some(worker);
     }
