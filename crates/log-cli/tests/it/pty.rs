@@ -175,7 +175,16 @@ impl Running {
     }
 
     /// Sends `signal` to the child, as a terminal's Ctrl-C or a `kill` would.
+    /// Fails at once, and says why, if the child cannot see `signal`: a child inherits ignored
+    /// signals, and a shell's background job without job control (`cmd &` in a script) starts
+    /// with SIGINT and SIGQUIT ignored, so the test would otherwise wait out its time limit.
     pub(crate) fn signal(&self, signal: rustix::process::Signal) {
+        assert!(
+            !inherited_ignored(signal),
+            "signal {signal:?} is ignored by this test process (SigIgn in /proc/self/status), so \
+             the child ignores it too; run the tests from a shell with job control (`set -m`) or \
+             in the foreground"
+        );
         let pid = rustix::process::Pid::from_child(&self.child);
         rustix::process::kill_process(pid, signal).unwrap();
     }
@@ -218,4 +227,17 @@ impl Running {
 /// Runs `seglog args` at a terminal to its end.
 pub(crate) fn run(args: &[&str], cwd: &Path, input: &Input<'_>) -> Finished {
     spawn(args, cwd, input).finish()
+}
+
+/// Whether this process ignores `signal`, from the `SigIgn` mask of /proc/self/status (bit
+/// `n - 1` for signal `n`).
+fn inherited_ignored(signal: rustix::process::Signal) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mask = status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .map(|hex| u64::from_str_radix(hex.trim(), 16).unwrap())
+        .unwrap();
+    let bit = signal.as_raw() - 1;
+    mask >> bit & 1 == 1
 }
