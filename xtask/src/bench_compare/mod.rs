@@ -157,19 +157,7 @@ fn compare(root: &Path, args: &[String]) -> Result<()> {
     let opts = Options::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
-    crate::cargo(
-        root,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "seglog-benches",
-            "-p",
-            "seglog-cli",
-        ],
-        &[],
-    )?;
+    build_release(root)?;
     let bench_dir = root.join("target").join("bench");
     std::fs::create_dir_all(&bench_dir)?;
     let flags: Vec<String> = opts
@@ -242,6 +230,25 @@ pub(crate) fn ci(root: &Path) -> Result<()> {
     }
     run(root, &quick)?;
     run(root, &["--scale".to_owned(), "--quick".to_owned()])
+}
+
+/// The release build of the bench processes and the CLI. `--scale` builds the same packages: another
+/// set unifies other features and would rebuild the workspace's crates between the two (CI's
+/// bench-quick runs both).
+fn build_release(root: &Path) -> Result<()> {
+    crate::cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "seglog-benches",
+            "-p",
+            "seglog-cli",
+        ],
+        &[],
+    )
 }
 
 /// The processes of one round, in order: each group of `GROUPS` on its systems back to back (Kafka

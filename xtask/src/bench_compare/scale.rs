@@ -309,21 +309,7 @@ pub(super) fn run(root: &Path, args: &[String]) -> Result<()> {
     let opts = ScaleOptions::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
-    // The same packages as the comparison builds: another set unifies other features and would
-    // rebuild the workspace's crates between the two (CI's bench-quick runs both).
-    crate::cargo(
-        root,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "seglog-benches",
-            "-p",
-            "seglog-cli",
-        ],
-        &[],
-    )?;
+    super::build_release(root)?;
     let bench_dir = root.join("target").join("bench");
     std::fs::create_dir_all(bench_dir.join("work"))?;
     let mut runs = Vec::new();

@@ -91,13 +91,7 @@ fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
 
 /// The `append` group: both shapes, without and with a flush every MiB.
 pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
-    let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
-    Ok(figures)
+    crate::append_group(params, append_figure)
 }
 
 /// The `segment` group: reads by offset on the dataset (commitlog has no recovery or lookups

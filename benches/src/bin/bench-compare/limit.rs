@@ -96,13 +96,7 @@ fn dataset(params: &Params, shape: Shape) -> Result<(PathBuf, Vec<Entry>, u64, i
 
 /// The `append` group: both page-cache shapes, then both with a `sync_data` every MiB.
 pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
-    let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
-    Ok(figures)
+    crate::append_group(params, append_figure)
 }
 
 /// The `segment` group: recovery's read pass over the dataset, then the lookups and reads on it.

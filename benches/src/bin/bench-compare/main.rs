@@ -178,6 +178,21 @@ pub(crate) fn measure(
     Ok(out)
 }
 
+/// The `append` group of a system whose `figure` measures one shape without or with an fsync every
+/// MiB: both shapes, then both with the fsync.
+pub(crate) fn append_group(
+    params: &Params,
+    figure: impl Fn(&Params, Shape, bool) -> Result<Figure>,
+) -> Result<Vec<Figure>> {
+    let mut figures = Vec::new();
+    for fsync in [false, true] {
+        for shape in SHAPES {
+            figures.push(figure(params, shape, fsync)?);
+        }
+    }
+    Ok(figures)
+}
+
 /// MiB/s of `bytes` moved in `elapsed`.
 pub(crate) fn mib_per_s(bytes: u64) -> impl Fn(Duration) -> f64 {
     move |elapsed| bytes as f64 / MIB / elapsed.as_secs_f64()

@@ -91,13 +91,7 @@ fn dataset(params: &Params) -> Result<(LogSegment, i64)> {
 
 /// The `append` group: both page-cache shapes, then both with an fsync every MiB.
 pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
-    let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
-    Ok(figures)
+    crate::append_group(params, append_figure)
 }
 
 /// The `segment` group: recovery of the dataset segment, then the lookups and reads on it.
