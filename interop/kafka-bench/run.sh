@@ -4,8 +4,11 @@
 # workload sizes it passes to the Rust systems:
 #
 #   interop/kafka-bench/run.sh --dir D --append-mib N --fsync-append-mib N --dataset-mib N \
-#       --samples N --warmup N --lookups N --reads N --open-segments N
+#       --samples N --warmup N --lookups N --reads N --open-segments N [--part P]
 #
+# --part is one workload group (append, segment, consume, log_append, open, logdir, compact), or main (the
+# default: every group but compact, one after the other in this process). The xtask runs one group at a
+# time on every system back to back (docs/perf/method.md).
 # Needs java (17+) and mvn. Maven's local repository is $SEGLOG_M2, default <repo root>/target/m2 (gitignored).
 # The build output goes to interop/kafka-bench/target/ (gitignored). JVM options: $SEGLOG_BENCH_JVM_OPTS.
 set -euo pipefail

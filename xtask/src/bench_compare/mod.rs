@@ -1,10 +1,12 @@
 //! `cargo xtask bench-compare [--quick] [--dataset-mib N] [--rounds N] [--no-kafka] [--write-docs] |
 //! --render [--write-docs]`: the same workloads on seglog, Kafka 4.4.0's storage classes
-//! (interop/kafka-bench), the commitlog crate and the hardware limit, each in its own process, one
-//! after the other, with the same sizes; `--rounds` rotates through the systems that many times (3
-//! by default, 1 with `--quick`) and pools the samples. Then the whole-process workloads (the CLI
-//! against Kafka's tools, `whole_process`). Writes into `target/bench/` only: `summary.json` (every
-//! figure's samples, median and ratio to seglog, and the targets) and a report with a table and an
+//! (interop/kafka-bench), the commitlog crate and the hardware limit, with the same sizes. A round
+//! runs each workload group (`GROUPS`) on every system that has it, back to back, a process each,
+//! the systems' order rotated from group to group and round to round; `--rounds` runs that many
+//! rounds (3 by default, 1 with `--quick`). Then the whole-process workloads (the CLI against
+//! Kafka's tools, `whole_process`). Writes into `target/bench/` only: `summary.json` (every
+//! figure's samples and median, each round's ratio to seglog and their median, and the targets)
+//! and a report with a table and an
 //! SVG chart (`benchmarks.md`, `benchmarks.svg`); `--write-docs` also writes the report to
 //! `docs/benchmarks.md` and `docs/benchmarks.svg`, keeping that file's hand-written analysis.
 //! `--quick` fails unless every system ran every workload it has (`check`). `--scale ...` is a
@@ -22,6 +24,7 @@
 mod check;
 mod line_chart;
 mod machine;
+mod process;
 mod report;
 mod scale;
 mod scale_report;
@@ -40,7 +43,7 @@ use serde_json::Value;
 use machine::{machine, read_trimmed};
 use report::{print_table, write_report};
 use summary::summarize;
-use workloads::SYSTEMS;
+use workloads::GROUPS;
 
 #[derive(Debug, Clone)]
 struct Options {
@@ -154,19 +157,7 @@ fn compare(root: &Path, args: &[String]) -> Result<()> {
     let opts = Options::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
-    crate::cargo(
-        root,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "seglog-benches",
-            "-p",
-            "seglog-cli",
-        ],
-        &[],
-    )?;
+    build_release(root)?;
     let bench_dir = root.join("target").join("bench");
     std::fs::create_dir_all(&bench_dir)?;
     let flags: Vec<String> = opts
@@ -174,37 +165,25 @@ fn compare(root: &Path, args: &[String]) -> Result<()> {
         .iter()
         .flat_map(|(k, v)| [(*k).to_owned(), v.to_string()])
         .collect();
+    let kafka = opts.kafka && has_java_and_maven();
+    if !kafka {
+        eprintln!("bench-compare: Kafka skipped (--no-kafka, or java/mvn not found)");
+    }
     let mut runs = Vec::new();
     let mut commands = Vec::new();
-    // Rounds rotate through the systems, so a change in the machine's load during the run falls on
-    // every system alike instead of on whichever ran at that moment.
     for round in 1..=opts.rounds {
-        for system in SYSTEMS {
-            if *system == "kafka" && (!opts.kafka || !has_java_and_maven()) {
-                if round == 1 {
-                    eprintln!("bench-compare: Kafka skipped (--no-kafka, or java/mvn not found)");
-                }
-                continue;
+        for (group, system) in round_plan(round, kafka) {
+            let mut flags = flags.clone();
+            flags.extend(["--part".to_owned(), group.to_owned()]);
+            let (command, mut doc) = run_system(root, system, &flags, round, opts.rounds)?;
+            if round == 1 {
+                commands.push(command);
             }
-            // Compaction runs in a process of its own on the systems that have it, so that the
-            // process's peak memory is the cleaner's.
-            let parts: &[&str] = if matches!(*system, "seglog" | "kafka") {
-                &["main", "compact"]
-            } else {
-                &["main"]
-            };
-            for part in parts {
-                let mut flags = flags.clone();
-                flags.extend(["--part".to_owned(), (*part).to_owned()]);
-                let (command, doc) = run_system(root, system, &flags, round, opts.rounds)?;
-                if round == 1 {
-                    commands.push(command);
-                }
-                runs.push(doc);
-            }
+            doc["round"] = round.into();
+            doc["group"] = group.into();
+            runs.push(doc);
         }
     }
-    let kafka = opts.kafka && has_java_and_maven();
     let (cli_commands, cli_runs) = whole_process::run(
         root,
         opts.cli_segment_mib(),
@@ -253,6 +232,46 @@ pub(crate) fn ci(root: &Path) -> Result<()> {
     run(root, &["--scale".to_owned(), "--quick".to_owned()])
 }
 
+/// The release build of the bench processes and the CLI. `--scale` builds the same packages: another
+/// set unifies other features and would rebuild the workspace's crates between the two (CI's
+/// bench-quick runs both).
+fn build_release(root: &Path) -> Result<()> {
+    crate::cargo(
+        root,
+        &[
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "seglog-benches",
+            "-p",
+            "seglog-cli",
+        ],
+        &[],
+    )
+}
+
+/// The processes of one round, in order: each group of `GROUPS` on its systems back to back (Kafka
+/// only if `kafka`), their order rotated by the round and the group's place, so that no system
+/// always goes first (docs/perf/method.md).
+fn round_plan(round: u32, kafka: bool) -> Vec<(&'static str, &'static str)> {
+    let mut plan = Vec::new();
+    for (place, (group, systems)) in GROUPS.iter().enumerate() {
+        let mut systems: Vec<&'static str> = systems
+            .iter()
+            .copied()
+            .filter(|s| kafka || *s != "kafka")
+            .collect();
+        if !systems.is_empty() {
+            let turn = (round as usize).saturating_sub(1) + place;
+            let n = systems.len();
+            systems.rotate_left(turn % n);
+        }
+        plan.extend(systems.into_iter().map(|s| (*group, s)));
+    }
+    plan
+}
+
 /// Runs one system's process once; returns its command line and its JSON document.
 fn run_system(
     root: &Path,
@@ -272,24 +291,15 @@ fn run_system(
     };
     argv.extend(["--dir".to_owned(), work.clone()]);
     argv.extend(flags.iter().cloned());
-    let command = argv.join(" ");
-    eprintln!("bench-compare: round {round}/{rounds}, {system}: {command}");
-    let started = Instant::now();
-    let (program, program_args) = argv.split_first().context("empty command")?;
-    let output = Command::new(program)
-        .args(program_args)
-        .current_dir(root)
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("starting {command}"))?;
-    let _ = std::fs::remove_dir_all(root.join(&work));
-    if !output.status.success() {
-        bail!("{command} exited with {}", output.status);
+    let done = process::run(root, &argv, Path::new(&work), false, |command| {
+        eprintln!("bench-compare: round {round}/{rounds}, {system}: {command}");
+    })?;
+    if !done.status.success() {
+        bail!("{} exited with {}", done.command, done.status);
     }
-    let doc: Value = serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("{system} printed no JSON document"))?;
-    eprintln!("bench-compare: {system} done in {:.0?}", started.elapsed());
-    Ok((command, doc))
+    let doc = done.json()?;
+    eprintln!("bench-compare: {system} done in {:.0?}", done.elapsed);
+    Ok((done.command, doc))
 }
 
 fn has_java_and_maven() -> bool {
@@ -321,6 +331,50 @@ mod tests {
             [root.join("target").join("bench"), root.join("docs")]
         );
         Ok(())
+    }
+
+    /// Each group runs on all its systems back to back, every group every round, and over the
+    /// rounds each system of a group goes first in turn.
+    #[test]
+    fn a_round_runs_each_group_on_its_systems_back_to_back() {
+        let rounds: Vec<_> = (1..=4).map(|r| round_plan(r, true)).collect();
+        let processes: usize = GROUPS.iter().map(|(_, s)| s.len()).sum();
+        for plan in &rounds {
+            assert_eq!(plan.len(), processes);
+            let mut seen = Vec::new();
+            for (group, _) in plan {
+                if seen.last() != Some(group) {
+                    assert!(!seen.contains(group), "{group} split within a round");
+                    seen.push(*group);
+                }
+            }
+            assert_eq!(seen, GROUPS.iter().map(|(g, _)| *g).collect::<Vec<_>>());
+        }
+        for (group, systems) in GROUPS {
+            let first = |plan: &[(&'static str, &'static str)]| {
+                plan.iter().find(|(g, _)| g == group).map(|(_, s)| *s)
+            };
+            let mut firsts: Vec<_> = rounds[..systems.len()]
+                .iter()
+                .filter_map(|p| first(p))
+                .collect();
+            firsts.sort_unstable();
+            let mut all = systems.to_vec();
+            all.sort_unstable();
+            assert_eq!(
+                firsts,
+                all,
+                "{group}: each system first once in {} rounds",
+                systems.len()
+            );
+        }
+        // Within one round the groups do not all start with the same system either.
+        let starts: std::collections::BTreeSet<_> = GROUPS
+            .iter()
+            .filter_map(|(g, _)| rounds[0].iter().find(|(pg, _)| pg == g).map(|(_, s)| *s))
+            .collect();
+        assert!(starts.len() > 1);
+        assert!(round_plan(1, false).iter().all(|(_, s)| *s != "kafka"));
     }
 
     /// `--quick` runs every workload once, small; the full run keeps the sizes.

@@ -18,7 +18,7 @@ use serde_json::Value;
 use super::scale_report::kept_section;
 use super::summary::present_systems;
 use super::svg::render_svg;
-use super::workloads::WORKLOADS;
+use super::workloads::{GROUPS, WORKLOADS};
 
 /// The heading from which `docs/benchmarks.md` is written by hand and kept across reruns.
 const ANALYSIS: &str = "\n## Analysis";
@@ -92,10 +92,11 @@ pub(super) fn print_table(summary: &Value) {
     }
     for t in summary["targets"].as_array().into_iter().flatten() {
         println!(
-            "target {:32} {:28} measured {}, need {}: {}",
+            "target {:32} {:28} measured {} (rounds {}), need {}: {}",
             t["target"].as_str().unwrap_or(""),
             t["workload"].as_str().unwrap_or(""),
             target_figure(t, "measured"),
+            per_round(t),
             target_figure(t, "required"),
             match t["met"].as_bool() {
                 Some(true) => "met",
@@ -115,6 +116,22 @@ fn target_figure(target: &Value, key: &str) -> String {
     }
 }
 
+/// A ratio target's ratio in each round (`0.91, 0.88`); `-` for a ceiling or none.
+fn per_round(target: &Value) -> String {
+    let rounds: Vec<String> = target["per_round"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_f64)
+        .map(|r| format!("{r:.2}"))
+        .collect();
+    if target["against"] == "ceiling" || rounds.is_empty() {
+        "-".to_owned()
+    } else {
+        rounds.join(", ")
+    }
+}
+
 fn render_markdown(summary: &Value, svg: &str) -> String {
     let m = &summary["machine"];
     let systems = present_systems(summary);
@@ -131,7 +148,12 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "Each system ran in its own process, one after the other, on the same sizes; the run went {} time(s) round all the systems and pools their samples.",
+        "The workloads ran in groups ({}), each group on every system that has it back to back, a process each, on the same sizes, the systems' order rotated from group to group and round to round; the run went {} round(s). A median pools a system's samples of every round; a ratio is the median of the rounds' ratios, each between processes of the same round, seconds apart (docs/perf/method.md).",
+        GROUPS
+            .iter()
+            .map(|(g, _)| *g)
+            .collect::<Vec<_>>()
+            .join(", "),
         summary["rounds"]
     );
     let loaded = [&m["loadavg_before"], &m["loadavg_after"]].iter().any(|l| {
@@ -181,30 +203,7 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     s.push_str("```\n\n## Results\n\n");
     s.push_str(&render_table(summary, &systems));
     let _ = writeln!(s, "\n![seglog's speed relative to each system]({svg})\n");
-    s.push_str(
-        "## Targets\n\n| target | workload | measured | required | |\n|---|---|---:|---:|---|\n",
-    );
-    let targets = if summary["mode"] == "quick" {
-        s.push_str("| (a `--quick` run: one small sample each, no timing; targets are not judged) | | | | |\n");
-        None
-    } else {
-        summary["targets"].as_array()
-    };
-    for t in targets.into_iter().flatten() {
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | {} | {} | {} |",
-            t["target"].as_str().unwrap_or(""),
-            t["workload"].as_str().unwrap_or(""),
-            target_figure(t, "measured"),
-            target_figure(t, "required"),
-            match t["met"].as_bool() {
-                Some(true) => "met",
-                Some(false) => "**missed**",
-                None => "not measured",
-            }
-        );
-    }
+    s.push_str(&render_targets(summary));
     s.push_str("\n## What each system does\n\n");
     for (id, _) in WORKLOADS {
         let _ = writeln!(s, "- `{id}`:");
@@ -217,10 +216,41 @@ fn render_markdown(summary: &Value, svg: &str) -> String {
     s
 }
 
+/// The Targets section: a row per target, its headline and each round's ratio.
+fn render_targets(summary: &Value) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "## Targets\n\nMeasured: the median of the rounds' ratios; each round's ratio follows it.\n\n| target | workload | measured | rounds | required | |\n|---|---|---:|---:|---:|---|\n",
+    );
+    let targets = if summary["mode"] == "quick" {
+        s.push_str("| (a `--quick` run: one small sample each, no timing; targets are not judged) | | | | | |\n");
+        None
+    } else {
+        summary["targets"].as_array()
+    };
+    for t in targets.into_iter().flatten() {
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | {} | {} | {} | {} |",
+            t["target"].as_str().unwrap_or(""),
+            t["workload"].as_str().unwrap_or(""),
+            target_figure(t, "measured"),
+            per_round(t),
+            target_figure(t, "required"),
+            match t["met"].as_bool() {
+                Some(true) => "met",
+                Some(false) => "**missed**",
+                None => "not measured",
+            }
+        );
+    }
+    s
+}
+
 /// The results table: a row per workload, a column per system.
 fn render_table(summary: &Value, systems: &[&str]) -> String {
     let mut s = String::new();
-    s.push_str("Medians; in brackets, how many times faster seglog is than that system (below 1: seglog is slower).\n");
+    s.push_str("Medians; in brackets, how many times faster seglog is than that system (below 1: seglog is slower): the median of the rounds' ratios, each round's between processes run back to back.\n");
     s.push_str("Append throughput counts record values (payload) only.\n");
     s.push_str("Throughputs (MiB/s) and whole operations (ms, s: opening a log, the CLI's whole processes) are wall time; lookups and reads (ns or us per operation) are the CPU time of the measuring thread, user and system, so that time spent waiting for a core on a shared machine does not count (the JVM's JIT and GC threads are not counted either).\n\n");
     let _ = write!(s, "| workload |");

@@ -16,7 +16,6 @@
 )]
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -193,40 +192,30 @@ pub(super) fn failure_reason(stderr: &str, status: &str) -> String {
 
 /// Runs one size; returns its record in scale.json.
 fn run_one(root: &Path, kind: &str, x: u64, flags: &[String]) -> Result<Value> {
-    let work = root.join("target/bench/work/scale");
+    let work = "target/bench/work/scale";
     let mut argv = vec![
         "target/release/seglog-bench-compare".to_owned(),
         "scale".to_owned(),
         kind.to_owned(),
         "--dir".to_owned(),
-        "target/bench/work/scale".to_owned(),
+        work.to_owned(),
     ];
     argv.extend(flags.iter().cloned());
-    let command = argv.join(" ");
-    eprintln!("bench-compare --scale: {command}");
-    let started = Instant::now();
-    let (program, args) = argv.split_first().context("empty command")?;
-    let output = Command::new(program)
-        .args(args)
-        .current_dir(root)
-        .stderr(Stdio::piped())
-        .output()
-        .with_context(|| format!("starting {command}"))?;
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    eprint!("{stderr}");
-    let _ = std::fs::remove_dir_all(&work);
+    let done = super::process::run(root, &argv, Path::new(work), true, |command| {
+        eprintln!("bench-compare --scale: {command}");
+    })?;
+    let command = &done.command;
     let mut record = json!({ "kind": kind, "x": x, "command": command });
-    if !output.status.success() {
+    if !done.status.success() {
         record["status"] = json!("failed");
-        record["reason"] = json!(failure_reason(&stderr, &output.status.to_string()));
+        record["reason"] = json!(failure_reason(&done.stderr, &done.status.to_string()));
         eprintln!(
             "bench-compare --scale: {kind} {x} FAILED: {}",
             record["reason"]
         );
         return Ok(record);
     }
-    let doc: Value = serde_json::from_slice(&output.stdout)
-        .with_context(|| format!("{command} printed no JSON document"))?;
+    let doc = done.json()?;
     if let Some(reason) = doc["skipped"].as_str() {
         record["status"] = json!("skipped");
         record["reason"] = json!(reason);
@@ -236,7 +225,7 @@ fn run_one(root: &Path, kind: &str, x: u64, flags: &[String]) -> Result<Value> {
         record["figures"] = doc["figures"].clone();
         eprintln!(
             "bench-compare --scale: {kind} {x} done in {:.0?}",
-            started.elapsed()
+            done.elapsed
         );
     }
     Ok(record)
@@ -320,21 +309,7 @@ pub(super) fn run(root: &Path, args: &[String]) -> Result<()> {
     let opts = ScaleOptions::parse(args)?;
     let started = Instant::now();
     let load_before = read_trimmed("/proc/loadavg");
-    // The same packages as the comparison builds: another set unifies other features and would
-    // rebuild the workspace's crates between the two (CI's bench-quick runs both).
-    crate::cargo(
-        root,
-        &[
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "seglog-benches",
-            "-p",
-            "seglog-cli",
-        ],
-        &[],
-    )?;
+    super::build_release(root)?;
     let bench_dir = root.join("target").join("bench");
     std::fs::create_dir_all(bench_dir.join("work"))?;
     let mut runs = Vec::new();

@@ -1,7 +1,21 @@
 //! What bench-compare measures: the systems, the workloads in report order, and the targets.
 
-/// The systems in the order they run and appear.
+/// The systems in the order they appear.
 pub(super) const SYSTEMS: &[&str] = &["seglog", "kafka", "commitlog", "limit"];
+
+/// The workload groups (each system's `--part`) in run order, each with the systems that have it
+/// in their first round's order. A round runs each group on its systems back to back, in a process
+/// each, so that the figures a ratio compares are seconds apart (docs/perf/method.md).
+pub(super) const GROUPS: &[(&str, &[&str])] = &[
+    ("append", &["limit", "seglog", "kafka", "commitlog"]),
+    ("segment", &["limit", "seglog", "kafka", "commitlog"]),
+    ("consume", &["limit", "seglog", "kafka"]),
+    ("log_append", &["limit", "seglog", "kafka"]),
+    ("open", &["seglog", "kafka"]),
+    ("logdir", &["seglog", "kafka"]),
+    // In a process of its own on each system, so that the process's peak memory is the cleaner's.
+    ("compact", &["seglog", "kafka"]),
+];
 
 /// The workloads in report order: (id, what it is).
 pub(super) const WORKLOADS: &[(&str, &str)] = &[

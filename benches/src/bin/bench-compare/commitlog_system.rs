@@ -89,13 +89,15 @@ fn append_figure(params: &Params, shape: Shape, fsync: bool) -> Result<Figure> {
     })
 }
 
-pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+/// The `append` group: both shapes, without and with a flush every MiB.
+pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
+    crate::append_group(params, append_figure)
+}
+
+/// The `segment` group: reads by offset on the dataset (commitlog has no recovery or lookups
+/// to measure).
+pub(crate) fn run_segment(params: &Params) -> Result<Vec<Figure>> {
     let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
     let shape = SHAPES[0];
     let count = shape.batches_for(params.dataset_mib);
     let messages = count * shape.records_per_batch;

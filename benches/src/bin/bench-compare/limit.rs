@@ -94,13 +94,14 @@ fn dataset(params: &Params, shape: Shape) -> Result<(PathBuf, Vec<Entry>, u64, i
     Ok((path, entries, size, next_offset))
 }
 
-pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+/// The `append` group: both page-cache shapes, then both with a `sync_data` every MiB.
+pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
+    crate::append_group(params, append_figure)
+}
+
+/// The `segment` group: recovery's read pass over the dataset, then the lookups and reads on it.
+pub(crate) fn run_segment(params: &Params) -> Result<Vec<Figure>> {
     let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
     let shape = SHAPES[0];
     let (path, entries, size, next_offset) = dataset(params, shape)?;
     let mut chunk = vec![0_u8; 1 << 20];

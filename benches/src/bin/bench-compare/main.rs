@@ -1,16 +1,19 @@
-//! One system's side of `cargo xtask bench-compare`: runs every workload that the system supports and
-//! prints one JSON document of samples on stdout. The xtask runs this binary once per system (seglog,
-//! commitlog, limit), one process after the other, and the Kafka harness (interop/kafka-bench) with the
-//! same parameters; it computes the medians and ratios itself.
+//! One system's side of `cargo xtask bench-compare`: runs the workloads of one group (or all) that
+//! the system supports and prints one JSON document of samples on stdout. The xtask runs this
+//! binary once per group and system (seglog, commitlog, limit), and the Kafka harness
+//! (interop/kafka-bench) with the same parameters, every system of a group back to back; it
+//! computes the medians and ratios itself.
 //!
 //! ```text
 //! seglog-bench-compare <seglog|commitlog|limit> --dir D --append-mib N --fsync-append-mib N
-//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part main|compact|consume|compact-clean]
+//!     --dataset-mib N --samples N --warmup N --lookups N --reads N --open-segments N [--part P]
 //! ```
 //!
-//! `--part compact-clean` (run by `--part compact`) cleans one copy of the compaction dataset and
-//! prints its peak memory (`compact_system::peak_in_fresh_process`). `--part consume` runs only the
-//! two consume workloads (seglog and the limit).
+//! `--part` is one workload group ([`GROUPS`]: `append`, `segment`, `consume`, `log_append`,
+//! `open`, `logdir`, or `compact`), each building only its own data, or `main` (the default): every
+//! group the system has but `compact`, one after the other. `--part compact-clean` (run by `--part
+//! compact`) cleans one copy of the compaction dataset and prints its peak memory
+//! (`compact_system::peak_in_fresh_process`).
 //!
 //! `seglog-bench-compare make-segment --dir D --mib N` writes the whole-process workloads' segment
 //! (`make_segment.rs`); `seglog-bench-compare drain --fifo F` is the drainer of the zero-copy consume
@@ -29,6 +32,7 @@
 
 mod commitlog_system;
 mod compact_system;
+mod flags;
 mod limit;
 mod limit_partition;
 mod logdir_system;
@@ -108,9 +112,9 @@ pub(crate) struct Params {
     pub(crate) reads: usize,
     /// Segments of the `open_10k_*` partition.
     pub(crate) open_segments: u64,
-    /// Which workloads this process runs: `main` (all but compaction) or `compact` (alone, so that
-    /// the process's peak memory is the cleaner's); `compact-clean` is the fresh process in which
-    /// `compact` measures one cleaning's memory.
+    /// Which workloads this process runs: one group of [`GROUPS`], `main` (all of them), or
+    /// `compact` (alone, so that the process's peak memory is the cleaner's); `compact-clean` is
+    /// the fresh process in which `compact` measures one cleaning's memory.
     pub(crate) part: String,
 }
 
@@ -172,6 +176,21 @@ pub(crate) fn measure(
         out.push(convert(round()?));
     }
     Ok(out)
+}
+
+/// The `append` group of a system whose `figure` measures one shape without or with an fsync every
+/// MiB: both shapes, then both with the fsync.
+pub(crate) fn append_group(
+    params: &Params,
+    figure: impl Fn(&Params, Shape, bool) -> Result<Figure>,
+) -> Result<Vec<Figure>> {
+    let mut figures = Vec::new();
+    for fsync in [false, true] {
+        for shape in SHAPES {
+            figures.push(figure(params, shape, fsync)?);
+        }
+    }
+    Ok(figures)
 }
 
 /// MiB/s of `bytes` moved in `elapsed`.
@@ -359,24 +378,11 @@ fn parse_args() -> Result<(String, Params)> {
     let system = args
         .next()
         .context("usage: seglog-bench-compare <system> --dir D ...")?;
-    let mut dir = None;
-    let mut part = "main".to_owned();
-    let mut numbers = std::collections::HashMap::new();
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .with_context(|| format!("{flag} needs a value"))?;
-        if flag == "--dir" {
-            dir = Some(PathBuf::from(value));
-        } else if flag == "--part" {
-            part = value;
-        } else {
-            let n: u64 = value
-                .parse()
-                .with_context(|| format!("{flag} {value}: not a number"))?;
-            numbers.insert(flag, n);
-        }
-    }
+    let flags::Flags {
+        dir,
+        mut words,
+        mut numbers,
+    } = flags::parse(args, &["--part"])?;
     let mut get = |name: &str| {
         numbers
             .remove(name)
@@ -392,7 +398,7 @@ fn parse_args() -> Result<(String, Params)> {
         lookups: get("--lookups")? as usize,
         reads: get("--reads")? as usize,
         open_segments: get("--open-segments")?,
-        part,
+        part: words.remove("--part").unwrap_or_else(|| "main".to_owned()),
     };
     if let Some(flag) = numbers.keys().next() {
         bail!("unknown flag {flag}");
@@ -401,6 +407,38 @@ fn parse_args() -> Result<(String, Params)> {
         bail!("--samples must be at least 1");
     }
     Ok((system, params))
+}
+
+/// The workload groups of `--part`, in the order `--part main` runs them. Each builds only its
+/// own data, so that the xtask can run one group on every system back to back
+/// (docs/perf/method.md); `compact` is apart, in a process of its own for its peak memory.
+const GROUPS: [&str; 6] = [
+    "append",
+    "segment",
+    "consume",
+    "log_append",
+    "open",
+    "logdir",
+];
+
+/// `system`'s figures of one group, or `None` if it has no such group.
+fn run_group(system: &str, group: &str, params: &Params) -> Result<Option<Vec<Figure>>> {
+    Ok(Some(match (system, group) {
+        ("seglog", "append") => seglog_system::run_append(params)?,
+        ("seglog", "segment") => seglog_system::run_segment(params)?,
+        ("seglog", "consume") => partition_system::run_consume(params)?,
+        ("seglog", "log_append") => partition_system::run_log_append(params)?,
+        ("seglog", "open") => partition_system::run_open(params)?,
+        ("seglog", "logdir") => vec![logdir_system::run(params)?],
+        ("seglog", "compact") => compact_system::run(params)?,
+        ("limit", "append") => limit::run_append(params)?,
+        ("limit", "segment") => limit::run_segment(params)?,
+        ("limit", "consume") => limit_partition::run_consume(params)?,
+        ("limit", "log_append") => limit_partition::run_log_append(params)?,
+        ("commitlog", "append") => commitlog_system::run_append(params)?,
+        ("commitlog", "segment") => commitlog_system::run_segment(params)?,
+        _ => return Ok(None),
+    }))
 }
 
 fn main() -> Result<()> {
@@ -420,32 +458,27 @@ fn main() -> Result<()> {
         println!("{}", compact_system::clean_child(&params)?);
         return Ok(());
     }
-    let (figures, version) = match (system.as_str(), params.part.as_str()) {
-        ("seglog", "compact") => (compact_system::run(&params)?, env!("CARGO_PKG_VERSION")),
-        (_, "compact") => bail!("only seglog has a compact part"),
-        ("seglog", "consume") => (
-            partition_system::run_consume(&params)?,
-            env!("CARGO_PKG_VERSION"),
-        ),
-        ("limit", "consume") => (limit_partition::run_consume(&params)?, "-"),
-        (_, "main") => match system.as_str() {
-            "seglog" => {
-                let mut figures = seglog_system::run(&params)?;
-                figures.extend(partition_system::run(&params)?);
-                figures.push(logdir_system::run(&params)?);
-                (figures, env!("CARGO_PKG_VERSION"))
-            }
-            "commitlog" => (commitlog_system::run(&params)?, commitlog_system::VERSION),
-            "limit" => {
-                let mut figures = limit::run(&params)?;
-                figures.extend(limit_partition::run(&params)?);
-                (figures, "-")
-            }
-            other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
-        },
-        (_, other) => {
-            bail!("unknown --part {other} (main, compact, or consume for seglog and the limit)")
+    let version = match system.as_str() {
+        "seglog" => env!("CARGO_PKG_VERSION"),
+        "commitlog" => commitlog_system::VERSION,
+        "limit" => "-",
+        other => bail!("unknown system `{other}` (seglog, commitlog or limit)"),
+    };
+    let part = params.part.as_str();
+    let figures = if part == "main" {
+        let mut figures = Vec::new();
+        for group in GROUPS {
+            figures.extend(run_group(&system, group, &params)?.unwrap_or_default());
         }
+        figures
+    } else if GROUPS.contains(&part) || part == "compact" {
+        run_group(&system, part, &params)?
+            .with_context(|| format!("{system} has no --part {part}"))?
+    } else {
+        bail!(
+            "unknown --part {part} (main, compact, or one of {})",
+            GROUPS.join(", ")
+        )
     };
     let doc = json!({
         "system": system,

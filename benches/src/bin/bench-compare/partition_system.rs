@@ -266,7 +266,7 @@ fn open_figure(params: &Params, dir: &Path, end: i64, clean: bool) -> Result<Fig
     })
 }
 
-/// `consume_sequential` and `consume_records` (also `--part consume` alone).
+/// The `consume` group: `consume_sequential` and `consume_records` on one dataset.
 pub(crate) fn run_consume(params: &Params) -> Result<Vec<Figure>> {
     let (log, batch_len) = consume_dataset(params)?;
     let figures = vec![
@@ -279,12 +279,18 @@ pub(crate) fn run_consume(params: &Params) -> Result<Vec<Figure>> {
     Ok(figures)
 }
 
-pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
-    let mut figures = run_consume(params)?;
-    figures.push(log_append(params)?);
+/// The `log_append` group.
+pub(crate) fn run_log_append(params: &Params) -> Result<Vec<Figure>> {
+    Ok(vec![log_append(params)?])
+}
+
+/// The `open` group: `open_10k_clean` and `open_10k_unclean` on one dataset.
+pub(crate) fn run_open(params: &Params) -> Result<Vec<Figure>> {
     let (dir, end) = open_dataset(params)?;
-    figures.push(open_figure(params, &dir, end, true)?);
-    figures.push(open_figure(params, &dir, end, false)?);
+    let figures = vec![
+        open_figure(params, &dir, end, true)?,
+        open_figure(params, &dir, end, false)?,
+    ];
     std::fs::remove_dir_all(params.dir.join("open"))?;
     Ok(figures)
 }

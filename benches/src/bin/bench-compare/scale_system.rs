@@ -10,7 +10,6 @@
 //! scale clean-child --dir D --mib N --dedupe-mib N         (that child)
 //! ```
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -80,22 +79,9 @@ pub(crate) fn does_not_fit(need: u64, free: u64, dir: &Path) -> Option<String> {
 }
 
 fn parse(args: impl Iterator<Item = String>) -> Result<ScaleParams> {
-    let mut args = args;
-    let mut dir = None;
-    let mut numbers = HashMap::new();
-    while let Some(flag) = args.next() {
-        let value = args
-            .next()
-            .with_context(|| format!("{flag} needs a value"))?;
-        if flag == "--dir" {
-            dir = Some(PathBuf::from(value));
-        } else {
-            let n: u64 = value
-                .parse()
-                .with_context(|| format!("{flag} {value}: not a number"))?;
-            numbers.insert(flag, n);
-        }
-    }
+    let crate::flags::Flags {
+        dir, mut numbers, ..
+    } = crate::flags::parse(args, &[])?;
     let mut get = |name: &str, default: u64| numbers.remove(name).unwrap_or(default);
     let params = ScaleParams {
         dir: dir.context("missing --dir")?,

@@ -89,13 +89,14 @@ fn dataset(params: &Params) -> Result<(LogSegment, i64)> {
     Ok((seg, next_offset))
 }
 
-pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+/// The `append` group: both page-cache shapes, then both with an fsync every MiB.
+pub(crate) fn run_append(params: &Params) -> Result<Vec<Figure>> {
+    crate::append_group(params, append_figure)
+}
+
+/// The `segment` group: recovery of the dataset segment, then the lookups and reads on it.
+pub(crate) fn run_segment(params: &Params) -> Result<Vec<Figure>> {
     let mut figures = Vec::new();
-    for fsync in [false, true] {
-        for shape in SHAPES {
-            figures.push(append_figure(params, shape, fsync)?);
-        }
-    }
     let (seg, next_offset) = dataset(params)?;
     let size = seg.size();
     figures.push(Figure {

@@ -135,11 +135,15 @@ public final class KafkaBench {
         if (bench.part.equals("compact")) {
             new CompactWorkload(bench).run();
         } else if (bench.part.equals("main")) {
-            bench.run();
-        } else if (bench.part.equals("consume")) {
-            new PartitionWorkloads(bench).runConsumeOnly();
+            for (String group : GROUPS) {
+                bench.runGroup(group);
+            }
+            deleteTree(bench.dir);
+        } else if (List.of(GROUPS).contains(bench.part)) {
+            bench.runGroup(bench.part);
         } else {
-            throw new IllegalArgumentException("unknown --part " + bench.part);
+            throw new IllegalArgumentException("unknown --part " + bench.part + " (main, compact, or one of "
+                + String.join(", ", GROUPS) + ")");
         }
         System.out.println("{\"system\":\"kafka\",\"version\":\"" + org.apache.kafka.common.utils.internals.AppInfoParser.getVersion()
             + "\",\"figures\":[" + String.join(",", bench.figures) + "]}");
@@ -295,12 +299,31 @@ public final class KafkaBench {
             "LogSegment.append of prebuilt MemoryRecords; flush() every MiB");
     }
 
-    void run() throws Exception {
+    /**
+     * The workload groups of --part, in the order --part main runs them; each builds only its own data,
+     * so that the xtask can run one group on every system back to back (docs/perf/method.md).
+     */
+    static final String[] GROUPS = {"append", "segment", "consume", "log_append", "open", "logdir"};
+
+    void runGroup(String group) throws Exception {
+        switch (group) {
+            case "append" -> runAppend();
+            case "segment" -> runSegment();
+            default -> new PartitionWorkloads(this).run(group);
+        }
+    }
+
+    /** The append group: both page-cache shapes, then both with a flush every MiB. */
+    void runAppend() throws Exception {
         for (boolean fsync : new boolean[] {false, true}) {
             for (Shape shape : SHAPES) {
                 append(shape, fsync);
             }
         }
+    }
+
+    /** The segment group: recovery of the dataset segment, then the lookups and reads on it. */
+    void runSegment() throws Exception {
         Shape shape = SHAPES[0];
         int count = shape.batchesFor(datasetMib);
         LogSegment seg = freshSegment(dir.resolve("dataset"));
@@ -366,8 +389,6 @@ public final class KafkaBench {
         }), "LogSegment.findOffsetByTimestamp: time index, offset index, record scan");
 
         seg.deleteIfExists();
-        new PartitionWorkloads(this).run();
-        deleteTree(dir);
     }
 
     static void deleteTree(Path root) throws IOException {

@@ -96,7 +96,7 @@ final class RecoverLogDir {
         }, nanos -> nanos / 1e6), "LogManager.loadLogs's procedure after an unclean shutdown: " + PARTITIONS
             + " partitions of " + mib + " MiB, every segment recovered (UnifiedLog.create, recovery point 0), "
             + THREADS + " recovery threads (Kafka 4's default)");
-        KafkaBench.deleteTree(root);
+        // root is removed by PartitionWorkloads.run once the scheduler has stopped
     }
 
     static UnifiedLog create(Path dir, LogConfig config, KafkaScheduler scheduler) throws Exception {
