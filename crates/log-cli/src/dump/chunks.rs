@@ -3,7 +3,8 @@
 //! batches; one worker per core turns each chunk into its text; the caller's thread writes the
 //! chunks as they are ready, in order, and gathers their reports. The first error in file order
 //! stops the output exactly where a one-thread dump stops: the text before it is written, with
-//! what Kafka prints of the failing record, and nothing after it.
+//! what Kafka prints of the failing record, and nothing after it. With one core, the caller's
+//! thread does it all, chunk by chunk.
 
 use std::collections::BTreeMap;
 use std::io::Write;
