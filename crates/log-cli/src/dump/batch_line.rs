@@ -18,8 +18,9 @@ pub(crate) fn codec_name(batch: &Batch<'_>) -> String {
     codec.unwrap_or_else(|_| "unknown".to_owned())
 }
 
-/// Kafka's `printBatchLevel`.
-pub(super) fn batch_line(batch: &Batch<'_>, position: u64) -> String {
+/// Kafka's `printBatchLevel`; `checked`: the scan has found the batch's CRC valid, so it is not
+/// computed again.
+pub(super) fn batch_line(batch: &Batch<'_>, position: u64, checked: bool) -> String {
     let common = |ts_type: &str, max_ts: i64, size: usize, magic: i8, crc: u32, valid: bool| {
         format!(
             " position: {position} {ts_type}: {max_ts} size: {size} magic: {magic} compresscodec: {} crc: {crc} isvalid: {valid}",
@@ -50,7 +51,7 @@ pub(super) fn batch_line(batch: &Batch<'_>, position: u64) -> String {
                     b.size_in_bytes(),
                     b.magic(),
                     b.crc(),
-                    b.is_valid()
+                    checked || b.is_valid()
                 ),
             )
         }
@@ -63,7 +64,7 @@ pub(super) fn batch_line(batch: &Batch<'_>, position: u64) -> String {
                 b.size_in_bytes(),
                 b.magic(),
                 b.crc(),
-                b.is_valid()
+                checked || b.is_valid()
             ),
         ),
     }

@@ -3,7 +3,8 @@
 //! batches; one worker per core turns each chunk into its text; the caller's thread writes the
 //! chunks as they are ready, in order, and gathers their reports. The first error in file order
 //! stops the output exactly where a one-thread dump stops: the text before it is written, with
-//! what Kafka prints of the failing record, and nothing after it.
+//! what Kafka prints of the failing record, and nothing after it. With one core, the caller's
+//! thread does it all, chunk by chunk.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -31,8 +32,8 @@ struct Slot {
     seq: u64,
     /// The batches' bytes, back to back.
     bytes: Vec<u8>,
-    /// Each batch's file position and size.
-    batches: Vec<(u64, usize)>,
+    /// Each batch's file position, size, and whether the scan found its CRC valid.
+    batches: Vec<(u64, usize, bool)>,
     text: Vec<u8>,
     gaps: Gaps,
     /// Where the last batch formatted whole ends in the file.
@@ -51,6 +52,22 @@ pub(super) struct Format<'a> {
     pub(super) abs: &'a str,
 }
 
+impl Slot {
+    fn push(&mut self, position: u64, framed: &FramedBatch<'_>, checked: bool) {
+        self.bytes.extend_from_slice(framed.bytes());
+        self.batches.push((position, framed.bytes().len(), checked));
+    }
+
+    fn full(&self) -> bool {
+        self.bytes.len() >= CHUNK_BYTES
+    }
+
+    fn reset(&mut self) {
+        self.bytes.clear();
+        self.batches.clear();
+    }
+}
+
 impl Format<'_> {
     fn chunk(&self, slot: &mut Slot, scratch: &mut Vec<u8>) {
         slot.text.clear();
@@ -58,10 +75,11 @@ impl Format<'_> {
         slot.valid_end = None;
         slot.error = None;
         let mut at = 0_usize;
-        for &(position, size) in &slot.batches {
+        for &(position, size, checked) in &slot.batches {
             let bytes = slot.bytes.get(at..at + size).unwrap_or_default();
             at += size;
-            if let Err(e) = self.batch(position, bytes, &mut slot.gaps, scratch, &mut slot.text) {
+            let text = &mut slot.text;
+            if let Err(e) = self.batch(position, bytes, checked, &mut slot.gaps, scratch, text) {
                 slot.error = Some(e);
                 return;
             }
@@ -74,6 +92,7 @@ impl Format<'_> {
         &self,
         position: u64,
         bytes: &[u8],
+        checked: bool,
         gaps: &mut Gaps,
         scratch: &mut Vec<u8>,
         out: &mut Vec<u8>,
@@ -88,7 +107,7 @@ impl Format<'_> {
             Ok(b) => b,
             Err(e) => bail_decode(self.file, position, &e)?,
         };
-        out.extend_from_slice(batch_line(&batch, position).as_bytes());
+        out.extend_from_slice(batch_line(&batch, position, checked).as_bytes());
         out.push(b'\n');
         if self.deep {
             records::print_records(&batch, self.options, gaps, scratch, out).map_err(|e| {
@@ -106,8 +125,9 @@ fn bail_decode<T>(file: &Path, position: u64, e: &dyn std::fmt::Display) -> Resu
     ))
 }
 
-/// What [`print`] hands the scan: each batch, in file order.
-pub(super) type Each<'s> = dyn FnMut(u64, FramedBatch<'_>) -> ControlFlow<()> + 's;
+/// What [`print`] hands the scan: each batch, in file order, and whether the scan has found its
+/// CRC valid (`false`: not checked, or not valid).
+pub(super) type Each<'s> = dyn FnMut(u64, FramedBatch<'_>, bool) -> ControlFlow<()> + 's;
 
 /// Prints the batches `scan` walks (it calls its argument with each batch in file order) to
 /// `out` as `format` says, and returns the scan's own result and where the last batch printed
@@ -119,7 +139,60 @@ pub(super) fn print<E: Send>(
     out: &mut impl Write,
     reports: &mut Reports,
 ) -> Result<(E, u64)> {
-    let workers = std::thread::available_parallelism().map_or(1, NonZero::get);
+    // One worker per core, whatever stdout is: measured against fewer workers and the one-thread
+    // dump into a pipe, a file and /dev/null (docs/perf/dump.md). With one core, threads would
+    // only add their hand-offs (about a third more CPU), so the caller's thread does it all.
+    match std::thread::available_parallelism().map_or(1, NonZero::get) {
+        1 => print_inline(format, scan, out, reports),
+        workers => print_parallel(format, scan, out, reports, workers),
+    }
+}
+
+/// [`print`] on the caller's thread alone: each chunk is formatted, then written.
+fn print_inline<E>(
+    format: &Format<'_>,
+    scan: impl FnOnce(&mut Each<'_>) -> E,
+    out: &mut impl Write,
+    reports: &mut Reports,
+) -> Result<(E, u64)> {
+    let mut sink = Sink::new(format, out, reports);
+    let mut slot = Slot::default();
+    let mut scratch = Vec::new();
+    let mut failed = None;
+    let mut flush = |slot: &mut Slot, sink: &mut Sink<'_, '_, _>| {
+        format.chunk(slot, &mut scratch);
+        let written = sink.put(slot);
+        slot.reset();
+        written
+    };
+    let scanned = scan(&mut |position, framed, checked| {
+        slot.push(position, &framed, checked);
+        if slot.full()
+            && let Err(e) = flush(&mut slot, &mut sink)
+        {
+            failed = Some(e);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !slot.batches.is_empty() {
+        flush(&mut slot, &mut sink)?;
+    }
+    Ok((scanned, sink.valid))
+}
+
+/// [`print`] with the scan on its own thread, `workers` threads formatting chunks, and the
+/// caller's thread writing them in order.
+fn print_parallel<E: Send>(
+    format: &Format<'_>,
+    scan: impl FnOnce(&mut Each<'_>) -> E + Send,
+    out: &mut impl Write,
+    reports: &mut Reports,
+    workers: usize,
+) -> Result<(E, u64)> {
     let (free_tx, free_rx) = mpsc::channel::<Slot>();
     for _ in 0..2 * workers + 2 {
         let _ = free_tx.send(Slot::default());
@@ -133,16 +206,15 @@ pub(super) fn print<E: Send>(
         let scanner = s.spawn(move || {
             let mut seq = 0;
             let mut slot = free_rx.recv().ok();
-            let result = scan(&mut |position, framed| {
+            let result = scan(&mut |position, framed, checked| {
                 if stop.load(Ordering::Relaxed) {
                     return ControlFlow::Break(());
                 }
                 let Some(current) = slot.as_mut() else {
                     return ControlFlow::Break(());
                 };
-                current.bytes.extend_from_slice(framed.bytes());
-                current.batches.push((position, framed.bytes().len()));
-                if current.bytes.len() >= CHUNK_BYTES {
+                current.push(position, &framed, checked);
+                if current.full() {
                     if let Some(mut full) = slot.take() {
                         full.seq = seq;
                         seq += 1;
@@ -197,6 +269,50 @@ pub(super) fn print<E: Send>(
     })
 }
 
+/// Where formatted chunks go, in file order: the output and the file's reports.
+struct Sink<'a, 'r, W> {
+    format: &'a Format<'a>,
+    out: &'a mut W,
+    reports: &'r mut Reports,
+    /// Where the last batch written whole ends.
+    valid: u64,
+    /// The last record offset written.
+    last_offset: i64,
+}
+
+impl<'a, 'r, W: Write> Sink<'a, 'r, W> {
+    fn new(format: &'a Format<'a>, out: &'a mut W, reports: &'r mut Reports) -> Self {
+        Self {
+            format,
+            out,
+            reports,
+            valid: 0,
+            last_offset: -1,
+        }
+    }
+
+    /// Writes the next chunk's text and joins its reports; the chunk's own error, after its
+    /// text, or a failed write stops the output.
+    fn put(&mut self, slot: &mut Slot) -> Result<()> {
+        if let Err(e) = self.out.write_all(&slot.text) {
+            let file = self.format.file.display();
+            return Err(anyhow::Error::new(e)
+                .context(format!("writing the dump of {file} to stdout"))
+                .context(format!("{file}: read failed")));
+        }
+        join_gaps(
+            self.reports,
+            self.format.abs,
+            &mut self.last_offset,
+            &slot.gaps,
+        );
+        if let Some(end) = slot.valid_end {
+            self.valid = end;
+        }
+        slot.error.take().map_or(Ok(()), Err)
+    }
+}
+
 /// Writes each formatted chunk in file order and returns the slot for reuse; returns where the
 /// last batch written whole ends. `done` is dropped on return, so the workers stop.
 fn write_in_order(
@@ -206,33 +322,19 @@ fn write_in_order(
     out: &mut impl Write,
     reports: &mut Reports,
 ) -> Result<u64> {
+    let mut sink = Sink::new(format, out, reports);
     let mut pending = BTreeMap::new();
     let mut next = 0_u64;
-    let mut valid = 0_u64;
-    let mut last_offset = -1_i64;
     for slot in done {
         pending.insert(slot.seq, slot);
         while let Some(mut slot) = pending.remove(&next) {
             next += 1;
-            if let Err(e) = out.write_all(&slot.text) {
-                let file = format.file.display();
-                return Err(anyhow::Error::new(e)
-                    .context(format!("writing the dump of {file} to stdout"))
-                    .context(format!("{file}: read failed")));
-            }
-            join_gaps(reports, format.abs, &mut last_offset, &slot.gaps);
-            if let Some(end) = slot.valid_end {
-                valid = end;
-            }
-            if let Some(e) = slot.error.take() {
-                return Err(e);
-            }
-            slot.bytes.clear();
-            slot.batches.clear();
+            sink.put(&mut slot)?;
+            slot.reset();
             let _ = free.send(slot);
         }
     }
-    Ok(valid)
+    Ok(sink.valid)
 }
 
 /// Adds one chunk's non-consecutive offsets to the file's report, joined to the chunk before it
@@ -250,4 +352,120 @@ fn join_gaps(reports: &mut Reports, abs: &str, last_offset: &mut i64, gaps: &Gap
             .insert(offset, next);
     }
     *last_offset = gaps.last;
+}
+
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::indexing_slicing, reason = "tests")]
+mod tests {
+    use clap::Parser;
+    use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        dump: DumpOptions,
+    }
+
+    /// 40 batches of 16 records of 8 KiB (about 5 chunks), with an offset gap every 7 batches
+    /// (some fall between chunks) and, if `damaged`, the first record of batch 30 overwritten.
+    fn segment(damaged: bool) -> (Vec<u8>, Vec<(u64, usize)>) {
+        let (mut bytes, mut batches) = (Vec::new(), Vec::new());
+        let value = vec![b'v'; 8 << 10];
+        let mut builder = BatchBuilder::new();
+        for i in 0..40_i64 {
+            let records = (0..16).map(|d| NewRecord::new(d, 1_000 + i, Some(b"k"), Some(&value)));
+            let mut batch = Vec::new();
+            let base = i * 16 + i / 7;
+            builder
+                .build(
+                    &BatchOptions::new(base, Compression::None),
+                    records,
+                    &mut batch,
+                )
+                .expect("batch");
+            if damaged && i == 30 {
+                batch[61..80].fill(0xFF);
+            }
+            batches.push((bytes.len() as u64, batch.len()));
+            bytes.extend_from_slice(&batch);
+        }
+        (bytes, batches)
+    }
+
+    /// What a dump of `bytes` gave: its text, the end of the last batch printed whole, its
+    /// error and its non-consecutive offsets.
+    type Dumped = (Vec<u8>, Option<u64>, Option<String>, Vec<(i64, i64)>);
+
+    fn dump(bytes: &[u8], batches: &[(u64, usize)], workers: usize) -> Dumped {
+        let flags = Flags::parse_from(["dump", "--print-data-log", "--files", "t.log"]);
+        let format = Format {
+            file: Path::new("t.log"),
+            options: &flags.dump,
+            deep: true,
+            abs: "/t.log",
+        };
+        let scan = |each: &mut Each<'_>| {
+            for &(position, size) in batches {
+                let at = usize::try_from(position).expect("position");
+                let framed = rf::batches(&bytes[at..at + size]).next();
+                let framed = framed.expect("a batch").expect("framed");
+                if each(position, framed, false).is_break() {
+                    return;
+                }
+            }
+        };
+        let (mut out, mut reports) = (Vec::new(), Reports::default());
+        let result = if workers == 0 {
+            print_inline(&format, scan, &mut out, &mut reports)
+        } else {
+            print_parallel(&format, scan, &mut out, &mut reports, workers)
+        };
+        let gaps = reports
+            .non_consecutive
+            .get("/t.log")
+            .map(|g| g.iter().map(|(&a, &b)| (a, b)).collect())
+            .unwrap_or_default();
+        match result {
+            Ok(((), valid)) => (out, Some(valid), None, gaps),
+            Err(e) => (out, None, Some(format!("{e:#}")), gaps),
+        }
+    }
+
+    #[test]
+    fn the_parallel_dump_prints_what_the_one_thread_dump_prints() {
+        for damaged in [false, true] {
+            let (bytes, batches) = segment(damaged);
+            let inline = dump(&bytes, &batches, 0);
+            let records = inline
+                .0
+                .split(|&b| b == b'\n')
+                .filter(|l| l.starts_with(b"| offset: "));
+            let gaps = 5;
+            if damaged {
+                assert_eq!(records.count(), 30 * 16, "the records before batch 30");
+                let error = inline.2.as_deref().expect("an error");
+                let at = batches[30].0;
+                assert!(
+                    error.contains(&format!("the batch at byte {at}")),
+                    "{error}"
+                );
+                assert_eq!(
+                    inline.3.len(),
+                    4,
+                    "the gaps before batch 30: {:?}",
+                    inline.3
+                );
+            } else {
+                assert_eq!(records.count(), 40 * 16);
+                assert_eq!(inline.1, Some(bytes.len() as u64));
+                assert_eq!(inline.3.len(), gaps, "{:?}", inline.3);
+            }
+            for workers in [1, 2, 3] {
+                let parallel = dump(&bytes, &batches, workers);
+                assert!(parallel == inline, "{workers} workers, damaged: {damaged}");
+            }
+        }
+    }
 }

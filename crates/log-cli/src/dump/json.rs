@@ -136,7 +136,7 @@ fn log(file: &Path, deep: bool, out: &mut impl Write) -> Result<bool> {
     let len = handle.len()?;
     let mut valid = 0_u64;
     let mut failed: Option<(u64, String)> = None;
-    let scan = handle.judged_batches(len, 8 << 20, bounds, |position, framed| {
+    let scan = handle.judged_batches(len, 8 << 20, bounds, |position, framed, _| {
         let batch = match framed.decode() {
             Ok(b) => b,
             Err(e) => {

@@ -73,11 +73,14 @@ pub(super) fn dump_log(
     // A segment's batches are judged as recovery and consume judge them, against each other and
     // the next segment in the same directory; a snapshot's offsets are not a segment's.
     let (scan, valid_bytes) = if snapshot {
-        let scan = |each: &mut Each<'_>| match handle.batches(0, end, 8 << 20, each) {
-            Ok(Scan::Stopped(e)) => Ok(JudgedEnd::Stopped(e)),
-            Ok(Scan::Ended(e)) => Ok(JudgedEnd::Ended(e)),
-            Err(e) => Err(e),
-        };
+        let scan =
+            |each: &mut Each<'_>| match handle.batches(0, end, 8 << 20, |position, framed| {
+                each(position, framed, false)
+            }) {
+                Ok(Scan::Stopped(e)) => Ok(JudgedEnd::Stopped(e)),
+                Ok(Scan::Ended(e)) => Ok(JudgedEnd::Ended(e)),
+                Err(e) => Err(e),
+            };
         chunks::print(&format, scan, out, reports)?
     } else {
         let next_base_offset = next_segment_base_offset(&RealFs, file)

@@ -53,49 +53,68 @@ enum Stop<T> {
     Damage(RecoveryStop),
 }
 
-/// Hands the batch held back (if any) to `f`.
-fn release<T>(
-    held: &mut Option<(u64, Vec<u8>)>,
-    f: &mut impl FnMut(u64, FramedBatch<'_>) -> ControlFlow<T>,
-) -> ControlFlow<T> {
-    let Some((position, bytes)) = held.take() else {
-        return ControlFlow::Continue(());
-    };
-    match rf::batches(&bytes).next() {
-        Some(Ok(framed)) => f(position, framed),
-        _ => ControlFlow::Continue(()),
+/// The batch held back until the judge confirms it: its position and a copy of its bytes, in a
+/// buffer reused from batch to batch.
+struct Held {
+    position: Option<u64>,
+    bytes: Vec<u8>,
+}
+
+impl Held {
+    fn hold(&mut self, position: u64, bytes: &[u8]) {
+        self.position = Some(position);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(bytes);
+    }
+
+    /// Hands the batch held back (if any) to `f`; it passed its own checks.
+    fn release<T>(
+        &mut self,
+        f: &mut impl FnMut(u64, FramedBatch<'_>, bool) -> ControlFlow<T>,
+    ) -> ControlFlow<T> {
+        let Some(position) = self.position.take() else {
+            return ControlFlow::Continue(());
+        };
+        match rf::batches(&self.bytes).next() {
+            Some(Ok(framed)) => f(position, framed, true),
+            _ => ControlFlow::Continue(()),
+        }
     }
 }
 
 impl<F: FileSystem> SegmentLog<F> {
     /// Walks the batches of `[0, end)` as [`SegmentLog::batches`] does, with the offset rules
     /// recovery and the partition read path apply (`bounds`: this segment's base offset and the
-    /// next segment's). `f` gets each batch, in file order, once it is confirmed. A batch that
-    /// fails its own checks (CRC, records that do not decode) is not judged: the batch before it
-    /// is released, then it is handed over as it is, and judging goes on after it.
+    /// next segment's). `f` gets each batch, in file order, once it is confirmed, and whether it
+    /// passed its own checks (CRC, records that decode), so that a caller need not check its CRC
+    /// again. A batch that fails them is not judged: the batch before it is released, then it
+    /// is handed over as it is (with `false`), and judging goes on after it.
     pub fn judged_batches<T>(
         &self,
         end: u64,
         chunk: usize,
         bounds: OffsetBounds,
-        mut f: impl FnMut(u64, FramedBatch<'_>) -> ControlFlow<T>,
+        mut f: impl FnMut(u64, FramedBatch<'_>, bool) -> ControlFlow<T>,
     ) -> Result<JudgedEnd<T>> {
         let mut judge = OffsetJudge::new(bounds);
-        let mut held: Option<(u64, Vec<u8>)> = None;
+        let mut held = Held {
+            position: None,
+            bytes: Vec::new(),
+        };
         let mut scratch = Vec::new();
         let scan = self.batches(0, end, chunk, |position, framed| {
             let Ok((facts, legacy)) = check_batch(&framed, position, &mut scratch) else {
                 if judge.finish().is_some() {
-                    release(&mut held, &mut f).map_break(Stop::Caller)?;
+                    held.release(&mut f).map_break(Stop::Caller)?;
                 }
-                return f(position, framed).map_break(Stop::Caller);
+                return f(position, framed, false).map_break(Stop::Caller);
             };
             match judge.push(facts, legacy) {
                 Ok(confirmed) => {
                     if confirmed.is_some() {
-                        release(&mut held, &mut f).map_break(Stop::Caller)?;
+                        held.release(&mut f).map_break(Stop::Caller)?;
                     }
-                    held = Some((position, framed.bytes().to_vec()));
+                    held.hold(position, framed.bytes());
                     ControlFlow::Continue(())
                 }
                 Err(stop) => ControlFlow::Break(Stop::Damage(stop)),
@@ -106,7 +125,7 @@ impl<F: FileSystem> SegmentLog<F> {
         }
         // What the judge still holds (unless the damage is that batch) is good.
         if judge.finish().is_some()
-            && let ControlFlow::Break(value) = release(&mut held, &mut f)
+            && let ControlFlow::Break(value) = held.release(&mut f)
         {
             return Ok(JudgedEnd::Stopped(value));
         }
