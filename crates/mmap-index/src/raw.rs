@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::entry::Entry;
 use crate::loom::{Arc, AtomicUsize, Ordering};
-use crate::map::{Memory, SwapCell, Unpinned, Word, owned_cell, shared_cell};
+use crate::map::{Memory, Owner, SwapCell, Unpinned, Word, owned_cell, shared_cell};
 use crate::search::{Bound, Field, Floor, slot_for};
 
 /// Maps an index file again after a mapping budget evicted it: the file's current path and the
@@ -91,6 +91,25 @@ fn floor_or_absent<E: Entry, M: Memory>(
     view::<E, M>(mem, entries, base_offset)
         .floor(target)
         .unwrap_or_else(|| E::absent(base_offset))
+}
+
+/// [`floor_or_absent`] over the owner's cached words (see [`Core::lookup_owned`]): `entries` is
+/// the writer's own count, never more than the mapping's capacity.
+#[inline]
+fn floor_or_absent_in<E: Entry, M: Memory>(
+    cells: &[M::Word],
+    entries: usize,
+    base_offset: i64,
+    target: i64,
+) -> E::Decoded {
+    let view = View::<E, M> {
+        cells,
+        writable: false,
+        entries,
+        base_offset,
+        _entry: PhantomData,
+    };
+    view.floor(target).unwrap_or_else(|| E::absent(base_offset))
 }
 
 /// Maps an evicted cell again (or finds that another thread did).
@@ -265,7 +284,10 @@ impl<E: Entry, M: Memory> Reader<E, M> {
 /// operation like a reader (two uncontended atomics per index entry appended) and keeps no pin,
 /// so that the budget can evict the mapping of an index whose writer is idle.
 pub(crate) struct Core<E, M: Memory> {
-    cell: Arc<SwapCell<M, Meta<M>>>,
+    /// The cell, and for an owned one the active mapping's words (`map::Owner`).
+    owner: Owner<M, Meta<M>>,
+    /// `Meta::base_offset`, kept here so that a lookup need not load it through the cell.
+    base_offset: i64,
     closed: bool,
     entries: usize,
     max_entries: usize,
@@ -304,7 +326,8 @@ impl<E: Entry, M: Memory> Core<E, M> {
             owned_cell(mem, meta)
         };
         Self {
-            cell,
+            owner: Owner::new(cell),
+            base_offset,
             closed: false,
             entries,
             max_entries,
@@ -329,28 +352,30 @@ impl<E: Entry, M: Memory> Core<E, M> {
 
     /// The shared metadata.
     pub(crate) fn meta(&self) -> &Meta<M> {
-        self.cell.extra()
+        self.owner.cell().extra()
     }
 
     /// A new read handle.
     pub(crate) fn reader(&self) -> Reader<E, M> {
         Reader {
-            cell: Arc::clone(&self.cell),
+            cell: Arc::clone(self.owner.cell()),
             _entry: PhantomData,
         }
     }
 
     /// Kafka's lookup on the writer's own view (see [`floor_or_absent`]), without a pin, for an
     /// owned cell (an index without a mapping budget); `None` for a cell a budget may evict, and
-    /// once closed: [`view`](Self::view) then pins, maps again, or reports it.
+    /// once closed: [`view`](Self::view) then pins, maps again, or reports it. It reads the
+    /// mapping's words that the owner cached, so its first probe waits on no load from the cell.
     #[inline]
     pub(crate) fn lookup_owned(&self, target: i64) -> Option<E::Decoded> {
-        if self.closed || !self.cell.is_owned() {
-            return None;
-        }
-        let (entries, base) = (self.entries, self.cell.extra().base_offset);
-        self.cell
-            .with_owned(|mem| floor_or_absent::<E, M>(mem, entries, base, target))
+        let cells = self.owner.cells()?;
+        Some(floor_or_absent_in::<E, M>(
+            cells,
+            self.entries,
+            self.base_offset,
+            target,
+        ))
     }
 
     /// Runs `f` on the writer's own view (the writer's entry count), mapping the index again if
@@ -360,7 +385,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
         if self.closed {
             return Err(Gone::Closed);
         }
-        view_of(&self.cell, true, || self.entries, f)
+        view_of(self.owner.cell(), true, || self.entries, f)
     }
 
     /// Runs `f` on the raw mapping, without mapping it again if it is evicted.
@@ -368,7 +393,16 @@ impl<E: Entry, M: Memory> Core<E, M> {
         if self.closed {
             return Err(Unpinned::Closed);
         }
-        self.cell.with_active(true, f)
+        self.owner.cell().with_active(true, f)
+    }
+
+    /// As [`with_memory`](Self::with_memory), for an `f` that changes the words the mapping
+    /// views (raises `MmapMemory::set_backed`): the owner takes them again afterwards.
+    pub(crate) fn with_memory_mut<R>(&mut self, f: impl FnOnce(&M) -> R) -> Option<R> {
+        if self.closed {
+            return None;
+        }
+        self.owner.with_memory_mut(f)
     }
 
     /// Writes `entry` into the next slot and publishes it. `Ok(false)` if no slot is free, the
@@ -407,7 +441,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
     /// Replaces the mapping. With `wait`, returns once the old mapping is unmapped.
     pub(crate) fn remap(&mut self, mem: M, wait: bool) -> bool {
         let max_entries = mem.words() / E::WORDS;
-        if self.closed || self.cell.swap(Some(mem), wait).is_err() {
+        if self.closed || self.owner.swap(Some(mem), wait).is_err() {
             return false;
         }
         self.max_entries = max_entries;
@@ -421,13 +455,13 @@ impl<E: Entry, M: Memory> Core<E, M> {
     pub(crate) fn close(&mut self, wait: bool) {
         self.closed = true;
         // `swap(None, ..)` never hands anything back.
-        let _ = self.cell.swap(None, wait);
+        let _ = self.owner.swap(None, wait);
     }
 
     /// Unmaps the mapping as a budget would (the loom models).
     #[cfg(all(test, loom))]
     pub(crate) fn evict(&self) -> bool {
-        self.cell.evict()
+        self.owner.cell().evict()
     }
 }
 
@@ -436,7 +470,7 @@ impl<E, M: Memory> Drop for Core<E, M> {
         // Unmap now rather than when the last reader handle goes away, and wait for lookups
         // already inside (bounded: no caller code runs under a pin), so that a file is never
         // shrunk by its next owner under a mapping of ours.
-        let _ = self.cell.swap(None, true);
+        let _ = self.owner.swap(None, true);
     }
 }
 

@@ -49,7 +49,8 @@ impl<E: Entry> IndexFile<E> {
         allocated.map_err(|e| Error::io(&self.path, "fallocate", e))?;
         self.allocated.fetch_max(to, Ordering::AcqRel);
         // An evicted mapping is mapped again with `allocated` viewed.
-        let _ = self.core.with_memory(|mem| mem.set_backed(to));
+        // Through `with_memory_mut`, so that the writer's lookups see the words viewed now.
+        let _ = self.core.with_memory_mut(|mem| mem.set_backed(to));
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! - `mmap.rs`: [`MmapMemory`], a shared (or anonymous) mapping viewed as atomic words, and the
 //!   live-mapping counters;
 //! - `swap.rs`: [`SwapCell`], the pin protocol, eviction and remap;
+//! - `owned.rs`: [`Owner`], an owned cell's owner, which caches its active mapping's words;
 //! - `copy.rs`: the read of a `.log` mapping below its published length.
 //!
 //! # Memory
@@ -17,12 +18,14 @@
 
 mod copy;
 mod mmap;
+mod owned;
 mod swap;
 
 pub(crate) use copy::read_published;
 #[cfg(all(test, loom))]
 pub(crate) use copy::{copy_words, read_with};
 pub(crate) use mmap::{MmapMemory, live_file_mappings, live_mappings};
+pub(crate) use owned::Owner;
 pub(crate) use swap::{SwapCell, Unpinned, owned_cell, shared_cell};
 
 /// One 32-bit word of shared memory, accessed atomically (relaxed).

@@ -115,3 +115,39 @@ fn loom_owner_reads_vs_reader_and_remap() {
         assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
     });
 }
+
+#[test]
+fn loom_owner_cached_lookups_vs_reader_remaps_and_close() {
+    // The writer's lookups read the words its `map::Owner` cached (checked against the active
+    // mapping on every call under loom) across an append, a growth that does not wait, a shrink
+    // that waits and a close, while a reader pins.
+    let found = |slot: usize| OffsetPosition {
+        offset: BASE + i64::try_from(slot).unwrap() * 10 + 7,
+        position: u32::try_from(slot).unwrap() * 1000 + 1,
+    };
+    loom::model(move || {
+        let file = LoomFile::new(8);
+        let mut core =
+            Core::<OffsetEntry, _>::new(LoomMemory::map(&file, 4), 0, BASE, PathBuf::new());
+        assert!(core.push(&offset_entry(0)).unwrap());
+        let reader = core.reader();
+        let lookup = loom::thread::spawn(move || {
+            // Closed, or an entry that was appended (the count it loaded, clamped).
+            if let Some(got) = reader.lookup_mapped(BASE + 100) {
+                assert!(got == found(0) || got == found(1), "{got:?}");
+            }
+        });
+        assert_eq!(core.lookup_owned(BASE + 100), Some(found(0)));
+        assert!(core.remap(LoomMemory::map(&file, 8), false));
+        assert!(core.push(&offset_entry(1)).unwrap());
+        assert_eq!(core.lookup_owned(BASE + 100), Some(found(1)));
+        assert_eq!(core.lookup_owned(BASE + 9), Some(found(0)));
+        core.set_entries(1);
+        assert!(core.remap(LoomMemory::map(&file, 2), true));
+        assert_eq!(core.lookup_owned(BASE + 100), Some(found(0)));
+        core.close(true);
+        assert_eq!(core.lookup_owned(BASE + 100), None);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+        lookup.join().unwrap();
+    });
+}
