@@ -7,7 +7,8 @@
 //! - `mmap.rs`: [`MmapMemory`], a shared (or anonymous) mapping viewed as atomic words, and the
 //!   live-mapping counters;
 //! - `swap.rs`: [`SwapCell`], the pin protocol, eviction and remap;
-//! - `copy.rs`: the read of a `.log` mapping below its published length.
+//! - `copy.rs`: the reads of a `.log` mapping below its published length (a copy, or a loan of
+//!   the bytes to a closure).
 //!
 //! # Memory
 //! A [`Memory`] is an array of 32-bit words. Every access goes through an atomic (relaxed loads
@@ -19,9 +20,9 @@ mod copy;
 mod mmap;
 mod swap;
 
-pub(crate) use copy::read_published;
 #[cfg(all(test, loom))]
-pub(crate) use copy::{copy_words, read_with};
+pub(crate) use copy::{copy_words, lend_with, read_with};
+pub(crate) use copy::{lend_published, read_published};
 pub(crate) use mmap::{MmapMemory, live_file_mappings, live_mappings};
 pub(crate) use swap::{SwapCell, Unpinned, owned_cell, shared_cell};
 
