@@ -201,7 +201,7 @@ fn stress_readers_against_appends_truncations_and_growth() {
                     if r == 1 {
                         // A loan: the bytes are checked, then compared with themselves after
                         // the check, which gave a truncation and re-append time to run.
-                        let want = want.min((len - pos) as usize);
+                        let want = want.min(usize::try_from(len - pos).unwrap());
                         if map.is_closed() {
                             break;
                         }
