@@ -115,6 +115,18 @@ fn loom_file_lend_vs_shrink_and_regrow() {
         let core = Arc::new(FileCore::new(LoomMemory::map(&file, 4), 16));
         let reader = Arc::clone(&core);
         let lend = loom::thread::spawn(move || {
+            // Bytes 8..16 (words 2 and 3) are published only before the truncation: a loan of
+            // them is of the old file, whatever mapping it pinned (a length loaded before the
+            // pin would lend word 3 of the new mapping, `GONE`).
+            let late = reader.lend_at(8, 8, |cells, position, len| {
+                let mut got = [0_u8; 8];
+                let n = crate::map::copy_words(cells, position + len, position, &mut got);
+                assert_eq!(n, 8);
+                got
+            });
+            if let Some(got) = late {
+                assert_eq!(&got[..], &bytes_of(first, 4)[8..16], "stale loan");
+            }
             // A loan of bytes 4..12 (words 1 and 2), read twice inside it: the truncation to
             // 2 words (8 bytes) and the re-append of word 2 run meanwhile, so the second read
             // would see `GONE` or the new generation if the loan did not hold the shrink off.
@@ -122,15 +134,11 @@ fn loom_file_lend_vs_shrink_and_regrow() {
                 let mut once = [0_u8; 8];
                 let mut twice = [0_u8; 8];
                 let published = position + len;
-                assert_eq!(
-                    crate::map::copy_words(cells, published, position, &mut once),
-                    8
-                );
+                let n = crate::map::copy_words(cells, published, position, &mut once);
+                assert_eq!(n, 8);
                 loom::thread::yield_now();
-                assert_eq!(
-                    crate::map::copy_words(cells, published, position, &mut twice),
-                    8
-                );
+                let n = crate::map::copy_words(cells, published, position, &mut twice);
+                assert_eq!(n, 8);
                 assert_eq!(once, twice, "lent bytes changed under the loan");
                 once
             });
