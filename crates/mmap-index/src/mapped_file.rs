@@ -2,8 +2,8 @@
 //! segment's `.log`), so that reading a batch header or a batch costs no system call.
 //!
 //! It reuses the index's two-slot [`SwapCell`]: readers pin the active mapping, copy out bytes
-//! below the published length (a plain `memcpy`: nobody writes them while the pin is held), and
-//! unpin; the owner grows the mapping with a swap that never waits, and shrinks it with a swap
+//! below the published length (a plain `memcpy`: nobody writes them while the pin is held) or
+//! lend them to a closure ([`MappedFile::with_published`]), and unpin; the owner grows the mapping with a swap that never waits, and shrinks it with a swap
 //! that waits until the old mapping is unmapped, before it shrinks the file. The contract and the
 //! soundness argument are in `docs/unsafe.md` ("Mapped data files"); the read and its copy are in
 //! `map/copy.rs`, with the crate's other `unsafe`.
@@ -28,7 +28,9 @@ use std::os::fd::BorrowedFd;
 
 use crate::budget::MappingBudget;
 use crate::loom::{Arc, AtomicUsize, Ordering};
-use crate::map::{Memory, MmapMemory, SwapCell, Unpinned, read_published, shared_cell};
+use crate::map::{
+    Memory, MmapMemory, SwapCell, Unpinned, lend_published, read_published, shared_cell,
+};
 
 /// How far ahead of the published length a growing mapping reaches, and the unit it grows by:
 /// an appender remaps once per this many bytes appended, and only when a reader has mapped the
@@ -67,6 +69,18 @@ impl<M: Memory> FileCore<M> {
     #[cfg(all(test, loom))]
     pub(crate) fn read_at(&self, position: usize, buf: &mut [u8]) -> Option<usize> {
         crate::map::read_with(&self.cell, position, buf, crate::map::copy_words)
+    }
+
+    /// Lends the `len` bytes at `position` to `lend` as words (the loom models' view; see
+    /// `map::lend_with`, which [`MappedFile::with_published`] runs with a byte slice instead).
+    #[cfg(all(test, loom))]
+    pub(crate) fn lend_at<R>(
+        &self,
+        position: usize,
+        len: usize,
+        lend: impl FnOnce(&[M::Word], usize, usize) -> R,
+    ) -> Option<R> {
+        crate::map::lend_with(&self.cell, position, len, lend)
     }
 
     /// The published length.
@@ -156,8 +170,8 @@ impl<M: Memory> FileCore<M> {
 
 impl<M: Memory> Drop for FileCore<M> {
     fn drop(&mut self) {
-        // Unmap now and deterministically, waiting for copies already inside (bounded: a
-        // copy runs no caller code).
+        // Unmap now and deterministically, waiting for copies and loans already inside (a copy
+        // runs no caller code; a loan's closure is bounded by `with_published`'s contract).
         self.close();
     }
 }
@@ -244,6 +258,28 @@ impl MappedFile {
         read_published(&self.core.cell, position, buf)
     }
 
+    /// Lends the `len` bytes at `position` to `f`, straight from the mapping (no copy, no system
+    /// call, no lock, no allocation), and returns what `f` returns; `None`, without calling `f`,
+    /// when they are not all below the published length and inside the current mapping (the
+    /// file is closed, evicted, or a remap is pending): the caller then reads them another way
+    /// ([`read_at`](Self::read_at), `pread`).
+    ///
+    /// The bytes do not change while `f` runs: the mapping stays pinned, and a shrink
+    /// ([`shrink_to`](Self::shrink_to), [`close`](Self::close), drop) waits until `f` returns.
+    /// So `f` must be bounded and must not itself wait for this file's owner to shrink or close
+    /// it (that waits for `f`: a deadlock); a shrink or close of *this* file from inside `f`
+    /// deadlocks the same way.
+    #[inline]
+    pub fn with_published<R>(
+        &self,
+        position: u64,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        let position = usize::try_from(position).ok()?;
+        lend_published(&self.core.cell, position, len, f)
+    }
+
     /// The published length.
     pub fn len(&self) -> u64 {
         self.core.published() as u64
@@ -282,7 +318,8 @@ impl MappedFile {
 
     /// Prepares to shrink `file` to `len`: lowers the published length, swaps in a mapping of
     /// at most `len` bytes and returns once every older mapping is unmapped, so the file may then
-    /// be shrunk. Waits only for reads already inside an older mapping (each one bounded copy).
+    /// be shrunk. Waits only for reads already inside an older mapping (each one bounded copy,
+    /// or the closure of a [`with_published`](Self::with_published)).
     /// If the smaller mapping cannot be created, closes instead (reads then use `pread`).
     pub fn shrink_to(&self, file: BorrowedFd<'_>, len: u64) -> io::Result<()> {
         let len_usize = to_usize(len)?;

@@ -11,6 +11,7 @@
 mod aborted;
 mod append;
 mod clean;
+mod fetch_records;
 mod flush;
 mod index_sanity;
 mod list_offsets;

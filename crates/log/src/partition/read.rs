@@ -3,6 +3,7 @@
 //! transactions of a read_committed fetch in `aborted.rs`.
 
 use crate::loom::sync::Arc;
+use std::ops::ControlFlow;
 use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
 
@@ -10,6 +11,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment};
 
 use super::aborted::aborted_in_fetch;
+use super::fetch_records::for_each_record;
 use super::{Inner, PartitionLog};
 use crate::consumer_records::{AbortedTransaction, IsolationLevel};
 use crate::error::{Error, Result};
@@ -76,6 +78,35 @@ impl<F: FileSystem> FetchDataInfo<F> {
         Ok(crate::record::records(buf))
     }
 
+    /// Hands `f` the fetch's records in order, as [`records`](Self::records) yields them, but
+    /// decoded straight from the segment's `.log` mapping when it has the fetch's bytes: no copy
+    /// of the batches (each batch's CRC is computed over the mapped bytes; only each key, value
+    /// and header is copied, into the record handed over, as a Kafka consumer copies them out of
+    /// its fetch buffer). Without a mapping (`SimFs`, an evicted or closed mapping) the bytes
+    /// are read into `buf` first, as [`read_into`](Self::read_into) reads them. Returns
+    /// `Some(b)` when `f` stopped with [`ControlFlow::Break`]`(b)`, `None` after the last
+    /// record.
+    ///
+    /// A batch that fails its CRC or framing, or a record that fails to decode, ends the
+    /// iteration (after the batch's records before it) with
+    /// [`seglog_segment::Error::Corrupt`], naming the `.log` and the byte position in it where
+    /// the bad batch or field starts.
+    ///
+    /// `f` runs while its record's batch is borrowed from the mapping: a truncation or deletion
+    /// of the segment waits until `f` has had the batch's last record (at most one batch). So
+    /// `f` must not truncate or delete this log's segments, nor wait for a thread that does (a
+    /// deadlock), and should be short; to keep records, move them out.
+    pub fn for_each_record<B>(
+        &self,
+        buf: &mut Vec<u8>,
+        f: impl FnMut(crate::record::Record) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        match &self.segment {
+            Some(segment) => for_each_record(segment, self.region, buf, f),
+            None => Ok(None),
+        }
+    }
+
     /// Copies the bytes to a file or socket without a user-space copy where the platform allows.
     pub fn copy_to(&self, out: BorrowedFd<'_>) -> Result<u64> {
         match &self.segment {
@@ -104,7 +135,8 @@ impl<F: FileSystem> PartitionLog<F> {
     /// the fetch's upper bound (Kafka's `addAbortedTransactions`).
     ///
     /// The result holds raw batches, for zero-copy sends ([`FetchDataInfo::copy_to`]) or a copy
-    /// ([`FetchDataInfo::read_into`]); [`FetchDataInfo::records`] decodes them into records.
+    /// ([`FetchDataInfo::read_into`]); [`FetchDataInfo::records`] decodes them into records, and
+    /// [`FetchDataInfo::for_each_record`] does so without copying the batches first.
     ///
     /// ```
     /// # use std::sync::Arc;

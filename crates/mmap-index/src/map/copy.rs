@@ -1,5 +1,5 @@
-//! The read of a `.log` mapping ([`MappedFile`](crate::MappedFile)): pin, load the published
-//! length, copy the bytes below it, unpin. The production copy is a plain `memcpy`
+//! The reads of a `.log` mapping ([`MappedFile`](crate::MappedFile)): pin, load the published
+//! length, copy the bytes below it (or lend them to a closure, [`lend_published`]), unpin. The production copy is a plain `memcpy`
 //! ([`copy_published`]), sound because nobody writes a byte below the published length while a
 //! reader's pin is held (docs/unsafe.md, "Mapped data files"); the loom models and the tests use
 //! a copy of relaxed word loads ([`copy_words`]).
@@ -50,6 +50,96 @@ pub(crate) fn read_published(
             copy_published(cells, published, position, buf)
         }
     })
+}
+
+/// Pins the active mapping of `cell`, loads the published length, and, when the words below it
+/// cover all of `position..position + len`, hands `lend` those words (see
+/// [`Memory::cells_up_to`]), `position` and `len`, then unpins; returns what `lend` returns.
+/// `None` (without calling `lend`) once closed, while evicted, or when the range reaches past
+/// the published length or the pinned mapping.
+///
+/// What [`read_with`] guarantees of the bytes it hands over holds for the whole call of `lend`:
+/// each byte of the range is written (ordered before this call's acquire load) and not written
+/// again until `lend` returns, however long it runs. The owner writes only at or past the
+/// published length, and every truncation below it waits for this pin before the file is cut,
+/// so a truncation followed by appends rewrites these bytes only after this pin is released
+/// (docs/unsafe.md, "Mapped data files", contract 7).
+#[inline]
+pub(crate) fn lend_with<M: Memory, R>(
+    cell: &SwapCell<M, AtomicUsize>,
+    position: usize,
+    len: usize,
+    lend: impl FnOnce(&[M::Word], usize, usize) -> R,
+) -> Option<R> {
+    let pin = cell.pin().ok()?;
+    // Acquire, after the pin, as in `read_with`.
+    let published = cell.extra().load(Ordering::Acquire);
+    pin.with(|mem| {
+        let cells = mem.cells_up_to(published);
+        (copy_len(cells, published, position, len) == len).then(|| lend(cells, position, len))
+    })
+    .flatten()
+}
+
+/// [`lend_with`] over a real mapping: `f` borrows the `len` published bytes at `position` of
+/// the pinned mapping, with no copy, or is not called (`None`) when they are not all mapped
+/// and published. A truncation of the file waits until `f` returns.
+#[inline]
+pub(crate) fn lend_published<R>(
+    cell: &SwapCell<MmapMemory, AtomicUsize>,
+    position: usize,
+    len: usize,
+    f: impl FnOnce(&[u8]) -> R,
+) -> Option<R> {
+    lend_with(cell, position, len, |cells, position, len| {
+        #[expect(unsafe_code, reason = "lending published bytes of a mapping")]
+        // SAFETY:
+        // - `cells`, `position` and `len` come from `lend_with`, which checked that
+        //   `position + len` is at most the published length it loaded under the pin it
+        //   holds while this runs, and at most `4 * cells.len()`: `published_bytes`'s contract.
+        let bytes = unsafe { published_bytes(cells, position, len) };
+        f(bytes)
+    })
+}
+
+/// The `len` bytes at `position` of `cells` as a byte slice, borrowed as long as `cells` is.
+///
+/// # Safety
+/// `position + len` must be at most `4 * cells.len()` and at most a published length loaded by
+/// [`lend_with`] under the pin that keeps `cells` alive, and the slice must not outlive that pin:
+/// then no byte of it is written while it lives (docs/unsafe.md, "Mapped data files",
+/// contracts 2, 3 and 7).
+#[inline]
+#[expect(
+    unsafe_code,
+    reason = "the caller vouches that no byte lent is written while it is borrowed"
+)]
+unsafe fn published_bytes(
+    cells: &[std::sync::atomic::AtomicU32],
+    position: usize,
+    len: usize,
+) -> &[u8] {
+    if len == 0 {
+        return &[];
+    }
+    // In bounds (`len > 0`, so `position` is below the end of `cells`): the pointer `add` gives.
+    let start = cells.as_ptr().cast::<u8>().wrapping_add(position);
+    #[expect(unsafe_code, reason = "a shared view of published bytes of a mapping")]
+    // SAFETY:
+    // - `start..start + len` lies inside the memory `cells` covers (`position + len <=
+    //   4 * cells.len()`): one mapping, mapped and in pages the file backs, alive for the
+    //   borrow of `cells` (the caller's pin), initialized (any byte is a valid `u8`), and
+    //   `len <= isize::MAX` since `cells` fits in memory; `u8` needs no alignment.
+    // - The returned `&[u8]` asserts that nothing writes these bytes while it lives: every
+    //   byte lies below the published length the caller loaded under its pin, and by the
+    //   caller's contract none is written until the pin is released, which outlives the slice
+    //   (the words are `UnsafeCell`s, so viewing them as plain bytes breaks no borrow of
+    //   `cells`; other readers only load them, which does not conflict).
+    // - The kernel's stores of a concurrent append touch only bytes at or past the published
+    //   length, outside the slice.
+    unsafe {
+        std::slice::from_raw_parts(start, len)
+    }
 }
 
 /// How many bytes a copy of `want` bytes at `position` takes from `cells`, stopping at
@@ -164,6 +254,17 @@ mod tests {
         let n = unsafe { copy_published(words, published, position, &mut plain) };
         let mut atomic = vec![0xAA_u8; len];
         let m = copy_words(words, published, position, &mut atomic);
+        // The loan covers exactly the same bytes when the copy would fill `len`, else none.
+        if copy_len(words, published, position, len) == len {
+            #[expect(unsafe_code, reason = "testing the loan")]
+            // SAFETY:
+            // - `copy_len` checked the bounds; nothing writes `words` while the test runs.
+            let lent = unsafe { published_bytes(words, position, len) };
+            assert_eq!(
+                lent, want,
+                "lent: published {published} position {position} len {len}"
+            );
+        }
         for (what, got, buf) in [("plain", n, &plain), ("words", m, &atomic)] {
             let at = format!("{what}: published {published} position {position} len {len}");
             assert_eq!(got, expect, "{at}");

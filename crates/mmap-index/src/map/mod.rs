@@ -8,7 +8,8 @@
 //!   live-mapping counters;
 //! - `swap.rs`: [`SwapCell`], the pin protocol, eviction and remap;
 //! - `owned.rs`: [`Owner`], an owned cell's owner, which caches its active mapping's words;
-//! - `copy.rs`: the read of a `.log` mapping below its published length.
+//! - `copy.rs`: the reads of a `.log` mapping below its published length (a copy, or a loan of
+//!   the bytes to a closure).
 //!
 //! # Memory
 //! A [`Memory`] is an array of 32-bit words. Every access goes through an atomic (relaxed loads
@@ -21,9 +22,9 @@ mod mmap;
 mod owned;
 mod swap;
 
-pub(crate) use copy::read_published;
 #[cfg(all(test, loom))]
-pub(crate) use copy::{copy_words, read_with};
+pub(crate) use copy::{copy_words, lend_with, read_with};
+pub(crate) use copy::{lend_published, read_published};
 pub(crate) use mmap::{MmapMemory, live_file_mappings, live_mappings};
 pub(crate) use owned::Owner;
 pub(crate) use swap::{SwapCell, Unpinned, owned_cell, shared_cell};

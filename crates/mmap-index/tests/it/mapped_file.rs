@@ -1,6 +1,7 @@
 //! `MappedFile` on real files: reads below the published length, growth past the mapping,
-//! shrinking before `set_len`, close, the mapping counter, and a stress run of an appender that
-//! also truncates against readers that check every byte they copy.
+//! shrinking before `set_len`, close, the mapping counter, loans (`with_published`) and the
+//! shrink that waits for them, and a stress run of an appender that also truncates against
+//! readers that check every byte they copy or borrow.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
@@ -87,6 +88,78 @@ fn shrink_then_close_unmap_deterministically() {
 }
 
 #[test]
+fn loans_cover_only_published_mapped_bytes() {
+    let _serial = file_mappings();
+    let (_dir, file) = rw_file();
+    let data: Vec<u8> = (0..10_000).map(|p| byte(p, 2)).collect();
+    file.write_all_at(&data, 0).unwrap();
+    let map = MappedFile::open(file.as_fd(), 6_000).unwrap();
+    assert_eq!(
+        map.with_published(1, 5_999, <[u8]>::to_vec),
+        Some(data[1..6_000].to_vec())
+    );
+    assert_eq!(map.with_published(6_000, 0, <[u8]>::len), Some(0));
+    // Past the published length: no loan, even of the bytes below it.
+    assert_eq!(map.with_published(5_000, 1_001, <[u8]>::len), None);
+    assert_eq!(map.with_published(u64::MAX, 1, <[u8]>::len), None);
+    map.publish(file.as_fd(), 10_000).unwrap();
+    assert_eq!(
+        map.with_published(5_000, 5_000, <[u8]>::to_vec),
+        Some(data[5_000..].to_vec())
+    );
+    map.close();
+    assert_eq!(map.with_published(0, 1, <[u8]>::len), None);
+}
+
+#[test]
+fn a_shrink_waits_for_a_lending_reader() {
+    let _serial = file_mappings();
+    let (_dir, file) = rw_file();
+    let data: Vec<u8> = (0..5_000).map(|p| byte(p, 3)).collect();
+    file.write_all_at(&data, 0).unwrap();
+    let file = Arc::new(file);
+    let map = Arc::new(MappedFile::open(file.as_fd(), 5_000).unwrap());
+    let shrunk = Arc::new(AtomicBool::new(false));
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+    let reader = {
+        let (map, shrunk) = (map.clone(), shrunk.clone());
+        std::thread::spawn(move || {
+            map.with_published(0, 5_000, |bytes| {
+                entered_tx.send(()).unwrap();
+                // The shrink has begun once it lowered the published length; it cannot finish
+                // (nor the file be cut and rewritten) until this loan returns.
+                while map.len() != 1_234 {
+                    std::thread::yield_now();
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                assert!(!shrunk.load(Ordering::SeqCst), "the shrink did not wait");
+                bytes.to_vec()
+            })
+        })
+    };
+    entered_rx.recv().unwrap();
+    let shrinker = {
+        let (map, file, shrunk) = (map.clone(), file.clone(), shrunk.clone());
+        std::thread::spawn(move || {
+            map.shrink_to(file.as_fd(), 1_234).unwrap();
+            shrunk.store(true, Ordering::SeqCst);
+            // Cut and append again over the lent range: only after the loan returned.
+            file.set_len(1_234).unwrap();
+            file.write_all_at(&vec![0xEE; 3_000], 1_234).unwrap();
+            map.publish(file.as_fd(), 4_234).unwrap();
+        })
+    };
+    assert_eq!(reader.join().unwrap().unwrap(), data);
+    shrinker.join().unwrap();
+    assert!(shrunk.load(Ordering::SeqCst));
+    assert_eq!(map.with_published(1_230, 8, <[u8]>::to_vec), {
+        let mut want = data[1_230..1_234].to_vec();
+        want.extend([0xEE; 4]);
+        Some(want)
+    });
+}
+
+#[test]
 fn stress_readers_against_appends_truncations_and_growth() {
     const ROUNDS: u64 = 400;
     let _serial = file_mappings();
@@ -115,16 +188,33 @@ fn stress_readers_against_appends_truncations_and_growth() {
                     }
                     let pos = rng % len;
                     let want = (rng >> 32) as usize % buf.len();
-                    let Some(n) = map.read_at(pos, &mut buf[..want]) else {
-                        break;
+                    let check = |bytes: &[u8]| {
+                        let max_gen = gens.lock().unwrap().len() as u64;
+                        for (i, &b) in bytes.iter().enumerate() {
+                            let p = pos + i as u64;
+                            assert!(
+                                (0..=max_gen).any(|g| byte(p, g) == b),
+                                "byte {p}: {b} was never written there"
+                            );
+                        }
                     };
-                    let max_gen = gens.lock().unwrap().len() as u64;
-                    for (i, &b) in buf[..n].iter().enumerate() {
-                        let p = pos + i as u64;
-                        assert!(
-                            (0..=max_gen).any(|g| byte(p, g) == b),
-                            "byte {p}: {b} was never written there"
-                        );
+                    if r == 1 {
+                        // A loan: the bytes are checked, then compared with themselves after
+                        // the check, which gave a truncation and re-append time to run.
+                        let want = want.min(usize::try_from(len - pos).unwrap());
+                        if map.is_closed() {
+                            break;
+                        }
+                        map.with_published(pos, want, |bytes| {
+                            let first = bytes.to_vec();
+                            check(bytes);
+                            assert_eq!(bytes, first, "lent bytes changed under the loan");
+                        });
+                    } else {
+                        let Some(n) = map.read_at(pos, &mut buf[..want]) else {
+                            break;
+                        };
+                        check(&buf[..n]);
                     }
                     reads += 1;
                 }

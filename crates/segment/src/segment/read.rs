@@ -213,6 +213,33 @@ impl<F: FileSystem> LogSegment<F> {
         }
     }
 
+    /// Runs `f` over a region's bytes and returns what it returns: the bytes borrowed straight
+    /// from the `.log`'s mapping when it has the whole region (no copy), else read into `buf`
+    /// as [`read_region`](Self::read_region) reads them (so they may stop short at the end of
+    /// the file after a concurrent truncation; `f` is then called with those).
+    ///
+    /// While `f` runs on borrowed bytes, a truncation, recovery, close or delete of this segment
+    /// waits for it (the mapping's shrink waits, [`MappedFile::with_published`]): `f` must be
+    /// bounded, and must not itself truncate, recover, close or delete this segment, nor wait
+    /// for another thread doing so (a deadlock).
+    ///
+    /// [`MappedFile::with_published`]: seglog_mmap_index::MappedFile::with_published
+    pub fn with_region<R>(
+        &self,
+        region: FileRegion,
+        buf: &mut Vec<u8>,
+        mut f: impl FnMut(&[u8]) -> R,
+    ) -> Result<R> {
+        if let Some(map) = self.source().map
+            && let Ok(len) = usize::try_from(region.length)
+            && let Some(r) = map.with_published(region.position, len, &mut f)
+        {
+            return Ok(r);
+        }
+        self.read_region(region, buf)?;
+        Ok(f(buf))
+    }
+
     /// Copies a region to a file or socket without passing it through user space where the
     /// platform allows (`copy_file_range`, `sendfile`). Returns the bytes copied.
     pub fn copy_region_to(&self, region: FileRegion, out: BorrowedFd<'_>) -> Result<u64> {

@@ -179,8 +179,9 @@ impl<F: FileSystem> LogSegment<F> {
         }
     }
 
-    /// Reads the whole batch of `h` and returns its first record with `timestamp >= target` and
-    /// `offset >= starting_offset`.
+    /// Decodes the batch of `h`, in place in the `.log`'s mapping when it has it (else read into
+    /// `buf`), and returns its first record with `timestamp >= target` and
+    /// `offset >= starting_offset`; the records after it are not decoded.
     fn first_record_at_or_after(
         &self,
         h: &BatchHeader,
@@ -189,52 +190,18 @@ impl<F: FileSystem> LogSegment<F> {
         target: i64,
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
-        let path = self.path();
-        self.read_region(
-            FileRegion {
-                position: h.position,
-                length: h.size,
-            },
-            buf,
-        )?;
-        let corrupt = |source: rf::Error| Error::Corrupt {
-            path: PathBuf::clone(&path),
+        let region = FileRegion {
+            position: h.position,
+            length: h.size,
+        };
+        let found = self.with_region(region, buf, |bytes| {
+            first_in_batch(bytes, scratch, target, starting_offset)
+        })?;
+        found.map_err(|source| Error::Corrupt {
+            path: self.log_path(),
             position: h.position,
             source,
-        };
-        let framed = rf::batches(buf).next().transpose().map_err(corrupt)?;
-        let Some(framed) = framed else {
-            return Ok(None);
-        };
-        match framed.decode().map_err(corrupt)? {
-            rf::Batch::V2(batch) => {
-                let epoch = batch.partition_leader_epoch();
-                let leader_epoch = (epoch >= 0).then_some(epoch);
-                for record in batch.records_with(scratch).map_err(corrupt)? {
-                    let record = record.map_err(corrupt)?;
-                    if record.timestamp() >= target && record.offset() >= starting_offset {
-                        return Ok(Some(TimestampAndOffset {
-                            timestamp: record.timestamp(),
-                            offset: record.offset(),
-                            leader_epoch,
-                        }));
-                    }
-                }
-                Ok(None)
-            }
-            rf::Batch::Legacy(batch) => {
-                for record in batch.to_records().map_err(corrupt)? {
-                    if record.timestamp >= target && record.offset >= starting_offset {
-                        return Ok(Some(TimestampAndOffset {
-                            timestamp: record.timestamp,
-                            offset: record.offset,
-                            leader_epoch: None,
-                        }));
-                    }
-                }
-                Ok(None)
-            }
-        }
+        })
     }
 
     /// Kafka's `FileRecords.largestTimestampAfter`: the largest batch max timestamp from
@@ -279,5 +246,48 @@ impl<F: FileSystem> LogSegment<F> {
             .map(|h| h.max_timestamp)
             .filter(|ts| *ts >= 0)
             .unwrap_or(i64::MAX))
+    }
+}
+
+/// The first record of the batch at the start of `bytes` with `timestamp >= target` and
+/// `offset >= starting_offset` (`scratch` holds a compressed batch's records); errors are
+/// relative to `bytes`.
+fn first_in_batch(
+    bytes: &[u8],
+    scratch: &mut Vec<u8>,
+    target: i64,
+    starting_offset: i64,
+) -> rf::Result<Option<TimestampAndOffset>> {
+    let Some(framed) = rf::batches(bytes).next().transpose()? else {
+        return Ok(None);
+    };
+    match framed.decode()? {
+        rf::Batch::V2(batch) => {
+            let epoch = batch.partition_leader_epoch();
+            let leader_epoch = (epoch >= 0).then_some(epoch);
+            for record in batch.records_with(scratch)? {
+                let record = record?;
+                if record.timestamp() >= target && record.offset() >= starting_offset {
+                    return Ok(Some(TimestampAndOffset {
+                        timestamp: record.timestamp(),
+                        offset: record.offset(),
+                        leader_epoch,
+                    }));
+                }
+            }
+            Ok(None)
+        }
+        rf::Batch::Legacy(batch) => {
+            for record in batch.to_records()? {
+                if record.timestamp >= target && record.offset >= starting_offset {
+                    return Ok(Some(TimestampAndOffset {
+                        timestamp: record.timestamp,
+                        offset: record.offset,
+                        leader_epoch: None,
+                    }));
+                }
+            }
+            Ok(None)
+        }
     }
 }

@@ -13,6 +13,7 @@ mod full_index;
 mod io_seam;
 mod kafka_recovered_indexes;
 mod log_segment_kafka;
+mod mapped_loans;
 mod mapped_reads_stress;
 mod model;
 mod read_region_reuse;

@@ -1,6 +1,6 @@
 //! Loom models of [`FileCore`], the growing-file mapping behind `MappedFile`: reads against
-//! growth (a non-waiting swap), against a shrink followed by a re-append and growth, and
-//! against close. A reader never reads a mapping after it is unmapped (loom's `UnsafeCell`
+//! growth (a non-waiting swap), against a shrink followed by a re-append and growth (a copy,
+//! and a loan that reads its bytes twice), and against close. A reader never reads a mapping after it is unmapped (loom's `UnsafeCell`
 //! tracking), never reads a byte at or past the file's length at the time (such a byte holds
 //! `GONE`, the model's stand-in for a page past end of file), and every byte it copies is one
 //! the appender wrote there.
@@ -103,6 +103,61 @@ fn loom_file_read_vs_shrink_and_regrow() {
         core.publish(12);
         let _ = core.grow(LoomMemory::map(&file, 4));
         read.join().unwrap();
+        drop(core);
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
+    });
+}
+
+#[test]
+fn loom_file_lend_vs_shrink_and_regrow() {
+    loom::model(|| {
+        let file = file_with(4);
+        let core = Arc::new(FileCore::new(LoomMemory::map(&file, 4), 16));
+        let reader = Arc::clone(&core);
+        let lend = loom::thread::spawn(move || {
+            // Bytes 8..16 (words 2 and 3) are published only before the truncation: a loan of
+            // them is of the old file, whatever mapping it pinned (a length loaded before the
+            // pin would lend word 3 of the new mapping, `GONE`).
+            let late = reader.lend_at(8, 8, |cells, position, len| {
+                let mut got = [0_u8; 8];
+                let n = crate::map::copy_words(cells, position + len, position, &mut got);
+                assert_eq!(n, 8);
+                got
+            });
+            if let Some(got) = late {
+                assert_eq!(&got[..], &bytes_of(first, 4)[8..16], "stale loan");
+            }
+            // A loan of bytes 4..12 (words 1 and 2), read twice inside it: the truncation to
+            // 2 words (8 bytes) and the re-append of word 2 run meanwhile, so the second read
+            // would see `GONE` or the new generation if the loan did not hold the shrink off.
+            let lent = reader.lend_at(4, 8, |cells, position, len| {
+                let mut once = [0_u8; 8];
+                let mut twice = [0_u8; 8];
+                let published = position + len;
+                let n = crate::map::copy_words(cells, published, position, &mut once);
+                assert_eq!(n, 8);
+                loom::thread::yield_now();
+                let n = crate::map::copy_words(cells, published, position, &mut twice);
+                assert_eq!(n, 8);
+                assert_eq!(once, twice, "lent bytes changed under the loan");
+                once
+            });
+            // No loan once the length was lowered (or through the 2-word mapping); else all 8
+            // bytes from one generation: the old file, or the new one after the re-append.
+            if let Some(got) = lent {
+                let old = &bytes_of(first, 4)[4..12];
+                let new = &bytes_of(second, 4)[4..12];
+                assert!(got == old || got == new, "torn or stale loan {got:?}");
+            }
+        });
+        core.lower(8);
+        core.shrink(Some(LoomMemory::map(&file, 2)));
+        assert_eq!(file.mapped.load(Ordering::SeqCst), 1);
+        write(&file, 2..4, |_| GONE);
+        write(&file, 2..3, second);
+        core.publish(12);
+        let _ = core.grow(LoomMemory::map(&file, 4));
+        lend.join().unwrap();
         drop(core);
         assert_eq!(file.mapped.load(Ordering::SeqCst), 0);
     });
