@@ -275,8 +275,8 @@ impl<F: FileSystem> Inner<F> {
         } else {
             listed
         };
-        // A recovery may take snapshots: the producer state lists them again after one.
-        if !plan.scanned.is_empty() {
+        // A recovery (or a cut) may take or drop snapshots: the producer state lists them again.
+        if !plan.scanned.is_empty() || !plan.cuts.is_empty() {
             listed.snapshots = None;
         }
         let mut segments = self.load_segment_files(&listed.segments, report)?;
