@@ -6,12 +6,14 @@
 //! directory read and no `stat` per entry. It also classifies a log directory's entries
 //! ([`log_dir_entries`]): partition directories and the directories that are not one.
 
+use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::FileSystem;
 use seglog_segment::naming;
 
+use crate::producer::SnapshotFile;
 use crate::topic_partition::{DirKind, TopicPartition};
 
 /// The quarantine: a directory inside the partition directory, where recovery sets aside what it
@@ -141,6 +143,8 @@ fn is_segment_file_name(name: &str) -> bool {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionFile {
     path: PathBuf,
+    /// Where the file name lies in `path`'s bytes (the name is asked for often).
+    name_at: std::ops::Range<usize>,
     kind: FileKind,
     base_offset: Option<i64>,
     is_dir: bool,
@@ -161,8 +165,19 @@ impl PartitionFile {
         } else {
             naming::offset_from_file_name(name)
         };
+        // `name` borrows from `path` unless empty.
+        let start = name
+            .as_ptr()
+            .addr()
+            .wrapping_sub(path.as_os_str().as_encoded_bytes().as_ptr().addr());
+        let name_at = if name.is_empty() {
+            0..0
+        } else {
+            start..start + name.len()
+        };
         Self {
             path,
+            name_at,
             kind,
             base_offset,
             is_dir,
@@ -219,7 +234,11 @@ impl PartitionFile {
 
     /// The entry's file name (empty if it is not UTF-8).
     pub fn name(&self) -> &str {
-        file_name(&self.path)
+        let bytes = self.path.as_os_str().as_encoded_bytes();
+        bytes
+            .get(self.name_at.clone())
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default()
     }
 
     /// What the entry is.
@@ -246,11 +265,86 @@ impl PartitionFile {
     }
 }
 
-/// A path's file name, or `""`.
+/// A path's file name, or `""`. The bytes after the last `/` when they are a plain name (every
+/// path a listing makes), without `Path::file_name`'s walk over all components: a listing of
+/// 40,000 entries asks for names several times each.
 pub(crate) fn file_name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let start = bytes.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
+    match std::str::from_utf8(bytes.get(start..).unwrap_or_default()) {
+        Ok(name) if !matches!(name, "" | "." | "..") => name,
+        _ => path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default(),
+    }
+}
+
+/// Which index files a segment's `.log` has beside it, from a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ListedSegment {
+    pub(crate) index: bool,
+    pub(crate) time_index: bool,
+    pub(crate) txn_index: bool,
+}
+
+/// What the loader reads of a partition's listing: its segments and its producer snapshots.
+#[derive(Debug, Default)]
+pub(crate) struct LoadListing {
+    pub(crate) segments: BTreeMap<i64, ListedSegment>,
+    pub(crate) snapshots: Option<Vec<SnapshotFile>>,
+}
+
+impl LoadListing {
+    pub(crate) fn of(files: &[PartitionFile]) -> Self {
+        Self {
+            segments: listed_segments(files),
+            snapshots: listed_snapshots(files),
+        }
+    }
+}
+
+/// The producer snapshots of a listing (regular `<offset>.snapshot` files), as
+/// [`list_snapshot_files`](crate::producer::list_snapshot_files) gives them; `None` if a
+/// snapshot's name gives no offset (the producer state lists them itself, and fails on it).
+fn listed_snapshots(files: &[PartitionFile]) -> Option<Vec<SnapshotFile>> {
+    let mut snapshots = Vec::new();
+    for file in files {
+        if file.is_dir() || file.kind() != FileKind::Snapshot {
+            continue;
+        }
+        snapshots.push(SnapshotFile {
+            offset: file.base_offset()?,
+            path: file.path().to_path_buf(),
+        });
+    }
+    snapshots.sort_by_key(|s| s.offset);
+    Some(snapshots)
+}
+
+/// The segments of a listing: each `<offset>.log`'s base offset with the index files listed
+/// beside it (no suffix), so that opening a segment needs no `stat` to know them.
+fn listed_segments(files: &[PartitionFile]) -> BTreeMap<i64, ListedSegment> {
+    let mut segments: BTreeMap<i64, ListedSegment> = files
+        .iter()
+        .filter_map(PartitionFile::log_base_offset)
+        .map(|base| (base, ListedSegment::default()))
+        .collect();
+    for file in files {
+        let (Some(base), false) = (file.base_offset(), file.is_dir()) else {
+            continue;
+        };
+        let Some(listed) = segments.get_mut(&base) else {
+            continue;
+        };
+        match file.kind() {
+            FileKind::OffsetIndex => listed.index = true,
+            FileKind::TimeIndex => listed.time_index = true,
+            FileKind::TxnIndex => listed.txn_index = true,
+            _ => {}
+        }
+    }
+    segments
 }
 
 /// Lists the entries directly inside the partition directory `dir`, sorted by path, classified.
@@ -309,6 +403,62 @@ pub(crate) fn not_partition_dirs<F: FileSystem>(fs: &F, dir: &Path) -> Vec<PathB
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_names_match_paths_file_name() {
+        for path in [
+            "t-0/00000000000000000000.log",
+            "/a/b/00000000000000000016.snapshot",
+            "x.index",
+            "a/b/",
+            "a/b/.",
+            "a/..",
+            "/",
+            "",
+            "a//b",
+        ] {
+            let path = Path::new(path);
+            let expected = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            assert_eq!(file_name(path), expected, "{}", path.display());
+            let entry = PartitionFile::new(path.to_path_buf());
+            assert_eq!(entry.name(), expected, "{}", path.display());
+        }
+    }
+
+    #[test]
+    fn a_listing_gives_each_log_its_index_files_and_the_snapshots() {
+        let dir = Path::new("t-0");
+        let files: Vec<PartitionFile> = [
+            "00000000000000000000.index",
+            "00000000000000000000.log",
+            "00000000000000000000.timeindex",
+            "00000000000000000016.log",
+            "00000000000000000016.txnindex",
+            "00000000000000000016.index.swap",
+            "00000000000000000032.index",
+            "00000000000000000016.snapshot",
+            "00000000000000000032.snapshot",
+        ]
+        .iter()
+        .map(|n| PartitionFile::new(dir.join(n)))
+        .collect();
+        let listing = LoadListing::of(&files);
+        let seg = |index, time_index, txn_index| ListedSegment {
+            index,
+            time_index,
+            txn_index,
+        };
+        assert_eq!(
+            listing.segments.into_iter().collect::<Vec<_>>(),
+            [(0, seg(true, true, false)), (16, seg(false, false, true))]
+        );
+        let snapshots = listing.snapshots.unwrap();
+        let offsets: Vec<i64> = snapshots.iter().map(|s| s.offset).collect();
+        assert_eq!(offsets, [16, 32]);
+        // A snapshot whose name gives no offset: the producer state lists (and fails) itself.
+        let odd = [PartitionFile::new(dir.join("-5.snapshot"))];
+        assert!(LoadListing::of(&odd).snapshots.is_none());
+    }
 
     #[test]
     fn names_are_classified_as_kafka_names_them() {

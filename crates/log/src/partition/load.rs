@@ -8,13 +8,13 @@ use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, MappingBudget, RecoveryReport};
 
-use super::planner::plan_partition;
+use super::planner::plan_partition_listed;
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
 use super::{Inner, PartitionLog, SegmentMap, SyncState};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
-use crate::listing::{self, PartitionFile};
+use crate::listing::{self, LoadListing, PartitionFile};
 use crate::producer::{
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
 };
@@ -147,13 +147,14 @@ impl<F: FileSystem> PartitionLog<F> {
         let mapping_budget = usize::try_from(config.max_segment_mappings)
             .ok()
             .map(MappingBudget::new);
-        let producer_state = ProducerStateManager::new(
+        // The snapshots are listed by the load (`load_producer_state`), after its steps.
+        let producer_state = ProducerStateManager::unlisted(
             fs.clone(),
-            dir,
+            dir.to_path_buf(),
             tp.to_string(),
             DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
             ProducerStateManagerConfig::default(),
-        )?;
+        );
         let inner = std::sync::Arc::new_cyclic(|me| Inner {
             me: me.clone(),
             fs,
@@ -229,10 +230,29 @@ impl<F: FileSystem> Inner<F> {
         .with_mapping_budget(self.mapping_budget.clone()))
     }
 
+    /// Opens the existing segment at `base` (no suffix) whose `.txnindex` the listing found or
+    /// not.
+    pub(super) fn open_listed_segment(
+        &self,
+        base: i64,
+        txn_index_exists: bool,
+    ) -> Result<LogSegment<F>> {
+        Ok(LogSegment::open_listed(
+            self.fs.clone(),
+            &self.dir,
+            base,
+            self.segment_config(),
+            self.time.now_ms(),
+            txn_index_exists,
+        )?
+        .with_mapping_budget(self.mapping_budget.clone()))
+    }
+
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
         let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
         let max_index_size = u32::try_from(self.config.segment_index_bytes).unwrap_or(0);
-        let plan = plan_partition(&self.fs, &self.dir, interval, max_index_size, options)?;
+        let (plan, listed) =
+            plan_partition_listed(&self.fs, &self.dir, interval, max_index_size, options)?;
         let quarantine = if !plan.sets_aside() {
             Quarantine::finish_unfinished(&self.fs, &self.dir)?;
             None
@@ -247,8 +267,19 @@ impl<F: FileSystem> Inner<F> {
         self.remove_temp_files(&plan, quarantine.as_ref(), report)?;
         self.complete_swaps(&plan, report)?;
         self.drop_segments(&plan, quarantine.as_ref(), report)?;
-        let files = self.list()?;
-        let mut segments = self.load_segment_files(&files, report)?;
+        // The plan's listing still holds when the plan removes, renames and drops nothing (a
+        // clean open): no second read of a directory of many segments.
+        let mut listed = if plan.changes_listing() {
+            let files = listing::list(&self.fs, &self.dir).map_err(|e| Error::io(&self.dir, e))?;
+            LoadListing::of(&files)
+        } else {
+            listed
+        };
+        // A recovery (or a cut) may take or drop snapshots: the producer state lists them again.
+        if !plan.scanned.is_empty() || !plan.cuts.is_empty() {
+            listed.snapshots = None;
+        }
+        let mut segments = self.load_segment_files(&listed.segments, report)?;
         self.recover_segments(&mut segments, &plan, quarantine.as_ref(), options, report)?;
         if let Some(q) = &quarantine {
             q.finish()?;
@@ -293,6 +324,7 @@ impl<F: FileSystem> Inner<F> {
             log_start_offset,
             log_end_offset,
             options.had_clean_shutdown,
+            listed.snapshots,
             report,
         )?;
         self.segments.store(segments);

@@ -3,8 +3,8 @@
 //! deleted, step 6's planned drops, and the segments' files opened.
 
 use crate::loom::sync::Arc;
-use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use seglog_fs::FileSystem;
 use seglog_segment::naming;
@@ -14,7 +14,7 @@ use super::quarantine::{Quarantine, remove_entry};
 use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, SegmentMap};
 use crate::error::{Error, Result};
-use crate::listing::{FileKind, file_name};
+use crate::listing::{ListedSegment, file_name};
 
 impl<F: FileSystem> Inner<F> {
     /// Drops `path`: into the quarantine, or deleted with `discard`.
@@ -158,32 +158,24 @@ impl<F: FileSystem> Inner<F> {
         Ok(())
     }
 
-    /// Step 5: open every `.log` (sorted by name); a missing `.timeindex` beside an `.index` is
-    /// created empty, as Kafka's sanity check does.
+    /// Step 5: open every `.log` (by base offset); a missing `.timeindex` beside an `.index` is
+    /// created empty, as Kafka's sanity check does. What exists comes from the listing, so a
+    /// segment costs its `.log`'s open and `stat` and nothing else.
     pub(super) fn load_segment_files(
         &self,
-        files: &[PathBuf],
+        listed: &BTreeMap<i64, ListedSegment>,
         report: &mut LoadReport,
     ) -> Result<SegmentMap<F>> {
-        let logs: BTreeMap<i64, PathBuf> = files
-            .iter()
-            .filter(|p| FileKind::of(file_name(p)) == FileKind::Log)
-            .filter_map(|p| naming::offset_from_file_name(file_name(p)).map(|o| (o, p.clone())))
-            .collect();
-        // Whether a segment's index files exist, from the listing rather than a `stat` each.
-        let listed: HashSet<&str> = files.iter().map(|p| file_name(p)).collect();
-        let exists = |path: PathBuf| listed.contains(file_name(&path));
         let mut segments = SegmentMap::new();
-        for base in logs.keys() {
-            let segment = self.open_segment(*base, "", true)?;
-            let has_index = exists(naming::offset_index_file(&self.dir, *base, ""));
-            if has_index && !exists(naming::time_index_file(&self.dir, *base, "")) {
+        for (&base, files) in listed {
+            let segment = self.open_listed_segment(base, files.txn_index)?;
+            if files.index && !files.time_index {
                 segment.resize_time_index(0)?;
             }
-            if !has_index {
-                report.rebuilt_missing_index.push(*base);
+            if !files.index {
+                report.rebuilt_missing_index.push(base);
             }
-            segments.insert(*base, Arc::new(segment));
+            segments.insert(base, Arc::new(segment));
         }
         Ok(segments)
     }

@@ -5,7 +5,7 @@
 //! lock is taken, nothing is created: `seglog recover --dry-run` runs exactly this, and
 //! [`PartitionLog::open`](super::PartitionLog::open) runs it before it changes anything.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
@@ -17,7 +17,7 @@ use super::recovery_plan::{
 };
 use super::{index_sanity, snapshot_plan};
 use crate::error::{Error, Result};
-use crate::listing::{self, FileKind, PartitionFile};
+use crate::listing::{self, FileKind, LoadListing, PartitionFile};
 
 /// A segment as the plan sees it after the swaps: the suffix its files still have on disk.
 #[derive(Debug, Clone, Copy)]
@@ -48,6 +48,19 @@ pub fn plan_partition<F: FileSystem>(
     max_index_size: u32,
     options: LoadOptions,
 ) -> Result<RecoveryPlan> {
+    plan_partition_listed(fs, dir, index_interval_bytes, max_index_size, options).map(|(p, _)| p)
+}
+
+/// [`plan_partition`], with what its listing found of the segments (each `.log`'s base offset
+/// and the index files beside it) and the producer snapshots, which the load reuses when the
+/// plan changes no file.
+pub(super) fn plan_partition_listed<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    index_interval_bytes: u32,
+    max_index_size: u32,
+    options: LoadOptions,
+) -> Result<(RecoveryPlan, LoadListing)> {
     let mut planner = Planner {
         fs,
         dir,
@@ -61,7 +74,7 @@ pub fn plan_partition<F: FileSystem>(
         verified: BTreeMap::new(),
     };
     if !fs.is_dir(dir) {
-        return Ok(planner.plan);
+        return Ok((planner.plan, LoadListing::default()));
     }
     let listed = listing::list(fs, dir).map_err(|e| Error::io(dir, e))?;
     planner.plan.strays = listed
@@ -80,17 +93,12 @@ pub fn plan_partition<F: FileSystem>(
         .into_iter()
         .filter(PartitionFile::may_be_segment_file)
         .collect();
+    let listed = LoadListing::of(&files);
     let (live, swaps) = planner.temp_files(files);
     let (live, segments) = planner.swaps(live, &swaps)?;
     planner.recover(&live, &segments, options)?;
     planner.producer_snapshots(&live, &segments, options)?;
-    Ok(planner.plan)
-}
-
-fn name(path: &Path) -> &str {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or_default()
+    Ok((planner.plan, listed))
 }
 
 impl<F: FileSystem> Planner<'_, F> {
@@ -278,7 +286,12 @@ impl<F: FileSystem> Planner<'_, F> {
         segments: &BTreeMap<i64, Segment>,
         options: LoadOptions,
     ) -> Result<()> {
-        let names: BTreeSet<&str> = live.iter().map(PartitionFile::name).collect();
+        // The index files listed, by base offset (the names' kinds were read once, by the listing).
+        let names: HashSet<(i64, FileKind)> = live
+            .iter()
+            .filter(|f| f.kind().is_index())
+            .filter_map(|f| Some((f.base_offset()?, f.kind())))
+            .collect();
         for file in live {
             if file.kind().is_index()
                 && file
@@ -293,8 +306,7 @@ impl<F: FileSystem> Planner<'_, F> {
         // The end offset of each segment already judged (rebuilt for a missing index).
         let mut judged: BTreeMap<i64, i64> = BTreeMap::new();
         for (base, segment) in segments {
-            let index = naming::offset_index_file(self.dir, *base, "");
-            if names.contains(name(&index)) {
+            if names.contains(&(*base, FileKind::OffsetIndex)) {
                 continue;
             }
             let scan = self.scan(*base, *segment, segments)?;
@@ -382,15 +394,15 @@ impl<F: FileSystem> Planner<'_, F> {
     /// fails it, keeping the later segments.
     fn txn_index_sanity(
         &mut self,
-        names: &BTreeSet<&str>,
+        names: &HashSet<(i64, FileKind)>,
         segments: &BTreeMap<i64, Segment>,
         judged: &mut BTreeMap<i64, i64>,
     ) -> Result<()> {
         for (base, segment) in segments {
-            let txn = naming::txn_index_file(self.dir, *base, "");
-            if judged.contains_key(base) || !names.contains(name(&txn)) {
+            if judged.contains_key(base) || !names.contains(&(*base, FileKind::TxnIndex)) {
                 continue;
             }
+            let txn = naming::txn_index_file(self.dir, *base, "");
             if let Some(why) = snapshot_plan::txn_index_problem(self.fs, &txn, *base)? {
                 let scan = self.scan(*base, *segment, segments)?;
                 self.plan.scanned.push(*base);

@@ -380,13 +380,14 @@ impl<F: FileSystem> Inner<F> {
         log_start_offset: i64,
         log_end_offset: i64,
         had_clean_shutdown: bool,
+        snapshots: Option<Vec<crate::producer::SnapshotFile>>,
         report: &mut super::LoadReport,
     ) -> Result<()> {
         let bases: Vec<i64> = segments.keys().copied().collect();
         let mut manager = self.producer_state.lock();
         report
             .snapshots_removed
-            .extend(manager.remove_stray_snapshots(&bases)?);
+            .extend(manager.remove_stray_snapshots_listed(&bases, snapshots)?);
         let corrupt = rebuild_producer_state(
             &mut manager,
             segments,

@@ -214,6 +214,17 @@ impl RecoveryPlan {
         self.drops_data() || !self.strays.is_empty()
     }
 
+    /// Whether carrying the plan out removes, renames or moves a file of the partition
+    /// directory (cuts and index rebuilds change files in place, not the listing).
+    pub(crate) fn changes_listing(&self) -> bool {
+        !(self.removed.is_empty()
+            && self.strays.is_empty()
+            && self.bad_swaps.is_empty()
+            && self.completed_swaps.is_empty()
+            && self.dropped.is_empty()
+            && self.dropped_snapshots.is_empty())
+    }
+
     /// The records of the segments dropped whole.
     pub fn records_dropped(&self) -> u64 {
         self.dropped.iter().map(|d| d.records).sum()

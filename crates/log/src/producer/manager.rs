@@ -60,7 +60,25 @@ impl<F: FileSystem> ProducerStateManager<F> {
     ) -> Result<Self> {
         let dir = dir.into();
         let snapshots = load_snapshots(&fs, &dir)?;
+        let manager = Self::unlisted(fs, dir, partition, max_transaction_timeout_ms, config);
         Ok(Self {
+            snapshots,
+            ..manager
+        })
+    }
+
+    /// [`ProducerStateManager::new`] without listing the directory: it knows no snapshot until
+    /// [`remove_stray_snapshots`](Self::remove_stray_snapshots) lists them (the partition's
+    /// load, which lists them once, there).
+    pub(crate) fn unlisted(
+        fs: F,
+        dir: PathBuf,
+        partition: impl Into<String>,
+        max_transaction_timeout_ms: i32,
+        config: ProducerStateManagerConfig,
+    ) -> Self {
+        let snapshots = BTreeMap::new();
+        Self {
             fs,
             dir,
             partition: partition.into(),
@@ -73,7 +91,7 @@ impl<F: FileSystem> ProducerStateManager<F> {
             snapshots,
             last_map_offset: 0,
             last_snap_offset: 0,
-        })
+        }
     }
 
     /// The settings.
@@ -484,13 +502,29 @@ impl<F: FileSystem> ProducerStateManager<F> {
     ///
     /// [`Error::Io`] on a listing or deletion failure.
     pub fn remove_stray_snapshots(&mut self, segment_base_offsets: &[i64]) -> Result<Vec<PathBuf>> {
+        self.remove_stray_snapshots_listed(segment_base_offsets, None)
+    }
+
+    /// [`remove_stray_snapshots`](Self::remove_stray_snapshots) with the snapshot files a
+    /// listing of the directory just found (by offset), or `None` to list them.
+    pub(crate) fn remove_stray_snapshots_listed(
+        &mut self,
+        segment_base_offsets: &[i64],
+        listed: Option<Vec<SnapshotFile>>,
+    ) -> Result<Vec<PathBuf>> {
         let max_base = segment_base_offsets.iter().copied().max();
-        let mut snapshots = load_snapshots(&self.fs, &self.dir)?;
+        // Sorted for a binary search: a log of N segments has about N snapshots.
+        let mut bases = segment_base_offsets.to_vec();
+        bases.sort_unstable();
+        let mut snapshots = match listed {
+            Some(listed) => listed.into_iter().map(|s| (s.offset, s)).collect(),
+            None => load_snapshots(&self.fs, &self.dir)?,
+        };
         let mut deleted = Vec::new();
         let mut latest_stray: Option<i64> = None;
         let offsets: Vec<i64> = snapshots.keys().copied().collect();
         for key in offsets {
-            if segment_base_offsets.contains(&key) {
+            if bases.binary_search(&key).is_ok() {
                 continue;
             }
             if let Some(prev) = latest_stray.replace(key)

@@ -200,6 +200,42 @@ impl<F: FileSystem> LogSegment<F> {
         suffix: &str,
         now_ms: i64,
     ) -> Result<Self> {
+        let segment = (base_offset, suffix);
+        Self::open_with(fs, dir, segment, config, file_already_exists, now_ms, None)
+    }
+
+    /// [`LogSegment::open`] of an existing segment (no suffix) whose `.txnindex` a directory
+    /// listing found or not, so that opening it looks for no file but the `.log` (a loader of
+    /// many segments lists the directory once instead of a `stat` per segment).
+    pub fn open_listed(
+        fs: F,
+        dir: &Path,
+        base_offset: i64,
+        config: SegmentConfig,
+        now_ms: i64,
+        txn_index_exists: bool,
+    ) -> Result<Self> {
+        let segment = (base_offset, "");
+        Self::open_with(
+            fs,
+            dir,
+            segment,
+            config,
+            true,
+            now_ms,
+            Some(txn_index_exists),
+        )
+    }
+
+    fn open_with(
+        fs: F,
+        dir: &Path,
+        (base_offset, suffix): (i64, &str),
+        config: SegmentConfig,
+        file_already_exists: bool,
+        now_ms: i64,
+        txn_index_exists: Option<bool>,
+    ) -> Result<Self> {
         let log_path = naming::log_file(dir, base_offset, suffix);
         let mode = if file_already_exists {
             OpenMode::Existing
@@ -235,10 +271,11 @@ impl<F: FileSystem> LogSegment<F> {
         .max_index_size(config.max_index_size)
         .backing(fs.index_backing())
         .lazy();
-        let txn_index = TransactionIndex::open(
+        let txn_index = TransactionIndex::open_known(
             fs.clone(),
             naming::txn_index_file(dir, base_offset, suffix),
             base_offset,
+            txn_index_exists,
         )?;
         let published_max = Arc::new(AtomicI64::new(MAX_NOT_LOADED));
         Ok(Self {

@@ -30,15 +30,21 @@ struct Handle<H> {
 }
 
 impl<F: FileSystem> TxnFile<F> {
-    /// Opens `path` if it exists (read-write, or read-only for an inspecting reader).
-    pub(super) fn open(fs: F, path: PathBuf, read_only: bool) -> Result<Self> {
+    /// Opens `path` if it exists (read-write, or read-only for an inspecting reader); `exists`
+    /// says so when the caller knows (from a listing), else the file system is asked.
+    pub(super) fn open(
+        fs: F,
+        path: PathBuf,
+        read_only: bool,
+        exists: Option<bool>,
+    ) -> Result<Self> {
         let mut this = Self {
             fs,
             path,
             read_only,
             handle: None,
         };
-        if this.fs.exists(&this.path) {
+        if exists.unwrap_or_else(|| this.fs.exists(&this.path)) {
             let mode = if read_only {
                 OpenMode::ReadOnly
             } else {

@@ -35,8 +35,19 @@ impl<F: FileSystem> TransactionIndex<F> {
     /// Kafka's constructor: opens `path` read-write if it exists; otherwise the first append
     /// creates it.
     pub fn open(fs: F, path: impl Into<PathBuf>, start_offset: i64) -> Result<Self> {
+        Self::open_known(fs, path, start_offset, None)
+    }
+
+    /// [`TransactionIndex::open`], told whether the file exists (from a directory listing)
+    /// instead of looking; `None` looks.
+    pub(crate) fn open_known(
+        fs: F,
+        path: impl Into<PathBuf>,
+        start_offset: i64,
+        exists: Option<bool>,
+    ) -> Result<Self> {
         Ok(Self::with_file(
-            TxnFile::open(fs, path.into(), false)?,
+            TxnFile::open(fs, path.into(), false, exists)?,
             start_offset,
         ))
     }
@@ -45,7 +56,7 @@ impl<F: FileSystem> TransactionIndex<F> {
     /// appends fail.
     pub fn open_read_only(fs: F, path: impl Into<PathBuf>, start_offset: i64) -> Result<Self> {
         Ok(Self::with_file(
-            TxnFile::open(fs, path.into(), true)?,
+            TxnFile::open(fs, path.into(), true, None)?,
             start_offset,
         ))
     }
