@@ -5,7 +5,6 @@
 //! run's answer is checked: the dump's record lines counted as they stream out, the recovered indexes
 //! compared byte for byte with the ones the segment was written with.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -50,8 +49,10 @@ fn make_segment(root: &Path, work: &Path, mib: u64) -> Result<Segment> {
     })
 }
 
-/// Runs `argv` from `root`, its stdout read line by line; returns the wall time in ms and the
-/// number of lines that start with `| offset: ` (one per record in a deep dump).
+/// Runs `argv` from `root`, its stdout read through a pipe by `seglog-bench-compare
+/// count-records` (optimized, unlike this xtask); returns the wall time in ms, from the spawn to
+/// the exit of both, and the number of lines that start with `| offset: ` (one per record in a
+/// deep dump).
 fn timed(root: &Path, argv: &[String]) -> Result<(f64, u64)> {
     let (program, args) = argv.split_first().context("empty command")?;
     let started = Instant::now();
@@ -63,41 +64,29 @@ fn timed(root: &Path, argv: &[String]) -> Result<(f64, u64)> {
         .spawn()
         .with_context(|| format!("starting {}", argv.join(" ")))?;
     let stdout = child.stdout.take().context("no stdout")?;
-    let records = count_record_lines(stdout)?;
+    let counter = Command::new(root.join("target/release/seglog-bench-compare"))
+        .arg("count-records")
+        .stdin(Stdio::from(stdout))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("starting seglog-bench-compare count-records")?;
+    let counted = counter.wait_with_output()?;
     let status = child.wait()?;
     let elapsed = started.elapsed().as_secs_f64() * 1000.0;
     if !status.success() {
         bail!("{} exited with {status}", argv.join(" "));
     }
+    ensure!(
+        counted.status.success(),
+        "count-records exited with {}",
+        counted.status
+    );
+    let records = String::from_utf8_lossy(&counted.stdout)
+        .trim()
+        .parse::<u64>()
+        .context("count-records printed no count")?;
     Ok((elapsed, records))
-}
-
-/// The lines of `input` that start with `| offset: `, read in 1 MiB pieces and searched with memchr's
-/// `memmem` without copying lines out: the reader is the same for every tool, and as cheap as a reader
-/// can be, so that it bounds the fastest dump as little as possible (docs/perf/dump.md).
-fn count_record_lines(mut input: impl Read) -> Result<u64> {
-    const NEEDLE: &[u8] = b"\n| offset: ";
-    let finder = memchr::memmem::Finder::new(NEEDLE);
-    // The last bytes of the previous piece come first, so a needle cut in two is found once; the
-    // stream starts as if after a newline.
-    let keep = NEEDLE.len() - 1;
-    let mut buf = vec![0_u8; (1 << 20) + keep];
-    buf[keep - 1] = b'\n';
-    let mut start = keep - 1;
-    let mut records = 0_u64;
-    loop {
-        let n = match input.read(&mut buf[keep..]) {
-            Ok(0) => return Ok(records),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e.into()),
-        };
-        let end = keep + n;
-        records += finder.find_iter(&buf[start..end]).count() as u64;
-        // A needle found ends at or after `end - keep + 1`, so the carried bytes hold no whole needle.
-        buf.copy_within(end - keep..end, 0);
-        start = 0;
-    }
 }
 
 fn strings(parts: &[&str]) -> Vec<String> {
@@ -227,35 +216,4 @@ pub(super) fn run(
         })
         .collect();
     Ok((shown, docs))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Reads at most `step` bytes at a time, so that needles are cut at every position.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-
-    impl Read for Trickle<'_> {
-        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.step.min(out.len()).min(self.data.len());
-            out[..n].copy_from_slice(&self.data[..n]);
-            self.data = &self.data[n..];
-            Ok(n)
-        }
-    }
-
-    #[test]
-    fn record_lines_are_counted_once_wherever_reads_cut_them() -> Result<()> {
-        let text = b"| offset: 0 first line\nbaseOffset: 0\n| offset: 1 k\n  | offset: 2 not a record\n| offset: 3\n| offset:";
-        for step in 1..=text.len() {
-            let counted = count_record_lines(Trickle { data: text, step })?;
-            assert_eq!(counted, 3, "reads of {step} bytes");
-        }
-        assert_eq!(count_record_lines(&b""[..])?, 0);
-        Ok(())
-    }
 }

@@ -32,6 +32,7 @@
 
 mod commitlog_system;
 mod compact_system;
+mod count_records;
 mod flags;
 mod limit;
 mod limit_partition;
@@ -444,6 +445,12 @@ fn run_group(system: &str, group: &str, params: &Params) -> Result<Option<Vec<Fi
 fn main() -> Result<()> {
     if std::env::args().nth(1).is_some_and(|a| a == "make-segment") {
         return make_segment::run(std::env::args().skip(2));
+    }
+    if std::env::args()
+        .nth(1)
+        .is_some_and(|a| a == "count-records")
+    {
+        return count_records::run();
     }
     if std::env::args().nth(1).is_some_and(|a| a == "drain") {
         return pipe_drain::run(std::env::args().skip(2));
