@@ -44,6 +44,7 @@ mod pipe_drain;
 mod scale_compact;
 mod scale_log;
 mod scale_open;
+mod scale_params;
 mod scale_system;
 mod seglog_system;
 

@@ -24,7 +24,7 @@ use seglog_log::{
 use serde_json::{Value, json};
 
 use crate::peak_memory;
-use crate::scale_system::{ScaleParams, segment_bytes};
+use crate::scale_params::{ScaleParams, segment_bytes};
 use crate::{FETCH_MIB_BYTES, Figure, keyed_batch};
 
 fn config(mib: u64) -> LogConfig {

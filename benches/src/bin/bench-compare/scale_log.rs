@@ -19,7 +19,7 @@ use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, RealFs, System
 
 use crate::pipe_drain::Drain;
 use crate::round_clock;
-use crate::scale_system::{ScaleParams, segment_bytes};
+use crate::scale_params::{ScaleParams, segment_bytes};
 use crate::{FETCH_BYTES, FETCH_MIB_BYTES, Figure, Rng, SHAPES, kafka_batches, ns_per_op};
 
 const MIB: f64 = 1024.0 * 1024.0;

@@ -20,7 +20,7 @@ use anyhow::{Context, Result, ensure};
 use seglog_log::record::{BatchBuilder, BatchOptions, Compression, NewRecord};
 use seglog_log::{LoadOptions, LogConfig, PartitionLog, RealFs, SystemClock};
 
-use crate::scale_system::ScaleParams;
+use crate::scale_params::ScaleParams;
 use crate::{BASE_TIMESTAMP, Figure, SHAPES, ms};
 
 /// One 1 KiB x 16 batch from offset `base`, record `o` stamped `BASE_TIMESTAMP + o`.

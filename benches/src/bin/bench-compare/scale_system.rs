@@ -10,38 +10,17 @@
 //! scale clean-child --dir D --mib N --dedupe-mib N         (that child)
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 
 use crate::Figure;
-
-/// The sizes one scale process works on.
-#[derive(Debug, Clone)]
-pub(crate) struct ScaleParams {
-    pub(crate) dir: PathBuf,
-    /// Log size in MiB of payload (`log`, `compact`).
-    pub(crate) mib: u64,
-    /// Segments of the `open` partition.
-    pub(crate) segments: u64,
-    /// Random reads per sample (`log`).
-    pub(crate) reads: usize,
-    /// Timed samples of the repeatable measurements (reads, opens).
-    pub(crate) samples: usize,
-    /// The cleaner's dedupe buffer (`compact`).
-    pub(crate) dedupe_mib: u64,
-}
+use crate::scale_params::ScaleParams;
 
 /// Space kept free beyond a size's own need: 512 MiB or a tenth of the need, whichever is more.
 pub(crate) fn margin(need: u64) -> u64 {
     (need / 10).max(512 << 20)
-}
-
-/// `segment.bytes` of the scale logs: Kafka's default 1 GiB from 8 GiB up; below, an eighth of
-/// the log (at least 1 MiB), so that even the tiny sizes of CI roll a few times.
-pub(crate) fn segment_bytes(mib: u64) -> i32 {
-    ((mib << 20) / 8).clamp(1 << 20, 1 << 30) as i32
 }
 
 /// The bytes a size needs on disk (its data, with the format's overhead and the cleaner's output).
@@ -139,12 +118,5 @@ mod tests {
         let reason = does_not_fit(10 * gib, 11 * gib - 1, dir).unwrap_or_default();
         assert!(reason.contains("needs 10.00 GiB") && reason.contains("statvfs of d"));
         assert_eq!(margin(1 << 20), 512 << 20);
-    }
-
-    #[test]
-    fn scale_segments_are_kafkas_default_from_8_gib() {
-        assert_eq!(segment_bytes(4), 1 << 20);
-        assert_eq!(segment_bytes(1024), 128 << 20);
-        assert_eq!(segment_bytes(100 * 1024), 1 << 30);
     }
 }
