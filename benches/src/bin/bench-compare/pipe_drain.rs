@@ -9,7 +9,7 @@
 //! In wall-clock rounds the default drainer polls an empty pipe (non-blocking `splice`, yielding
 //! the core between tries) for up to [`POLL`] before it sleeps: a socket's far end is drained by
 //! the network stack and wakes no process per fetch, but a drainer that sleeps whenever the pipe
-//! is empty costs a cross-core wake-up per fetch to any writer that spends more than about 1 µs
+//! is empty costs a cross-core wake-up per fetch to any writer that spends more than about 1 us
 //! between two fetches, which every real system does (docs/perf/consume.md section 5).
 //! `--mode splice-block` is the sleeping drainer, kept for comparison; under
 //! `SEGLOG_BENCH_CPU_CLOCK=1` the drainer never polls, as its CPU time is counted.
