@@ -1,16 +1,25 @@
 //! The far end of a zero-copy fetch (what a socket's peer does): a FIFO whose reader is a separate
-//! drainer process, `seglog-bench-compare drain --fifo F [--mode splice|read]`. seglog, the limit
-//! and Kafka's harness all write into such a FIFO with the same drainer, so the reader's cost is
-//! the same for all (a Java thread could only drain with copies). The drainer raises the pipe to
-//! 1 MiB (one fetch) and, by default, splices it into /dev/null, which moves page references
-//! and copies nothing; `--mode read` reads into a reused 1 MiB buffer instead (one copy per byte).
+//! drainer process, `seglog-bench-compare drain --fifo F [--mode splice|splice-block|read]`.
+//! seglog, the limit and Kafka's harness all write into such a FIFO with the same drainer, so the
+//! reader's cost is the same for all (a Java thread could only drain with copies). The drainer
+//! raises the pipe to 1 MiB (one fetch) and, by default, splices it into /dev/null, which moves
+//! page references and copies nothing; `--mode read` reads into a reused 1 MiB buffer instead (one
+//! copy per byte).
+//!
+//! In wall-clock rounds the default drainer polls an empty pipe (non-blocking `splice`, yielding
+//! the core between tries) for up to [`POLL`] before it sleeps: a socket's far end is drained by
+//! the network stack and wakes no process per fetch, but a drainer that sleeps whenever the pipe
+//! is empty costs a cross-core wake-up per fetch to any writer that spends more than about 1 us
+//! between two fetches, which every real system does (docs/perf/consume.md section 5).
+//! `--mode splice-block` is the sleeping drainer, kept for comparison; under
+//! `SEGLOG_BENCH_CPU_CLOCK=1` the drainer never polls, as its CPU time is counted.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 
@@ -19,6 +28,13 @@ use rustix::pipe::{SpliceFlags, fcntl_setpipe_size, splice};
 
 /// The pipe's capacity: one whole fetch.
 const PIPE_BYTES: usize = 1 << 20;
+
+/// How long the default drainer polls an empty pipe before it sleeps: longer than a writer's
+/// work between two fetches, shorter than a round.
+const POLL: Duration = Duration::from_millis(1);
+
+/// The drainer's modes: see the module's documentation.
+const MODES: [&str; 3] = ["splice", "splice-block", "read"];
 
 /// The writing side: the FIFO opened for writing, and the drainer process reading it.
 pub(crate) struct Drain {
@@ -112,9 +128,10 @@ fn line(from: &mut impl BufRead) -> Result<String> {
     Ok(line.trim().to_owned())
 }
 
-/// The drainer process: `drain --fifo F [--mode splice|read]`. Prints `open` before it opens the
-/// FIFO, `ready` once the pipe is enlarged, and at the end of the stream the byte count and its
-/// CPU time since `ready` in ns.
+/// The drainer process: `drain --fifo F [--mode splice|splice-block|read]`. Prints `open` before it
+/// opens the FIFO, `ready` once the pipe is enlarged, and at the end of the stream the byte count
+/// and its CPU time since `ready` in ns. Under `SEGLOG_BENCH_DRAIN_STATS=1` it also prints its
+/// context switches to stderr (how often it slept waiting for the writer).
 pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
     let (mut fifo, mut mode) = (None, "splice".to_owned());
     while let Some(flag) = args.next() {
@@ -129,7 +146,7 @@ pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
     }
     let fifo = fifo.context("drain: missing --fifo")?;
     ensure!(
-        ["splice", "read"].contains(&mode.as_str()),
+        MODES.contains(&mode.as_str()),
         "drain: unknown --mode {mode}"
     );
     let mut out = std::io::stdout().lock();
@@ -143,16 +160,8 @@ pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
     let cpu_at_ready = process_cpu_time();
     let mut total = 0_u64;
     match mode.as_str() {
-        "splice" => {
-            let null = File::options().write(true).open("/dev/null")?;
-            loop {
-                match splice(&input, None, &null, None, PIPE_BYTES, SpliceFlags::MORE) {
-                    Ok(0) => break,
-                    Ok(n) => total += n as u64,
-                    Err(rustix::io::Errno::INTR) => {}
-                    Err(e) => return Err(e).context("splice"),
-                }
-            }
+        "splice" | "splice-block" => {
+            total = splice_to_null(&input, mode == "splice" && !cpu_clock())?;
         }
         "read" => {
             let mut buf = vec![0_u8; PIPE_BYTES];
@@ -163,15 +172,86 @@ pub(crate) fn run(mut args: impl Iterator<Item = String>) -> Result<()> {
                 }
             }
         }
-        other => bail!("drain: unknown --mode {other} (splice or read)"),
+        other => bail!("drain: unknown --mode {other} (splice, splice-block or read)"),
     }
     let cpu = process_cpu_time().saturating_sub(cpu_at_ready);
+    if std::env::var_os("SEGLOG_BENCH_DRAIN_STATS").is_some_and(|v| v == "1") {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let switches: Vec<&str> = status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches"))
+            .collect();
+        eprintln!("drainer {mode}: {}", switches.join(", "));
+    }
     writeln!(out, "{total} {}", cpu.as_nanos())?;
     out.flush()?;
     Ok(())
 }
 
+/// Splices `input` (a pipe) into /dev/null until its write end is closed; returns the bytes moved.
+/// With `poll`, an empty pipe is tried again without blocking, the core yielded between tries, for
+/// up to [`POLL`] before a blocking `splice` waits for the writer.
+fn splice_to_null(input: &impl AsFd, poll: bool) -> Result<u64> {
+    let null = File::options().write(true).open("/dev/null")?;
+    let mut total = 0_u64;
+    // When the pipe was found empty while polling, since the last bytes moved.
+    let mut empty_since: Option<Instant> = None;
+    loop {
+        let polling = poll && empty_since.is_none_or(|t| t.elapsed() < POLL);
+        let flags = if polling {
+            SpliceFlags::MORE | SpliceFlags::NONBLOCK
+        } else {
+            SpliceFlags::MORE
+        };
+        match splice(input, None, &null, None, PIPE_BYTES, flags) {
+            Ok(0) => return Ok(total),
+            Ok(n) => {
+                total += n as u64;
+                empty_since = None;
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) if polling => {
+                empty_since.get_or_insert_with(Instant::now);
+                // A writer sharing this core gets it; alone, this returns at once.
+                std::thread::yield_now();
+            }
+            Err(e) => return Err(e).context("splice"),
+        }
+    }
+}
+
 fn process_cpu_time() -> Duration {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, reason = "tests")]
+    use super::*;
+
+    /// Both drains move every byte and stop only at the end: pauses shorter and longer than
+    /// [`POLL`] (the polling drain then sleeps in a blocking splice) are not the end.
+    #[test]
+    fn splice_to_null_drains_across_pauses_until_the_writer_closes() -> Result<()> {
+        for poll in [true, false] {
+            let (read, write) = rustix::pipe::pipe()?;
+            let writer = std::thread::spawn(move || -> Result<()> {
+                let chunk = vec![7_u8; 64 * 1024];
+                for pause in [Duration::ZERO, POLL / 4, POLL * 5, Duration::ZERO] {
+                    std::thread::sleep(pause);
+                    let mut rest = &chunk[..];
+                    while !rest.is_empty() {
+                        rest = &rest[rustix::io::write(&write, rest)?..];
+                    }
+                }
+                Ok(())
+            });
+            assert_eq!(splice_to_null(&read, poll)?, 4 * 64 * 1024, "poll {poll}");
+            writer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the writer panicked"))??;
+        }
+        Ok(())
+    }
 }
