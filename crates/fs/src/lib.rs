@@ -235,8 +235,9 @@ pub trait File: Send + Sync + fmt::Debug + 'static {
     }
 
     /// Copies `len` bytes starting at `position` to the file or socket `out`, at `out`'s current
-    /// position. Real files do it without passing the bytes through user space (`copy_file_range`,
-    /// falling back to `sendfile`); the default reads into a buffer and writes it out.
+    /// position. Real files do it without passing the bytes through user space (`sendfile`,
+    /// falling back to a buffer for an output it refuses); the default reads into a buffer and
+    /// writes it out.
     /// Returns the bytes copied, which is less than `len` only at the end of this file.
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
         copy_range_buffered(self, position, len, out)

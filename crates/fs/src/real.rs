@@ -1,4 +1,4 @@
-//! The real file system: `std::fs` with positioned I/O, and `rustix` for `copy_file_range`, `sendfile`
+//! The real file system: `std::fs` with positioned I/O, and `rustix` for `sendfile`
 //! and directory fsync.
 
 use std::fs;
@@ -226,40 +226,28 @@ impl File for RealFile {
     }
 
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
-        let end = position.saturating_add(len).min(self.len()?);
+        // sendfile takes any output (sockets, pipes, regular files) and stops at the end of this
+        // file, so a fetch costs one call: no length check first, and no copy_file_range tried
+        // first (it fails on every socket and pipe, and a µs between two fetches costs a
+        // wake-up of the reader: docs/perf/consume.md section 5).
+        let end = position.saturating_add(len);
         let mut offset = position;
-        // copy_file_range works between regular files; sendfile takes any output (sockets, pipes).
-        let mut use_sendfile = false;
         while offset < end {
             let chunk = usize::try_from(end - offset)
                 .unwrap_or(usize::MAX)
                 .min(1 << 30);
-            let result = if use_sendfile {
-                rustix::fs::sendfile(out, self.file.as_fd(), Some(&mut offset), chunk)
-            } else {
-                rustix::fs::copy_file_range(self.file.as_fd(), Some(&mut offset), out, None, chunk)
-            };
-            match result {
+            match rustix::fs::sendfile(out, self.file.as_fd(), Some(&mut offset), chunk) {
                 Ok(0) => break,
                 Ok(_) => {}
                 Err(e) if e == rustix::io::Errno::INTR => {}
-                Err(e)
-                    if !use_sendfile
-                        && matches!(
-                            e,
-                            rustix::io::Errno::XDEV
-                                | rustix::io::Errno::INVAL
-                                | rustix::io::Errno::NOSYS
-                                | rustix::io::Errno::BADF
-                                | rustix::io::Errno::OPNOTSUPP
-                        ) =>
-                {
-                    use_sendfile = true;
-                }
-                Err(e) if use_sendfile && offset == position => {
-                    // Neither zero-copy call applies to this pair of descriptors.
-                    let _ = e;
-                    return copy_range_buffered(self, position, end - position, out);
+                Err(
+                    rustix::io::Errno::INVAL
+                    | rustix::io::Errno::NOSYS
+                    | rustix::io::Errno::OPNOTSUPP
+                    | rustix::io::Errno::BADF,
+                ) if offset == position => {
+                    // sendfile does not apply to this output (one opened with O_APPEND, say).
+                    return copy_range_buffered(self, position, len, out);
                 }
                 Err(e) => return Err(e.into()),
             }

@@ -241,7 +241,7 @@ impl<F: FileSystem> LogSegment<F> {
     }
 
     /// Copies a region to a file or socket without passing it through user space where the
-    /// platform allows (`copy_file_range`, `sendfile`). Returns the bytes copied.
+    /// platform allows (`sendfile`). Returns the bytes copied.
     pub fn copy_region_to(&self, region: FileRegion, out: BorrowedFd<'_>) -> Result<u64> {
         self.log
             .copy_range_to(region.position, region.length, out)

@@ -143,7 +143,7 @@ fn real_files_copy_ranges_to_files_and_sockets() {
     let data: Vec<u8> = (0..200_000_u32).map(|i| (i % 251) as u8).collect();
     src.write_all_at(&data, 0).unwrap();
 
-    // File to file: copy_file_range.
+    // File to file: sendfile.
     let dst_path = dir.path().join("copy");
     let dst = std::fs::File::create(&dst_path).unwrap();
     let copied = src.copy_range_to(1000, 150_000, dst.as_fd()).unwrap();
@@ -161,6 +161,34 @@ fn real_files_copy_ranges_to_files_and_sockets() {
     drop(tx);
     assert_eq!(copied, 10_000);
     assert_eq!(reader.join().unwrap(), &data[190_000..]);
+}
+
+/// `sendfile` refuses an output opened with `O_APPEND` (EINVAL): the copy falls back to a buffer
+/// and still appends exactly the range, cut at the end of the file.
+#[test]
+fn real_files_copy_to_an_append_only_output_through_a_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = RealFs
+        .open(
+            &dir.path().join("00000000000000000000.log"),
+            OpenMode::CreateNew,
+        )
+        .unwrap();
+    let data: Vec<u8> = (0..100_000_u32).map(|i| (i % 251) as u8).collect();
+    src.write_all_at(&data, 0).unwrap();
+    let out_path = dir.path().join("appended");
+    std::fs::write(&out_path, b"head").unwrap();
+    let out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&out_path)
+        .unwrap();
+    assert_eq!(
+        src.copy_range_to(90_000, 50_000, out.as_fd()).unwrap(),
+        10_000
+    );
+    let got = std::fs::read(&out_path).unwrap();
+    assert_eq!(&got[..4], b"head");
+    assert_eq!(&got[4..], &data[90_000..]);
 }
 
 #[test]
