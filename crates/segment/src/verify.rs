@@ -155,6 +155,10 @@ pub struct VerifiedBatch {
     /// The last record's offset, when the records were decoded and there are any: the offsets
     /// the records themselves prove (the header's last offset may lie past it after compaction).
     pub last_record_offset: Option<i64>,
+    /// The magic byte.
+    pub magic: i8,
+    /// The producer id of a v2 batch, -1 (`NO_PRODUCER_ID`) for none and for legacy entries.
+    pub producer_id: i64,
 }
 
 /// A batch that passed its own checks, waiting for the next one to confirm its offsets.
@@ -311,15 +315,15 @@ pub fn check_batch(
     };
     let decoded = framed.decode().map_err(invalid)?;
     decoded.validate().map_err(invalid)?;
-    let (first_offset, last_record_offset, legacy, records) = match decoded {
+    let (first_offset, last_record_offset, legacy, records, producer_id) = match decoded {
         Batch::V2(b) => {
             let last = b
                 .verify_records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
                 .map_err(invalid)?;
             let records = u64::try_from(b.records_count()).unwrap_or(0);
-            (b.base_offset(), last, false, records)
+            (b.base_offset(), last, false, records, b.producer_id())
         }
-        Batch::Legacy(_) => (decoded.last_offset(), None, true, 1),
+        Batch::Legacy(_) => (decoded.last_offset(), None, true, 1, rf::NO_PRODUCER_ID),
     };
     Ok((
         VerifiedBatch {
@@ -330,6 +334,8 @@ pub fn check_batch(
             max_timestamp: decoded.max_timestamp(),
             records,
             last_record_offset,
+            magic: framed.magic(),
+            producer_id,
         },
         legacy,
     ))

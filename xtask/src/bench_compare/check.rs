@@ -36,6 +36,7 @@ fn expected(system: &str) -> Vec<&'static str> {
                 "consume_sequential",
                 "consume_records",
                 "log_append",
+                "recover_logdir",
             ],
         ]
         .concat(),

@@ -12,7 +12,7 @@ pub(super) const GROUPS: &[(&str, &[&str])] = &[
     ("consume", &["limit", "seglog", "kafka"]),
     ("log_append", &["limit", "seglog", "kafka"]),
     ("open", &["seglog", "kafka"]),
-    ("logdir", &["seglog", "kafka"]),
+    ("logdir", &["limit", "seglog", "kafka"]),
     // In a process of its own on each system, so that the process's peak memory is the cleaner's.
     ("compact", &["seglog", "kafka"]),
 ];

@@ -187,7 +187,7 @@ pub(crate) fn run_segment(params: &Params) -> Result<Vec<Figure>> {
 /// Reads the segment once in 256 KiB chunks (recovery's chunk) and checks the CRC-32C of every
 /// batch in it, with the CRC seglog uses; returns the bytes checked. A batch that crosses a chunk
 /// is moved to the front of the buffer, as a recovery's reader keeps it.
-fn read_and_check(path: &std::path::Path) -> Result<u64> {
+pub(crate) fn read_and_check(path: &std::path::Path) -> Result<u64> {
     const CHUNK: usize = 256 << 10;
     let mut file = File::open(path)?;
     let mut buf = vec![0_u8; CHUNK];

@@ -4,7 +4,7 @@
 //! in a full run) of 1 KiB x 16 batches. The answer: every partition open at its log end offset, every
 //! segment recovered.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -42,7 +42,9 @@ pub(crate) fn make_unclean(root: &Path) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn run(params: &Params) -> Result<Figure> {
+/// The log directory of the workload, written and closed: its path and each partition's log end
+/// offset. The limit's side (`limit_logdir`) reads the same files.
+pub(crate) fn build(params: &Params) -> Result<(PathBuf, i64)> {
     let shape = SHAPES[0];
     let batches = kafka_batches(shape, shape.batches_for(partition_mib(params)))?;
     let end = batches.last().map_or(0, |(last, _)| last + 1);
@@ -63,6 +65,11 @@ pub(crate) fn run(params: &Params) -> Result<Figure> {
         }
         log.close()?;
     }
+    Ok((root, end))
+}
+
+pub(crate) fn run(params: &Params) -> Result<Figure> {
+    let (root, end) = build(params)?;
     let samples = measure(
         params,
         || {

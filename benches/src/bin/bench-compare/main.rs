@@ -35,6 +35,7 @@ mod compact_system;
 mod count_records;
 mod flags;
 mod limit;
+mod limit_logdir;
 mod limit_partition;
 mod logdir_system;
 mod make_segment;
@@ -437,6 +438,7 @@ fn run_group(system: &str, group: &str, params: &Params) -> Result<Option<Vec<Fi
         ("limit", "segment") => limit::run_segment(params)?,
         ("limit", "consume") => limit_partition::run_consume(params)?,
         ("limit", "log_append") => limit_partition::run_log_append(params)?,
+        ("limit", "logdir") => vec![limit_logdir::run(params)?],
         ("commitlog", "append") => commitlog_system::run_append(params)?,
         ("commitlog", "segment") => commitlog_system::run_segment(params)?,
         _ => return Ok(None),

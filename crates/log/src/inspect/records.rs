@@ -120,9 +120,13 @@ fn read_batch(
     let decoded = framed.decode()?;
     decoded.validate()?;
     let records = decoded.to_records()?;
-    let (first_offset, legacy) = match decoded {
-        Batch::V2(b) => (b.base_offset(), false),
-        Batch::Legacy(_) => (decoded.last_offset(), true),
+    let (first_offset, legacy, producer_id) = match decoded {
+        Batch::V2(b) => (b.base_offset(), false, b.producer_id()),
+        Batch::Legacy(_) => (
+            decoded.last_offset(),
+            true,
+            seglog_record_format::NO_PRODUCER_ID,
+        ),
     };
     let facts = VerifiedBatch {
         position,
@@ -132,6 +136,8 @@ fn read_batch(
         max_timestamp: decoded.max_timestamp(),
         records: records.len() as u64,
         last_record_offset: records.last().filter(|_| !legacy).map(|r| r.offset),
+        magic: framed.magic(),
+        producer_id,
     };
     Ok((facts, legacy, records))
 }

@@ -10,6 +10,7 @@ use super::load::{LoadOptions, LoadReport};
 use super::producer_load::{SegmentReplay, TxnRecovery, carries_producer_state};
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
+use super::valid_prefix::ValidPrefix;
 use super::{Inner, SegmentMap};
 use crate::error::{Error, Result};
 
@@ -43,7 +44,8 @@ impl<F: FileSystem> Inner<F> {
             let next_base = plan.next_base_offsets.get(base).copied().flatten();
             if !plan.rebuilt_indexes.contains(base) {
                 // Its `.log` and indexes are valid: only its `.txnindex` may need rebuilding.
-                if self.recover_txn_index(&mut txn, segments, segment, next_base, false)? {
+                let known = without_producer_ids(plan, segment);
+                if self.recover_txn_index(&mut txn, segments, segment, next_base, false, known)? {
                     report.rebuilt_txn_indexes.push(*base);
                 }
                 continue;
@@ -84,7 +86,7 @@ impl<F: FileSystem> Inner<F> {
                     {
                         Self::finish_txn_index(manager, segment, next_base, aborted, true)?;
                     } else {
-                        self.recover_txn_index(&mut txn, segments, segment, next_base, true)?;
+                        self.recover_txn_index(&mut txn, segments, segment, next_base, true, None)?;
                     }
                     if cut.is_some() {
                         // The cut durable before the quarantine is marked done: a power loss
@@ -134,6 +136,20 @@ impl<F: FileSystem> Inner<F> {
         }
         Ok(())
     }
+}
+
+/// The segment's whole `.log` as the plan's scan found it, if that holds no producer id and the
+/// file still has the size the plan saw: its producer-state replay then reads nothing.
+fn without_producer_ids<F: FileSystem>(
+    plan: &RecoveryPlan,
+    segment: &LogSegment<F>,
+) -> Option<ValidPrefix> {
+    let (size, last) = plan.without_producer_ids.get(&segment.base_offset())?;
+    (*size == segment.size()).then_some(ValidPrefix {
+        valid_bytes: *size,
+        producer_id_batches: 0,
+        last_v2_offset: *last,
+    })
 }
 
 /// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).

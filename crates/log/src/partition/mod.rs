@@ -28,6 +28,7 @@ mod retention;
 mod snapshot_plan;
 mod stable_offsets;
 pub(crate) mod txn_replay;
+mod valid_prefix;
 
 use crate::loom::sync::Arc;
 use std::collections::BTreeMap;

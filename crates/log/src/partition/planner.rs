@@ -15,6 +15,7 @@ use super::LoadOptions;
 use super::recovery_plan::{
     BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
 };
+use super::valid_prefix::ValidPrefix;
 use super::{index_sanity, snapshot_plan};
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, LoadListing, PartitionFile};
@@ -35,7 +36,7 @@ struct Planner<'a, F> {
     scan_ends: BTreeMap<i64, i64>,
     /// Of each segment scanned (not a `.swap`): the next base offset its scan was bounded by
     /// and the valid prefix it found, which the `.txnindex` check then need not scan again.
-    verified: BTreeMap<i64, (Option<i64>, u64)>,
+    verified: BTreeMap<i64, (Option<i64>, ValidPrefix)>,
 }
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
@@ -129,7 +130,17 @@ impl<F: FileSystem> Planner<'_, F> {
         if segment.suffix.is_empty() {
             self.scan_ends
                 .insert(base, scan.last_offset.map_or(base, |o| o + 1));
-            self.verified.insert(base, (next, scan.valid_bytes));
+            let prefix = ValidPrefix {
+                valid_bytes: scan.valid_bytes,
+                producer_id_batches: scan.producer_id_batches,
+                last_v2_offset: scan.last_v2_offset,
+            };
+            self.verified.insert(base, (next, prefix));
+            if scan.stop.is_none() && scan.producer_id_batches == 0 {
+                self.plan
+                    .without_producer_ids
+                    .insert(base, (scan.valid_bytes, scan.last_v2_offset));
+            }
         }
         Ok(scan)
     }

@@ -13,6 +13,7 @@ use seglog_segment::LogSegment;
 use seglog_segment::scan::{BatchHeader, Scan, ScanEnd};
 use seglog_segment::txn_index::AbortedTxn;
 
+use super::valid_prefix::ValidPrefix;
 use super::{Inner, SegmentMap, range_overlapping};
 use crate::error::{Error, Result};
 use crate::producer::{
@@ -290,8 +291,9 @@ impl<F: FileSystem> Inner<F> {
     /// segment's base offset, then every batch of the segment replayed into it; a segment just
     /// `recovered` (its `.txnindex` reset) gets each aborted transaction appended, one found valid
     /// by the plan is recovered only if its `.txnindex` differs from what recovery writes. A
-    /// snapshot is taken at the end of the segment, as Kafka does. Returns whether the
-    /// `.txnindex` was rewritten.
+    /// snapshot is taken at the end of the segment, as Kafka does. `known` is the segment's
+    /// whole `.log` as the recovery plan's scan found it, which spares the walk when it holds no
+    /// producer id. Returns whether the `.txnindex` was rewritten.
     pub(super) fn recover_txn_index(
         &self,
         recovery: &mut TxnRecovery<F>,
@@ -299,9 +301,14 @@ impl<F: FileSystem> Inner<F> {
         segment: &LogSegment<F>,
         next_base_offset: Option<i64>,
         recovered: bool,
+        known: Option<ValidPrefix>,
     ) -> Result<bool> {
         let manager = self.producer_state_before(recovery, segments, segment)?;
-        let aborted = replay_segment(manager, segment)?;
+        // `replay_segment` replays every batch, whatever its offset.
+        let aborted = match known.and_then(|k| k.replay_without_reading(manager, i64::MIN)) {
+            Some(aborted) => aborted,
+            None => replay_segment(manager, segment)?,
+        };
         Self::finish_txn_index(manager, segment, next_base_offset, aborted, recovered)
     }
 

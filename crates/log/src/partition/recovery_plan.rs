@@ -185,6 +185,11 @@ pub struct RecoveryPlan {
     /// The next segment's base offset each segment was judged against (`None` for the last):
     /// recovery bounds the segment's offsets by it, and carrying out the plan must judge alike.
     pub next_base_offsets: BTreeMap<i64, Option<i64>>,
+    /// Of each segment scanned (not a `.swap`) and found valid to its end, holding no batch with
+    /// a producer id: its size and the last offset of its last v2 batch. A producer-state replay
+    /// of it only moves the state's end offset there, so carrying out the plan need not walk it
+    /// again (while its size is the same).
+    pub without_producer_ids: BTreeMap<i64, (u64, Option<i64>)>,
 }
 
 impl RecoveryPlan {

@@ -12,6 +12,7 @@ use seglog_segment::naming;
 
 use super::recovery_plan::{DroppedSnapshot, RecoveryPlan, SnapshotDrop};
 use super::txn_replay::{entry_bytes, replay_log, txn_index_bytes};
+use super::valid_prefix::ValidPrefix;
 use crate::error::{Error, Result};
 use crate::listing::{FileKind, PartitionFile};
 use crate::producer::{producer_state_at, read_snapshot};
@@ -122,7 +123,7 @@ pub(super) fn plan_snapshots<F: FileSystem>(
 /// `log_start` and at or below the first such segment (else from empty; one that cannot be read
 /// fails the plan, as it would fail the load), through `segments`
 /// (base offset and suffix on disk, ascending, the dropped ones left out). A segment's valid
-/// prefix is taken from `verified` (the plan's scans: next base offset bounded by, valid bytes)
+/// prefix is taken from `verified` (the plan's scans: next base offset bounded by, valid prefix)
 /// where that scan had the bounds the replay has, else scanned again.
 ///
 /// # Errors
@@ -134,7 +135,7 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
     live: &[PartitionFile],
     segments: &[(i64, &str)],
     plan: &RecoveryPlan,
-    verified: &BTreeMap<i64, (Option<i64>, u64)>,
+    verified: &BTreeMap<i64, (Option<i64>, ValidPrefix)>,
     log_start: i64,
 ) -> Result<Vec<(i64, String)>> {
     let candidates: Vec<i64> = plan

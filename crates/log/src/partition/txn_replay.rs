@@ -11,6 +11,7 @@ use seglog_segment::txn_index::AbortedTxn;
 use seglog_segment::verify::{OffsetBounds, scan_verified};
 
 use super::producer_load::carries_producer_state;
+use super::valid_prefix::ValidPrefix;
 use crate::error::{Error, Result};
 use crate::producer::{ProducerStateManager, replay_batch};
 
@@ -22,22 +23,26 @@ const CHUNK: usize = 256 << 10;
 /// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
 /// into `manager` (Kafka's `updateProducerState` per batch). `verified` is the valid prefix a
 /// scan with recovery's rules and the same `next_base` has just found (the recovery plan's),
-/// else the prefix is found here by that scan. On a batch producer state refuses, or a read
-/// failure: its byte position and why.
+/// else the prefix is found here by that scan; a verified prefix without producer ids is not
+/// read at all. On a batch producer state refuses, or a read failure: its byte position and
+/// why.
 pub(crate) fn replay_log<F: FileSystem>(
     fs: &F,
     manager: &mut ProducerStateManager<F>,
     (base, next_base): (i64, Option<i64>),
     log: &Path,
     from: i64,
-    verified: Option<u64>,
+    verified: Option<ValidPrefix>,
 ) -> Result<Vec<AbortedTxn>, (u64, String)> {
+    if let Some(aborted) = verified.and_then(|v| v.replay_without_reading(manager, from)) {
+        return Ok(aborted);
+    }
     let io = |e: Error| (0, e.to_string());
     let file = fs
         .open(log, OpenMode::ReadOnly)
         .map_err(|e| io(Error::io(log, e)))?;
-    let valid = if let Some(valid) = verified {
-        valid
+    let valid = if let Some(verified) = verified {
+        verified.valid_bytes
     } else {
         let size = file.len().map_err(|e| io(Error::io(log, e)))?;
         let bounds = OffsetBounds {

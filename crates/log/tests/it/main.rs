@@ -37,6 +37,7 @@ mod producer_state_matches_kafka;
 mod read_committed;
 mod recover_crash_idempotent;
 mod recover_overlapping_segment;
+mod recovery_without_producer_ids;
 mod recreated_segment_name_durable;
 mod roll_flushes_indexes;
 mod tiny_indexes;

@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::{File, FileSystem, OpenMode};
+use seglog_record_format::NO_PRODUCER_ID;
 
 use super::recover::{RECOVERY_CHUNK, RecoveryStop};
 use crate::error::{Error, Result};
@@ -36,6 +37,12 @@ pub struct SegmentScan {
     pub stop: Option<RecoveryStop>,
     /// Whether both index files exist and hold exactly what recovery would write.
     pub indexes_match: bool,
+    /// The valid v2 batches with a producer id (Kafka's `hasProducerId`): the only ones a
+    /// producer-state replay reads whole.
+    pub producer_id_batches: u64,
+    /// The last offset of the last valid v2 batch: where a replay of a segment without
+    /// producer ids leaves the state's end offset (its batches' offsets only increase).
+    pub last_v2_offset: Option<i64>,
 }
 
 impl SegmentScan {
@@ -155,6 +162,7 @@ pub fn scan_segment<F: FileSystem>(
     let mut last_offset = None;
     let mut records = 0_u64;
     let mut first_offset = None;
+    let (mut producer_id_batches, mut last_v2_offset) = (0_u64, None);
     let bounds = OffsetBounds {
         base_offset,
         next_base_offset,
@@ -163,6 +171,10 @@ pub fn scan_segment<F: FileSystem>(
         first_offset.get_or_insert(b.first_offset);
         last_offset = Some(b.last_offset);
         records += b.records;
+        if b.magic >= 2 {
+            last_v2_offset = Some(b.last_offset);
+            producer_id_batches += u64::from(b.producer_id > NO_PRODUCER_ID);
+        }
         expected.batch(b.last_offset, b.max_timestamp, b.size, b.position);
         Ok(())
     })?;
@@ -188,6 +200,8 @@ pub fn scan_segment<F: FileSystem>(
         last_offset,
         stop,
         indexes_match,
+        producer_id_batches,
+        last_v2_offset,
     })
 }
 

@@ -210,6 +210,8 @@ fn b(position: u64, first: i64, last: i64) -> VerifiedBatch {
         max_timestamp: -1,
         records: u64::try_from(last - first + 1).unwrap(),
         last_record_offset: Some(last),
+        magic: 2,
+        producer_id: -1,
     }
 }
 

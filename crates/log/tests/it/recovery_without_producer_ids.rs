@@ -1,0 +1,202 @@
+//! The rule the loader relies on to skip the producer-state walks of a recovered segment: a
+//! segment whose batches carry no producer id gives no `.txnindex` entry and leaves the state's
+//! end offset after its last batch, so the recovery plan judges it from its own scan and the
+//! load replays nothing from its `.log`; a segment with producer ids is still walked. Judged by
+//! the bytes an uninterrupted run wrote: every `.txnindex` and producer snapshot after an unclean
+//! reopen is what the appends and rolls wrote.
+#![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use seglog_fs::sim::{SimFs, Tear};
+use seglog_fs::{File as _, FileSystem as _, OpenMode};
+use seglog_log::producer::snapshot_path;
+use seglog_log::record::{ControlRecordType, batches};
+use seglog_log::{LoadOptions, LoadReport, MockClock, PartitionLog, naming};
+
+use seglog_segment::txn_index::AbortedTxn;
+
+use crate::common;
+use crate::txn_log::{TS, Workload, expected, expected_txn_entries, facts, txn_entries};
+
+const DIR: &str = "/sim/logs/plain-0";
+
+fn dir() -> PathBuf {
+    PathBuf::from(DIR)
+}
+
+fn open(fs: &SimFs) -> (PartitionLog<SimFs>, LoadReport) {
+    PartitionLog::open(
+        fs.clone(),
+        &dir(),
+        common::small_config(600),
+        LoadOptions::default(),
+        Arc::new(MockClock::new(TS)),
+    )
+    .unwrap()
+}
+
+/// Runs of plain batches long enough to fill segments of their own, between transactions (one
+/// aborted in each run) and idempotent batches; the log ends in plain batches.
+fn workload() -> Workload {
+    let mut w = Workload::new();
+    for round in 0..3 {
+        for _ in 0..12 {
+            w.plain(4);
+        }
+        w.data(1, 3, true).data(2, 2, true);
+        w.marker(2, ControlRecordType::Abort, 1);
+        w.data(3, 2, false);
+        w.marker(1, ControlRecordType::Commit, 1);
+        if round == 1 {
+            // A transaction left open across the plain segments after it.
+            w.data(4, 2, true);
+        }
+    }
+    for _ in 0..12 {
+        w.plain(4);
+    }
+    w
+}
+
+/// The files of `dir` with extension `ext`, by path, with their bytes.
+fn files(fs: &SimFs, ext: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = fs
+        .read_dir(&dir())
+        .unwrap()
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .map(|p| {
+            let bytes = fs.live_bytes(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The base offsets of the segments whose `.log` holds no batch with a producer id, read here
+/// with the record format's own iterator.
+fn segments_without_producer_ids(fs: &SimFs, bases: &[i64]) -> BTreeSet<i64> {
+    bases
+        .iter()
+        .copied()
+        .filter(|base| {
+            let bytes = fs.live_bytes(&naming::log_file(&dir(), *base, "")).unwrap();
+            batches(&bytes).all(|b| b.unwrap().v2().unwrap().producer_id() < 0)
+        })
+        .collect()
+}
+
+/// A partition written and closed by one uninterrupted run, then its checkpointed state gone:
+/// an unclean reopen recovers every segment, the plan names exactly the segments without
+/// producer ids (each then judged from the plan's scan alone), and the `.txnindex` files and
+/// producer snapshots afterwards are byte for byte those the appends and rolls wrote.
+#[test]
+fn an_unclean_reopen_rebuilds_the_same_txn_indexes_and_snapshots() {
+    let w = workload();
+    let fs = SimFs::new();
+    let (log, _) = open(&fs);
+    w.append_to(&log);
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    let end = log.log_end_offset();
+    log.close().unwrap();
+    drop(log);
+    let plain = segments_without_producer_ids(&fs, &bases);
+    assert!(plain.len() >= 6, "{plain:?} of {bases:?}");
+    assert!(plain.len() < bases.len(), "{plain:?} of {bases:?}");
+    assert!(plain.contains(bases.last().unwrap()), "the log ends in one");
+    let txn_indexes = files(&fs, "txnindex");
+    assert!(
+        txn_indexes.iter().any(|(_, b)| !b.is_empty()),
+        "{txn_indexes:?}"
+    );
+    let snapshots = files(&fs, "snapshot");
+    assert_eq!(snapshots.last().unwrap().0, snapshot_path(&dir(), end));
+    let fs = fs.crash(Tear::DropAll);
+    for (path, _) in &snapshots {
+        fs.remove_file(path).unwrap();
+    }
+
+    let (log, report) = open(&fs);
+    let mut scanned = report.plan.scanned.clone();
+    scanned.sort_unstable();
+    assert_eq!(scanned, bases);
+    let judged: BTreeSet<i64> = report.plan.without_producer_ids.keys().copied().collect();
+    assert_eq!(judged, plain);
+    for base in &plain {
+        let size = fs
+            .live_bytes(&naming::log_file(&dir(), *base, ""))
+            .unwrap()
+            .len() as u64;
+        assert_eq!(report.plan.without_producer_ids[base].0, size);
+    }
+    assert!(
+        report.plan.corrupt_txn_indexes.is_empty(),
+        "{}",
+        report.plan
+    );
+    assert!(report.rebuilt_txn_indexes.is_empty());
+    let want = expected(&w.batches);
+    assert_eq!(facts(&log), want.producers);
+    assert_eq!(txn_entries(&log), expected_txn_entries(&log, &want));
+    assert_eq!(log.log_end_offset(), end);
+    log.close().unwrap();
+    drop(log);
+    assert_eq!(files(&fs, "txnindex"), txn_indexes);
+    assert_eq!(files(&fs, "snapshot"), snapshots);
+}
+
+/// What the plan's shortcut must still catch: a `.txnindex` beside a segment without producer
+/// ids that holds an entry (which passes Kafka's sanity check) is not what the markers give, and
+/// is rewritten empty; a deleted `.txnindex` of a segment with an aborted transaction is
+/// rebuilt by the walk, byte for byte. Nothing else changes.
+#[test]
+fn wrong_txn_indexes_are_still_found_and_rewritten() {
+    let w = workload();
+    let fs = SimFs::new();
+    let (log, _) = open(&fs);
+    w.append_to(&log);
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    let entries = txn_entries(&log);
+    log.close().unwrap();
+    drop(log);
+    let fs = fs.crash(Tear::DropAll);
+    let plain = segments_without_producer_ids(&fs, &bases);
+    let want = files(&fs, "txnindex");
+    // An entry within a plain segment's offsets (so Kafka's sanity check passes it) in its
+    // `.txnindex`.
+    let aborting = entries.iter().find(|(_, e)| !e.is_empty()).unwrap().0;
+    let victim = *plain.iter().find(|b| *b > aborting).unwrap();
+    let stray = naming::txn_index_file(&dir(), victim, "");
+    let entry = AbortedTxn::new(2, victim, victim + 1, victim).to_bytes();
+    let file = fs.open(&stray, OpenMode::CreateOrOpen).unwrap();
+    file.write_all_at(&entry, 0).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+    let lost = naming::txn_index_file(&dir(), *aborting, "");
+    fs.remove_file(&lost).unwrap();
+    for (path, _) in files(&fs, "snapshot") {
+        fs.remove_file(&path).unwrap();
+    }
+    let logs_before = files(&fs, "log");
+
+    let plan = seglog_log::plan_partition(&fs, &dir(), 64, 4096, LoadOptions::default()).unwrap();
+    let mut flagged: Vec<i64> = plan.corrupt_txn_indexes.iter().map(|(b, _)| *b).collect();
+    flagged.sort_unstable();
+    assert_eq!(flagged, vec![*aborting, victim], "{plan}");
+    let (log, _) = open(&fs);
+    let want_entries = expected(&w.batches);
+    assert_eq!(txn_entries(&log), expected_txn_entries(&log, &want_entries));
+    log.close().unwrap();
+    drop(log);
+    let got: Vec<_> = files(&fs, "txnindex")
+        .into_iter()
+        .filter(|(_, b)| !b.is_empty())
+        .collect();
+    let want: Vec<_> = want.into_iter().filter(|(_, b)| !b.is_empty()).collect();
+    assert_eq!(got, want);
+    assert_eq!(files(&fs, "log"), logs_before);
+}
