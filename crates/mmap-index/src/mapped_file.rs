@@ -4,7 +4,8 @@
 //! It reuses the index's two-slot [`SwapCell`]: readers pin the active mapping, copy out bytes
 //! below the published length (a plain `memcpy`: nobody writes them while the pin is held) or
 //! lend them to a closure ([`MappedFile::with_published`]), and unpin; the owner grows the mapping with a swap that never waits, and shrinks it with a swap
-//! that waits until the old mapping is unmapped, before it shrinks the file. The contract and the
+//! that waits until the old mapping is unmapped, before it shrinks the file (refused instead,
+//! [`Error::LoanHeld`], when the thread asking holds a loan of the file: `loan.rs`). The contract and the
 //! soundness argument are in `docs/unsafe.md` ("Mapped data files"); the read and its copy are in
 //! `map/copy.rs`, with the crate's other `unsafe`.
 //!
