@@ -203,6 +203,13 @@ pub enum Error {
 
 /// Errors of the partition log itself.
 impl Error {
+    /// Whether this is an operation refused because this thread is inside a callback of a read
+    /// of the segment it would change ([`seglog_segment::Error::LoanHeld`]: it would wait for
+    /// that callback forever); nothing was changed, and it succeeds once the callback returned.
+    pub fn is_loan_held(&self) -> bool {
+        matches!(self, Self::Segment(seglog_segment::Error::LoanHeld { .. }))
+    }
+
     /// Whether this is Kafka's `OffsetOutOfRange` condition.
     pub fn is_offset_out_of_range(&self) -> bool {
         matches!(self, Self::OffsetOutOfRange { .. })

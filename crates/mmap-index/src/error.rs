@@ -1,5 +1,8 @@
-//! The crate's one error type. Every variant names the index file it concerns, and the messages
+//! The crate's one error type. Every variant but [`Error::LoanHeld`] (a [`MappedFile`]'s, which
+//! knows no path: its owner names the file) names the index file it concerns, and the messages
 //! of the variants that mirror a Kafka exception reproduce Kafka's message text.
+//!
+//! [`MappedFile`]: crate::MappedFile
 #![forbid(unsafe_code)]
 
 use std::fmt;
@@ -233,6 +236,16 @@ pub enum Error {
         /// What is wrong.
         corruption: CorruptKind,
     },
+    /// A shrink or close of a [`MappedFile`](crate::MappedFile) was asked for by a thread that
+    /// holds a loan of its bytes ([`MappedFile::with_published`](crate::MappedFile::with_published)
+    /// further up its stack). It would wait for that loan to end, which cannot happen while
+    /// this thread waits; it was refused, and nothing was changed. The mapped file knows no
+    /// path: its owner (a segment) names the file in its own error.
+    #[error(
+        "a mapped file cannot be shrunk or closed by a thread that holds a loan of its bytes \
+         (it would wait for that loan forever)"
+    )]
+    LoanHeld,
 }
 
 /// Kafka's `CorruptIndexException` messages, word for word.
@@ -288,7 +301,8 @@ fn corrupt_message(kind: IndexKind, file: &std::path::Path, corruption: &Corrupt
 }
 
 impl Error {
-    /// The index file this error concerns.
+    /// The index file this error concerns; empty for [`Error::LoanHeld`], which concerns a
+    /// mapped data file whose path the mapping does not know.
     pub fn file(&self) -> &std::path::Path {
         match self {
             Self::Io { file, .. }
@@ -305,6 +319,7 @@ impl Error {
             | Self::NoBaseOffsetInName { file }
             | Self::BaseOffsetMismatch { file, .. }
             | Self::CorruptIndex { file, .. } => file,
+            Self::LoanHeld => std::path::Path::new(""),
         }
     }
 

@@ -79,7 +79,7 @@
 //!   every other module starts with `#![forbid(unsafe_code)]`.
 //!
 //! ## Modules, bottom to top
-//! `error`, `loom` < `budget` < `map` < `mapped_file`, `search` < `entry` < `raw` (the
+//! `error`, `loom`, `loan` < `budget` < `map` < `mapped_file`, `search` < `entry` < `raw` (the
 //! generic core) < `verify` < `file` < `reader` < `index` < `offset_index`, `time_index` <
 //! `options` < `lazy`. A module uses only modules to its left (and its own children).
 
@@ -94,6 +94,7 @@ mod error;
 mod file;
 mod index;
 mod lazy;
+mod loan;
 mod loom;
 mod map;
 mod mapped_file;

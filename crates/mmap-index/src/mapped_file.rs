@@ -4,7 +4,8 @@
 //! It reuses the index's two-slot [`SwapCell`]: readers pin the active mapping, copy out bytes
 //! below the published length (a plain `memcpy`: nobody writes them while the pin is held) or
 //! lend them to a closure ([`MappedFile::with_published`]), and unpin; the owner grows the mapping with a swap that never waits, and shrinks it with a swap
-//! that waits until the old mapping is unmapped, before it shrinks the file. The contract and the
+//! that waits until the old mapping is unmapped, before it shrinks the file (refused instead,
+//! [`Error::LoanHeld`], when the thread asking holds a loan of the file: `loan.rs`). The contract and the
 //! soundness argument are in `docs/unsafe.md` ("Mapped data files"); the read and its copy are in
 //! `map/copy.rs`, with the crate's other `unsafe`.
 //!
@@ -27,6 +28,8 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use crate::budget::MappingBudget;
+use crate::error::{Error, Result};
+use crate::loan::{LoanGuard, held_by_this_thread};
 use crate::loom::{Arc, AtomicUsize, Ordering};
 use crate::map::{
     Memory, MmapMemory, SwapCell, Unpinned, lend_published, read_published, shared_cell,
@@ -171,7 +174,9 @@ impl<M: Memory> FileCore<M> {
 impl<M: Memory> Drop for FileCore<M> {
     fn drop(&mut self) {
         // Unmap now and deterministically, waiting for copies and loans already inside (a copy
-        // runs no caller code; a loan's closure is bounded by `with_published`'s contract).
+        // runs no caller code; a loan's closure is bounded by `with_published`'s contract). No
+        // loan of this file can be held by this thread: a loan borrows the file, which a drop
+        // cannot.
         self.close();
     }
 }
@@ -243,8 +248,14 @@ impl MappedFile {
     }
 
     /// Maps the file again after its budget evicted it (ahead of the published length, as a
-    /// growth does). Returns false, doing nothing, when it was not evicted.
+    /// growth does). Returns false, doing nothing, when it was not evicted, and also when this
+    /// thread holds a loan of the file ([`with_published`](Self::with_published)): installing a
+    /// mapping may wait for a reader of an older one, which could be that loan; the caller then
+    /// reads another way (`pread`) until the loan ends.
     pub fn remap(&self, file: BorrowedFd<'_>) -> io::Result<bool> {
+        if self.is_lent_by_this_thread() {
+            return Ok(false);
+        }
         self.core
             .remap(|published| MmapMemory::map_data_read_only(file, ahead(published as u64)?))
     }
@@ -265,10 +276,14 @@ impl MappedFile {
     /// ([`read_at`](Self::read_at), `pread`).
     ///
     /// The bytes do not change while `f` runs: the mapping stays pinned, and a shrink
-    /// ([`shrink_to`](Self::shrink_to), [`close`](Self::close), drop) waits until `f` returns.
-    /// So `f` must be bounded and must not itself wait for this file's owner to shrink or close
-    /// it (that waits for `f`: a deadlock); a shrink or close of *this* file from inside `f`
-    /// deadlocks the same way.
+    /// ([`shrink_to`](Self::shrink_to), [`close`](Self::close), drop) by another thread waits
+    /// until `f` returns. So `f` must be bounded and must not itself wait for another thread
+    /// that shrinks or closes this file (that thread waits for `f`: a deadlock). A shrink or
+    /// close of this file from inside `f`, on `f`'s own thread, would wait for `f` the same way:
+    /// it is refused instead, with [`Error::LoanHeld`], and changes nothing.
+    ///
+    /// A thread holds at most eight loans at once (closures nested in closures, of any files);
+    /// past that, this returns `None` without calling `f`.
     #[inline]
     pub fn with_published<R>(
         &self,
@@ -277,7 +292,32 @@ impl MappedFile {
         f: impl FnOnce(&[u8]) -> R,
     ) -> Option<R> {
         let position = usize::try_from(position).ok()?;
+        // Recorded before the pin and cleared after the unpin (the guard drops last, on unwind
+        // too), so the record covers every moment this thread holds a pin of the loan.
+        let _loan = LoanGuard::enter(self.id())?;
         lend_published(&self.core.cell, position, len, f)
+    }
+
+    /// Whether this thread is inside a closure that [`with_published`](Self::with_published)
+    /// of this file called (its loan is held): a shrink or close from here would be refused.
+    pub fn is_lent_by_this_thread(&self) -> bool {
+        held_by_this_thread(self.id())
+    }
+
+    /// This file's identity in the loan record: the core's address, which cannot change or be
+    /// reused while a loan borrows `self`.
+    #[inline]
+    fn id(&self) -> usize {
+        std::ptr::from_ref(&self.core).addr()
+    }
+
+    /// [`Error::LoanHeld`] when this thread holds a loan of this file: an operation that waits
+    /// for every loan to end would wait for its own caller.
+    fn refuse_if_lent(&self) -> Result<()> {
+        if self.is_lent_by_this_thread() {
+            return Err(Error::LoanHeld);
+        }
+        Ok(())
     }
 
     /// The published length.
@@ -319,14 +359,20 @@ impl MappedFile {
     /// Prepares to shrink `file` to `len`: lowers the published length, swaps in a mapping of
     /// at most `len` bytes and returns once every older mapping is unmapped, so the file may then
     /// be shrunk. Waits only for reads already inside an older mapping (each one bounded copy,
-    /// or the closure of a [`with_published`](Self::with_published)).
+    /// or the closure of a [`with_published`](Self::with_published) on another thread).
     /// If the smaller mapping cannot be created, closes instead (reads then use `pread`).
-    pub fn shrink_to(&self, file: BorrowedFd<'_>, len: u64) -> io::Result<()> {
-        let len_usize = to_usize(len)?;
+    ///
+    /// A `len` at or past the published length needs no wait and always succeeds. Below it,
+    /// [`Error::LoanHeld`], changing nothing, when this thread holds a loan of this file (the
+    /// wait would be for this thread's own caller): the file must not be shrunk then.
+    pub fn shrink_to(&self, file: BorrowedFd<'_>, len: u64) -> Result<()> {
+        // A length past the address space is past the published length too.
+        let len_usize = usize::try_from(len).unwrap_or(usize::MAX);
         if len_usize >= self.core.published() {
             // Readers never read at or past the published length: nothing they touch goes.
             return Ok(());
         }
+        self.refuse_if_lent()?;
         self.core.lower(len_usize);
         match MmapMemory::map_data_read_only(file, len_usize) {
             Ok(mem) => self.core.shrink(Some(mem)),
@@ -336,8 +382,11 @@ impl MappedFile {
     }
 
     /// Unmaps, and returns once nothing is mapped any more (waiting for reads already inside).
-    /// Later reads return `None`.
-    pub fn close(&self) {
+    /// Later reads return `None`. [`Error::LoanHeld`], changing nothing, when this thread holds
+    /// a loan of this file (the wait would be for this thread's own caller).
+    pub fn close(&self) -> Result<()> {
+        self.refuse_if_lent()?;
         self.core.close();
+        Ok(())
     }
 }

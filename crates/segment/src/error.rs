@@ -72,6 +72,22 @@ pub enum Error {
         /// The size asked for.
         max_size: i64,
     },
+    /// A truncation, recovery, close or delete of a segment was asked for by a thread that holds
+    /// a loan of its `.log`'s bytes (it runs inside a closure of
+    /// [`LogSegment::with_region`](crate::LogSegment::with_region) on this segment, such as a
+    /// callback of a read that decodes in place). The operation would wait for that loan to end,
+    /// which cannot happen while this thread waits: it was refused before changing anything.
+    #[error(
+        "{op} of {} refused: this thread holds a loan of its bytes (it is inside a callback of a \
+         read of this segment), which the {op} would wait for forever",
+        path.display()
+    )]
+    LoanHeld {
+        /// The `.log` file.
+        path: PathBuf,
+        /// What was refused (`"truncate"`, `"recover"`, `"close"`, `"delete"`).
+        op: &'static str,
+    },
     /// Kafka's `TransactionIndex.append` precondition (its `IllegalArgumentException`).
     #[error(
         "The last offset of appended transactions must increase sequentially, but {last_offset} is not greater than current last offset {current} of index {}",

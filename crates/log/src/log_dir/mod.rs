@@ -244,7 +244,14 @@ impl<F: FileSystem> LogDir<F> {
     /// clean: it was there on open (Kafka's rule), or this handle loaded every partition
     /// directory there was on open and none failed. The `.lock` is released when the last handle
     /// drops.
+    ///
+    /// Refused, changing nothing, when this thread is inside a callback of
+    /// [`FetchDataInfo::for_each_record`](crate::FetchDataInfo::for_each_record) on a segment of
+    /// one of its logs (see [`PartitionLog::close`]).
     pub fn close(&self) -> Result<()> {
+        for log in self.logs() {
+            log.check_no_loan_held("close")?;
+        }
         self.stop_scheduler();
         for log in self.logs() {
             log.close()?;

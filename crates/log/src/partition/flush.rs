@@ -108,6 +108,11 @@ impl<F: FileSystem> PartitionLog<F> {
     /// Flushes and closes every segment (trimming the active one's preallocated files), after a
     /// producer snapshot at the log end (Kafka's `close`). The log must not be used afterwards.
     ///
+    /// Refused, changing nothing, when this thread is inside a callback of
+    /// [`FetchDataInfo::for_each_record`](crate::FetchDataInfo::for_each_record) on one of the
+    /// log's segments (closing it would wait for that callback):
+    /// [`seglog_segment::Error::LoanHeld`], in [`Error::Segment`](crate::Error::Segment).
+    ///
     /// ```
     /// # use std::sync::Arc;
     /// # use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
@@ -138,6 +143,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # }
     /// ```
     pub fn close(&self) -> Result<()> {
+        self.check_no_loan_held("close")?;
         self.wait_for_background_flushes();
         self.flush()?;
         // Nothing reads through this log any more: `.deleted` files need not wait for their delay
@@ -152,6 +158,17 @@ impl<F: FileSystem> PartitionLog<F> {
         self.inner.producer_state.lock().take_snapshot(true)?;
         for segment in self.segments().values() {
             segment.close()?;
+        }
+        Ok(())
+    }
+}
+
+impl<F: FileSystem> PartitionLog<F> {
+    /// [`seglog_segment::Error::LoanHeld`] for `op` when this thread holds a loan of any of the
+    /// log's segments (it is inside a callback of a read): `op` would wait for it.
+    pub(crate) fn check_no_loan_held(&self, op: &'static str) -> Result<()> {
+        for segment in self.segments().values() {
+            segment.check_not_lent(op)?;
         }
         Ok(())
     }

@@ -93,9 +93,15 @@ impl<F: FileSystem> FetchDataInfo<F> {
     /// the bad batch or field starts.
     ///
     /// `f` runs while its record's batch is borrowed from the mapping: a truncation or deletion
-    /// of the segment waits until `f` has had the batch's last record (at most one batch). So
-    /// `f` must not truncate or delete this log's segments, nor wait for a thread that does (a
-    /// deadlock), and should be short; to keep records, move them out.
+    /// of the segment by another thread waits until `f` has had the batch's last record (at
+    /// most one batch). So `f` must not wait for a thread that truncates, deletes or closes this
+    /// log (a deadlock), and should be short; to keep records, move them out. Called from `f`
+    /// itself, on its own thread, [`PartitionLog::truncate_to`] (of the segment being read),
+    /// [`PartitionLog::truncate_fully_and_start_at`] (reusing its name), [`PartitionLog::close`]
+    /// and `LogDir::close` would wait for `f` the same way: they are refused, before changing
+    /// anything, with [`seglog_segment::Error::LoanHeld`] naming the `.log` (inside
+    /// [`Error::Segment`]), and the log stays as it was. Appends, rolls, retention,
+    /// `delete_records_before` and compaction never wait for `f`.
     pub fn for_each_record<B>(
         &self,
         buf: &mut Vec<u8>,
@@ -340,6 +346,10 @@ impl<F: FileSystem> PartitionLog<F> {
     /// boundary: inside a batch, the whole batch goes, yet the log end offset is still `offset`,
     /// so the batch's offsets below `offset` are left without records.
     ///
+    /// Refused, changing nothing, when this thread is inside a callback of
+    /// [`FetchDataInfo::for_each_record`] on the segment the truncation would cut (its cut would
+    /// wait for that callback): [`seglog_segment::Error::LoanHeld`], in [`Error::Segment`].
+    ///
     /// ```
     /// # use std::sync::Arc;
     /// # use seglog_log::{Error, LoadOptions, LogConfig, PartitionLog, SystemClock};
@@ -392,6 +402,11 @@ impl<F: FileSystem> PartitionLog<F> {
             inner.truncate_fully_and_start_at(offset)?;
             return Ok(true);
         }
+        // The segment cut below becomes the active one; segments above it are only renamed and
+        // queued (their deletion waits until no read holds them), so they wait for no loan.
+        if let Some((_, cut)) = segments.range(..=offset).next_back() {
+            cut.check_not_lent("truncate")?;
+        }
         let removed: Vec<Arc<LogSegment<F>>> = segments
             .range(offset + 1..)
             .map(|(_, s)| Arc::clone(s))
@@ -418,7 +433,9 @@ impl<F: FileSystem> PartitionLog<F> {
     }
 
     /// Kafka's `truncateFullyAndStartAt`: deletes every segment and starts an empty log at
-    /// `offset`.
+    /// `offset`. Refused, changing nothing, when this thread is inside a callback of
+    /// [`FetchDataInfo::for_each_record`] on a segment based at `offset` (deleted at once, which
+    /// would wait for the callback): [`seglog_segment::Error::LoanHeld`].
     pub fn truncate_fully_and_start_at(&self, offset: i64) -> Result<()> {
         let _writer = self.inner.writer.lock();
         self.wait_for_background_flushes();
@@ -432,6 +449,7 @@ impl<F: FileSystem> Inner<F> {
         for segment in &old {
             if segment.base_offset() == offset {
                 // The new segment reuses the name: the old files go now, not after the delay.
+                // The first change this makes: refused for a loan held here, it changed nothing.
                 segment.delete()?;
             }
         }

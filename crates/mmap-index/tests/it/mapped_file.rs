@@ -1,6 +1,7 @@
 //! `MappedFile` on real files: reads below the published length, growth past the mapping,
-//! shrinking before `set_len`, close, the mapping counter, loans (`with_published`) and the
-//! shrink that waits for them, and a stress run of an appender that also truncates against
+//! shrinking before `set_len`, close, the mapping counter, loans (`with_published`), the
+//! shrink that waits for another thread's loan and the shrink or close refused inside one's own
+//! (`Error::LoanHeld`, where it used to deadlock), and a stress run of an appender that also truncates against
 //! readers that check every byte they copy or borrow.
 
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
@@ -10,7 +11,7 @@ use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use seglog_mmap_index::{MAP_AHEAD_BYTES, MappedFile, live_file_mappings};
+use seglog_mmap_index::{Error, MAP_AHEAD_BYTES, MappedFile, live_file_mappings};
 
 /// The byte every writer puts at position `p` in generation `g`.
 fn byte(p: u64, g: u64) -> u8 {
@@ -79,7 +80,7 @@ fn shrink_then_close_unmap_deterministically() {
     let n = map.read_at(0, &mut buf).unwrap();
     assert!(n <= 1_234);
     assert_eq!(&buf[..n], &data[..n]);
-    map.close();
+    map.close().unwrap();
     assert!(map.is_closed());
     assert_eq!(map.read_at(0, &mut buf), None);
     drop(map);
@@ -107,7 +108,7 @@ fn loans_cover_only_published_mapped_bytes() {
         map.with_published(5_000, 5_000, <[u8]>::to_vec),
         Some(data[5_000..].to_vec())
     );
-    map.close();
+    map.close().unwrap();
     assert_eq!(map.with_published(0, 1, <[u8]>::len), None);
 }
 
@@ -157,6 +158,97 @@ fn a_shrink_waits_for_a_lending_reader() {
         want.extend([0xEE; 4]);
         Some(want)
     });
+}
+
+/// A mapped file of `len` bytes of generation 3.
+fn mapped(len: u64) -> (tempfile::TempDir, std::fs::File, MappedFile) {
+    let (dir, file) = rw_file();
+    let data: Vec<u8> = (0..len).map(|p| byte(p, 3)).collect();
+    file.write_all_at(&data, 0).unwrap();
+    let map = MappedFile::open(file.as_fd(), len).unwrap();
+    (dir, file, map)
+}
+
+#[test]
+fn a_shrink_or_close_inside_its_own_loan_is_refused_and_changes_nothing() {
+    let _serial = file_mappings();
+    let (_dir, file, map) = mapped(5_000);
+    assert!(!map.is_lent_by_this_thread());
+    let inside = map.with_published(0, 5_000, |bytes| {
+        assert!(map.is_lent_by_this_thread());
+        // Each of these used to wait for this very closure: a deadlock.
+        assert!(matches!(
+            map.shrink_to(file.as_fd(), 1_234),
+            Err(Error::LoanHeld)
+        ));
+        assert!(matches!(map.close(), Err(Error::LoanHeld)));
+        // Nothing changed: the length, the mapping, the bytes, and a nested loan still works.
+        assert_eq!(map.len(), 5_000);
+        assert!(!map.is_closed());
+        assert_eq!(
+            map.with_published(4_990, 10, <[u8]>::to_vec),
+            Some(bytes[4_990..].to_vec())
+        );
+        // A shrink that cuts nothing waits for nothing, and a remap is declined.
+        map.shrink_to(file.as_fd(), 5_000).unwrap();
+        assert!(!map.remap(file.as_fd()).unwrap());
+        bytes.to_vec()
+    });
+    assert_eq!(
+        inside.unwrap(),
+        (0..5_000).map(|p| byte(p, 3)).collect::<Vec<_>>()
+    );
+    // The loan ended: the same calls go through.
+    assert!(!map.is_lent_by_this_thread());
+    map.shrink_to(file.as_fd(), 1_234).unwrap();
+    assert_eq!(map.len(), 1_234);
+    map.close().unwrap();
+    assert!(map.is_closed());
+}
+
+#[test]
+fn a_loan_of_another_file_refuses_nothing_of_this_one() {
+    let _serial = file_mappings();
+    let (_dir_a, file_a, a) = mapped(5_000);
+    let (_dir_b, file_b, b) = mapped(5_000);
+    a.with_published(0, 100, |_| {
+        assert!(!b.is_lent_by_this_thread());
+        b.shrink_to(file_b.as_fd(), 1_000).unwrap();
+        assert_eq!(b.len(), 1_000);
+        b.close().unwrap();
+        assert!(matches!(
+            a.shrink_to(file_a.as_fd(), 10),
+            Err(Error::LoanHeld)
+        ));
+    })
+    .unwrap();
+    assert_eq!(a.len(), 5_000);
+}
+
+#[test]
+fn a_loan_ended_by_a_panic_refuses_nothing_afterwards() {
+    let _serial = file_mappings();
+    let (_dir, file, map) = mapped(5_000);
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        map.with_published(0, 100, |_| panic!("the callback fails"))
+    }));
+    assert!(unwound.is_err());
+    assert!(!map.is_lent_by_this_thread());
+    map.shrink_to(file.as_fd(), 10).unwrap();
+    assert_eq!(map.len(), 10);
+}
+
+/// How many loans of `map` nest, each inside the last, before one is declined.
+fn nest(map: &MappedFile) -> usize {
+    map.with_published(0, 1, |_| 1 + nest(map)).unwrap_or(0)
+}
+
+#[test]
+fn eight_nested_loans_are_lent_and_a_ninth_is_declined() {
+    let _serial = file_mappings();
+    let (_dir, _file, map) = mapped(100);
+    assert_eq!(nest(&map), 8);
+    assert!(!map.is_lent_by_this_thread());
 }
 
 #[test]
@@ -245,5 +337,5 @@ fn stress_readers_against_appends_truncations_and_growth() {
     stop.store(true, Ordering::Relaxed);
     let reads: u64 = readers.into_iter().map(|r| r.join().unwrap()).sum();
     assert!(reads > 0);
-    map.close();
+    map.close().unwrap();
 }

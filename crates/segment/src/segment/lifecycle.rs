@@ -89,7 +89,9 @@ impl<F: FileSystem> LogSegment<F> {
         let size = self.size();
         let len = self.log.len().map_err(|e| Error::io(path, "stat", e))?;
         if len > size {
-            self.shrink_mapping(size);
+            // The published length is the size: this cuts nothing a reader may touch, so it
+            // waits for nobody and is never refused for a loan.
+            self.shrink_mapping(size, "trim")?;
             self.log
                 .set_len(size)
                 .map_err(|e| Error::io(path, "trim", e))?;
@@ -144,8 +146,13 @@ impl<F: FileSystem> LogSegment<F> {
     /// are open, close the `.txnindex` (synced first if an append or cut since the last flush may
     /// be unsynced: Kafka's shutdown flushes before it closes), then fsync and trim the `.log`.
     /// Errors propagate (KAFKA-19221), so a failed trim makes the shutdown unclean.
+    ///
+    /// Refused, changing nothing, when this thread holds a loan of the `.log`'s bytes (from
+    /// inside a closure of [`with_region`](Self::with_region) on this segment: the unmap would
+    /// wait for it): [`Error::LoanHeld`].
     pub fn close(&self) -> Result<()> {
         let mut w = self.writer.lock();
+        self.check_not_lent("close")?;
         if w.max_timestamp_and_offset != UNKNOWN && w.time_index.is_loaded() {
             let last = w.max_timestamp_and_offset;
             w.time_index
@@ -169,7 +176,7 @@ impl<F: FileSystem> LogSegment<F> {
             }
             txn.close();
         }
-        self.close_mapping();
+        self.close_mapping("close")?;
         self.log
             .sync_data()
             .map_err(|e| Error::io(&*self.path(), "fsync", e))?;
@@ -179,9 +186,11 @@ impl<F: FileSystem> LogSegment<F> {
     /// Kafka's `deleteIfExists`: deletes the `.log`, both indexes and the `.txnindex`; missing
     /// files are fine.
     /// Indexes that were never opened are deleted without being opened.
+    /// Refused, changing nothing, when this thread holds a loan of the `.log`'s bytes (as
+    /// [`close`](Self::close) is).
     pub fn delete(&self) -> Result<()> {
         let mut w = self.writer.lock();
-        self.close_mapping();
+        self.close_mapping("delete")?;
         match self.fs.remove_file(&self.path()) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -219,9 +219,12 @@ impl<F: FileSystem> LogSegment<F> {
     /// the file after a concurrent truncation; `f` is then called with those).
     ///
     /// While `f` runs on borrowed bytes, a truncation, recovery, close or delete of this segment
-    /// waits for it (the mapping's shrink waits, [`MappedFile::with_published`]): `f` must be
-    /// bounded, and must not itself truncate, recover, close or delete this segment, nor wait
-    /// for another thread doing so (a deadlock).
+    /// by another thread waits for it (the mapping's shrink waits,
+    /// [`MappedFile::with_published`]): `f` must be bounded, and must not wait for another
+    /// thread doing so (a deadlock). The same operations called from inside `f`, on its own
+    /// thread, would wait for `f` too: they are refused instead with [`Error::LoanHeld`],
+    /// before changing anything ([`is_lent_by_this_thread`](Self::is_lent_by_this_thread)
+    /// says when). A trim (`on_become_inactive`) and appends never wait for a loan.
     ///
     /// [`MappedFile::with_published`]: seglog_mmap_index::MappedFile::with_published
     pub fn with_region<R>(

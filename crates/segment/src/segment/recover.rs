@@ -50,9 +50,15 @@ impl<F: FileSystem> LogSegment<F> {
     /// [`LogSegment::recover`] knowing the next segment's base offset (`None` for the last
     /// segment): a batch reaching it is damage, as are the other offsets the batches disprove
     /// (the rules of `crate::verify`).
+    ///
+    /// Refused, changing nothing, when this thread holds a loan of the `.log`'s bytes (from
+    /// inside a closure of [`with_region`](Self::with_region) on this segment): a cut would
+    /// wait for it ([`Error::LoanHeld`]; checked first, since whether it cuts is known only
+    /// after the indexes were reset).
     pub fn recover_before(&self, next_base_offset: Option<i64>) -> Result<RecoveryReport> {
         let path = self.log_path();
         let mut w = self.writer.lock();
+        self.check_not_lent("recover")?;
         self.reset_indexes(&mut w)?;
         let interval = self.config.index_interval_bytes;
         let size = self.size();
@@ -71,7 +77,7 @@ impl<F: FileSystem> LogSegment<F> {
         let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
         let bytes_truncated = size - valid_bytes;
         if bytes_truncated > 0 {
-            self.shrink_mapping(valid_bytes);
+            self.shrink_mapping(valid_bytes, "recover")?;
             self.log
                 .set_len(valid_bytes)
                 .map_err(|e| Error::io(&path, "truncate", e))?;
@@ -165,10 +171,18 @@ impl<F: FileSystem> LogSegment<F> {
     /// and the `.txnindex` (from its first entry whose last offset is at least `offset`), and
     /// resizes the two indexes back to full size so the segment can take appends again.
     /// Returns the bytes cut.
+    ///
+    /// A truncation that cuts the `.log` is refused, changing nothing, when this thread holds a
+    /// loan of its bytes (from inside a closure of [`with_region`](Self::with_region) on this
+    /// segment): the cut would wait for it ([`Error::LoanHeld`]).
     pub fn truncate_to(&self, offset: i64, now_ms: i64) -> Result<u64> {
         let mapping = self.translate_offset(offset, 0)?;
         let path = self.log_path();
         let mut w = self.writer.lock();
+        // Under the writer's lock the size cannot change: checked before the indexes are cut.
+        if mapping.is_some_and(|m| m.position < self.size()) {
+            self.check_not_lent("truncate")?;
+        }
         let max_index_size = self.config.max_index_size;
         w.offset_index.get_mut()?.truncate_to(offset)?;
         w.time_index.get_mut()?.truncate_to(offset)?;
@@ -178,7 +192,7 @@ impl<F: FileSystem> LogSegment<F> {
         let original = self.size();
         let bytes_truncated = match mapping {
             Some(m) if m.position < original => {
-                self.shrink_mapping(m.position);
+                self.shrink_mapping(m.position, "truncate")?;
                 self.log
                     .set_len(m.position)
                     .map_err(|e| Error::io(&path, "truncate", e))?;

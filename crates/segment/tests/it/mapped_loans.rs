@@ -1,7 +1,9 @@
 //! Reads that borrow the `.log`'s mapping instead of copying it: `with_region`, and
 //! `find_offset_by_timestamp`, which decodes the batch it finds in place. They see the same bytes
 //! as the copy, and damaged bytes give the same error (file, byte position) as the same lookup
-//! through `pread` (the same segment on `SimFs`, which maps nothing).
+//! through `pread` (the same segment on `SimFs`, which maps nothing). A truncation, recovery,
+//! close or delete of the segment from inside its own loan is refused (`Error::LoanHeld`, where
+//! it used to deadlock) and changes nothing; one of another segment goes through.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::path::Path;
@@ -106,4 +108,94 @@ fn lookups_by_timestamp_find_the_same_records_and_errors_mapped_or_not() {
             }
         }
     }
+}
+
+/// The segment's observable state: size, next offset, the `.log`'s bytes, where offset 25 is,
+/// the index entries.
+type State = (u64, i64, Vec<u8>, Option<u64>, (usize, usize));
+
+fn state<F: FileSystem>(segment: &LogSegment<F>) -> State {
+    let mut bytes = Vec::new();
+    let region = FileRegion {
+        position: 0,
+        length: segment.size(),
+    };
+    segment.read_region(region, &mut bytes).unwrap();
+    let at_25 = segment.translate_offset(25, 0).unwrap().map(|m| m.position);
+    let entries = segment.index_entries().unwrap();
+    (
+        segment.size(),
+        segment.read_next_offset().unwrap(),
+        bytes,
+        at_25,
+        entries,
+    )
+}
+
+#[test]
+fn a_truncate_recover_close_or_delete_inside_its_own_loan_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&two).unwrap();
+    let segment = build(RealFs, &one, false);
+    let other = build(RealFs, &two, false);
+    let before = state(&segment);
+    let whole = FileRegion {
+        position: 0,
+        length: segment.size(),
+    };
+    let mut buf = Vec::new();
+    assert!(!segment.is_lent_by_this_thread());
+    let refusals = segment
+        .with_region(whole, &mut buf, |bytes| {
+            assert_eq!(
+                bytes,
+                before.2.as_slice(),
+                "the loan lends the mapped bytes"
+            );
+            assert!(segment.is_lent_by_this_thread());
+            let refused = [
+                ("truncate", segment.truncate_to(20, 0).map(drop)),
+                ("recover", segment.recover().map(drop)),
+                ("close", segment.close()),
+                ("delete", segment.delete()),
+            ];
+            let refusals: Vec<_> = refused
+                .into_iter()
+                .map(|(what, result)| match result {
+                    Err(Error::LoanHeld { path, op }) => {
+                        assert_eq!((path.as_path(), op), (segment.log_path().as_path(), what));
+                        format!("{}", Error::LoanHeld { path, op })
+                    }
+                    other => panic!("{what} inside the loan: {other:?}"),
+                })
+                .collect();
+            // Nothing changed, and what waits for no loan still works: a truncation that cuts
+            // nothing, and everything on another segment.
+            assert_eq!(state(&segment), before);
+            assert_eq!(segment.truncate_to(40, 0).unwrap(), 0);
+            assert!(!other.is_lent_by_this_thread());
+            assert!(other.truncate_to(20, 0).unwrap() > 0);
+            other.recover().unwrap();
+            assert_eq!(other.read_next_offset().unwrap(), 20);
+            other.close().unwrap();
+            refusals
+        })
+        .unwrap();
+    assert!(refusals[0].contains("truncate of ") && refusals[0].contains("loan"));
+    assert_eq!(state(&segment), before);
+    // The loan ended: the same calls go through, and the segment takes appends again.
+    assert!(!segment.is_lent_by_this_thread());
+    assert!(segment.truncate_to(20, 0).unwrap() > 0);
+    assert_eq!(segment.read_next_offset().unwrap(), 20);
+    let ts: Vec<i64> = (20..30).map(|o| 1000 + o).collect();
+    segment
+        .append(29, &batch_with(20, &ts, 100, Compression::None))
+        .unwrap();
+    assert_eq!(state(&segment).1, 30);
+    assert_eq!(segment.recover().unwrap().batches, 3);
+    segment.close().unwrap();
+    segment.delete().unwrap();
+    assert!(!segment.log_path().exists());
 }
