@@ -228,7 +228,7 @@ impl File for RealFile {
     fn copy_range_to(&self, position: u64, len: u64, out: BorrowedFd<'_>) -> io::Result<u64> {
         // sendfile takes any output (sockets, pipes, regular files) and stops at the end of this
         // file, so a fetch costs one call: no length check first, and no copy_file_range tried
-        // first (it fails on every socket and pipe, and a µs between two fetches costs a
+        // first (it fails on every socket and pipe, and a us between two fetches costs a
         // wake-up of the reader: docs/perf/consume.md section 5).
         let end = position.saturating_add(len);
         let mut offset = position;
