@@ -3,10 +3,11 @@
 //! with `PartitionLog::open` after a clean shutdown (`scale_open_clean`) and after an unclean one
 //! with the recovery point halfway (`scale_open_unclean`), each open's answer checked.
 //!
-//! seglog keeps a descriptor per segment's `.log`, as Kafka does, so a log of many segments needs
-//! an open-file limit above its segment count: the process raises its own (`ulimit -n`), as
-//! Kafka's operators are told to, up to the kernel's `fs.nr_open` (as root) and says so in the
-//! note; a size beyond what it can raise to fails with EMFILE, and the xtask records that.
+//! seglog holds at most `seglog.max.open.segment.files` (4,096 by default) of the inactive
+//! segments' `.log` files open, closing the least recently used past it, so the open needs an
+//! open-file limit above that cap, not above the segment count: the process raises its soft limit
+//! to the cap plus room for the rest (up to the hard limit) when it is lower, and says the limit
+//! in the note.
 
 #![allow(
     clippy::field_reassign_with_default,
@@ -69,8 +70,12 @@ fn raise_open_file_limit(needed: u64) -> Result<u64> {
 
 pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
     let segments = p.segments.max(2) as usize;
-    // A descriptor per segment, and room for the rest of the process.
-    let fd_limit = raise_open_file_limit(segments as u64 + 4096)?;
+    // The descriptor cap, and room for the rest of the process (not a descriptor per segment).
+    let cap = LogConfig::default()
+        .max_open_segment_files
+        .max(0)
+        .unsigned_abs();
+    let fd_limit = raise_open_file_limit(cap + 1024)?;
     let per = SHAPES[0].records_per_batch as i64;
     let root = p.dir.join("scale-open");
     if root.exists() {
@@ -141,7 +146,7 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
             unit: "ms",
             samples,
             note: format!(
-                "PartitionLog::open of {segments} one-batch segments {} (open-file limit {fd_limit})",
+                "PartitionLog::open of {segments} one-batch segments {} (open-file limit {fd_limit}, descriptor cap {cap})",
                 if clean {
                     "after a clean shutdown"
                 } else {
