@@ -90,7 +90,11 @@ impl<F: FileSystem> LogSegment<F> {
     /// Cuts a preallocated `.log` down to its logical size.
     fn trim_log(&self, path: &Path) -> Result<()> {
         let size = self.size();
-        let log = self.log()?;
+        // A `.log` the descriptor cache closed was trimmed before (by `on_become_inactive`), or
+        // is one a load `stat`ed, whose size is its length: nothing to cut, and nothing to open.
+        let Some(log) = self.log.get_if_open() else {
+            return Ok(());
+        };
         let len = log.len().map_err(|e| Error::io(path, "stat", e))?;
         if len > size {
             let log = self.log_for_write()?;

@@ -97,11 +97,16 @@ impl<H: File> Close for Slot<H> {
 }
 
 impl<F: FileSystem> LogFile<F> {
-    /// A slot holding `file` (just opened), pinned or not, counted against `cache` if given.
-    pub(super) fn new(file: F::File, pinned: bool, cache: Option<&DescriptorCache>) -> Self {
+    /// A slot holding `file` (just opened, or `None`: opened on first use), pinned or not,
+    /// counted against `cache` if given.
+    pub(super) fn new(
+        file: Option<F::File>,
+        pinned: bool,
+        cache: Option<&DescriptorCache>,
+    ) -> Self {
         let slot = Arc::new(Slot {
             state: Mutex::new(State {
-                file: Some(Arc::new(file)),
+                file: file.map(Arc::new),
                 pinned,
                 unsynced: false,
                 sync_error: None,
@@ -236,6 +241,11 @@ impl<F: FileSystem> LogFile<F> {
             }
         }
         Self { slot }
+    }
+
+    /// The open file, if the descriptor is open now (never opens it).
+    pub(super) fn get_if_open(&self) -> Option<Arc<F::File>> {
+        self.slot.state.lock().file.clone()
     }
 
     /// Whether the descriptor is open now.

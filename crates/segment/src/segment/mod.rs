@@ -247,17 +247,32 @@ impl<F: FileSystem> LogSegment<F> {
         } else {
             OpenMode::CreateOrOpen
         };
-        let log = fs
-            .open(&log_path, mode)
-            .map_err(|e| Error::io(&log_path, "open", e))?;
-        let mut size = log.len().map_err(|e| Error::io(&log_path, "stat", e))?;
+        // A listed segment (a load's) is only `stat`ed: its `.log` opens on first use, so a load
+        // of many segments opens none of them (nor closes them again past the descriptor cap).
+        let (log, mut size) = if txn_index_exists.is_some() {
+            let size = fs
+                .file_len(&log_path)
+                .map_err(|e| Error::io(&log_path, "stat", e))?;
+            (None, size)
+        } else {
+            let log = fs
+                .open(&log_path, mode)
+                .map_err(|e| Error::io(&log_path, "open", e))?;
+            let size = log.len().map_err(|e| Error::io(&log_path, "stat", e))?;
+            (Some(log), size)
+        };
         if size > MAX_SEGMENT_SIZE {
             return Err(Error::SegmentTooLarge {
                 path: log_path,
                 size,
             });
         }
-        if !file_already_exists && size == 0 && config.preallocate && config.initial_file_size > 0 {
+        if !file_already_exists
+            && size == 0
+            && config.preallocate
+            && config.initial_file_size > 0
+            && let Some(log) = &log
+        {
             log.set_len(config.initial_file_size)
                 .map_err(|e| Error::io(&log_path, "preallocate", e))?;
             size = 0;
