@@ -170,7 +170,9 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     log: LogFile<F>,
     /// The `.log`'s current path (it changes with the suffix).
     /// The `.log` path; cloned out under a momentary lock (never held across other locks, so a
-    /// rename under the writer's lock cannot invert the order with a reader).
+    /// rename under the writer's lock cannot invert the order with a reader). The suffix rename
+    /// and the descriptor's reopen hold it across their one system call, so a reopen never
+    /// falls between the rename and the new path. Lock order: writer, descriptor slot, this.
     log_path: Mutex<Arc<PathBuf>>,
     /// The logical size of the `.log` (the file may be longer when preallocated).
     size: PublishedSize,
