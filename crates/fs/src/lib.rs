@@ -93,6 +93,11 @@ pub trait FileSystem: Clone + Send + Sync + fmt::Debug + 'static {
     /// Whether `path` names an existing file or directory.
     fn exists(&self, path: &Path) -> bool;
 
+    /// The length of the file `path` names, without keeping it open (`RealFs`: one `statx`).
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        self.open(path, OpenMode::ReadOnly)?.len()
+    }
+
     /// Whether `path` names an existing directory.
     fn is_dir(&self, path: &Path) -> bool;
 

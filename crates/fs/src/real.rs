@@ -90,6 +90,17 @@ impl FileSystem for RealFs {
         path.exists()
     }
 
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        let meta = fs::metadata(path)?;
+        if meta.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "a directory, not a file",
+            ));
+        }
+        Ok(meta.len())
+    }
+
     fn is_dir(&self, path: &Path) -> bool {
         path.is_dir()
     }

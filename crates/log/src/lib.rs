@@ -88,6 +88,8 @@ pub use partition::{
 };
 pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 pub use seglog_segment::naming;
-pub use seglog_segment::{RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset};
+pub use seglog_segment::{
+    DescriptorCache, RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset,
+};
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

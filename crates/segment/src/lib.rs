@@ -46,6 +46,7 @@
     allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")
 )]
 
+mod descriptors;
 mod error;
 mod loom;
 pub mod naming;
@@ -54,6 +55,7 @@ mod segment;
 pub mod txn_index;
 pub mod verify;
 
+pub use descriptors::DescriptorCache;
 pub use error::{Error, Result};
 pub use seglog_mmap_index::MappingBudget;
 pub use segment::{

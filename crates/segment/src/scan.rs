@@ -18,7 +18,6 @@ use seglog_record_format::{
 };
 
 use seglog_fs::File;
-use seglog_mmap_index::MappedFile;
 
 use crate::error::{Error, Result};
 
@@ -40,33 +39,6 @@ impl<F: File> ReadSource for F {
     #[inline]
     fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize> {
         self.read_at(buf, position)
-    }
-}
-
-/// A `.log` read through its mapping when there is one: bytes below the mapping's published
-/// length come from memory (no system call); anything else (past the mapping while a remap is
-/// pending, a closed mapping, no mapping at all on `SimFs`) is a positioned read of `file`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct MappedLog<'a, F> {
-    pub(crate) file: &'a F,
-    pub(crate) map: Option<&'a MappedFile>,
-}
-
-impl<F: File> ReadSource for MappedLog<'_, F> {
-    #[inline]
-    fn read_some_at(&self, buf: &mut [u8], position: u64) -> std::io::Result<usize> {
-        if let Some(map) = self.map
-            && let Some(n @ 1..) = map.read_at(position, buf)
-        {
-            return Ok(n);
-        }
-        self.file.read_at(buf, position)
-    }
-
-    #[inline]
-    fn reads_are_cheap(&self) -> bool {
-        self.map
-            .is_some_and(|m| m.mapped_len() > 0 && !m.is_empty())
     }
 }
 

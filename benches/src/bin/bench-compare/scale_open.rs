@@ -3,10 +3,12 @@
 //! with `PartitionLog::open` after a clean shutdown (`scale_open_clean`) and after an unclean one
 //! with the recovery point halfway (`scale_open_unclean`), each open's answer checked.
 //!
-//! seglog keeps a descriptor per segment's `.log`, as Kafka does, so a log of many segments needs
-//! an open-file limit above its segment count: the process raises its own (`ulimit -n`), as
-//! Kafka's operators are told to, up to the kernel's `fs.nr_open` (as root) and says so in the
-//! note; a size beyond what it can raise to fails with EMFILE, and the xtask records that.
+//! seglog holds at most `seglog.max.open.segment.files` (4,096 by default) of the inactive
+//! segments' `.log` files open, closing the least recently used past it, so the open needs an
+//! open-file limit above that cap, not above the segment count: the process raises its soft limit
+//! to the cap plus room for the rest (up to the hard limit) when it is lower, and says the limit
+//! in the note. The log has a mapping budget (`seglog.max.segment.mappings`), or the kernel's map
+//! count ends the 100k build (see `config`).
 
 #![allow(
     clippy::field_reassign_with_default,
@@ -67,10 +69,25 @@ fn raise_open_file_limit(needed: u64) -> Result<u64> {
     Ok(getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX))
 }
 
+/// The log's settings: the defaults, with a mapping budget. Each segment's `.log` is mapped when
+/// its first batch header is read (the roll's time check does it), and the kernel's default
+/// `vm.max_map_count` of 65,530 then ends a build with no budget (Kafka's default, seglog's too)
+/// near segment 65,500 with ENOMEM: the 100k size failed so once the descriptors no longer did.
+fn config() -> LogConfig {
+    LogConfig::default().with_max_segment_mappings(MAX_MAPPINGS)
+}
+
+/// Half the kernel's default map count: room for the rest of the process.
+const MAX_MAPPINGS: i64 = 32_768;
+
 pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
     let segments = p.segments.max(2) as usize;
-    // A descriptor per segment, and room for the rest of the process.
-    let fd_limit = raise_open_file_limit(segments as u64 + 4096)?;
+    // The descriptor cap, and room for the rest of the process (not a descriptor per segment).
+    let cap = LogConfig::default()
+        .max_open_segment_files
+        .max(0)
+        .unsigned_abs();
+    let fd_limit = raise_open_file_limit(cap + 1024)?;
     let per = SHAPES[0].records_per_batch as i64;
     let root = p.dir.join("scale-open");
     if root.exists() {
@@ -81,7 +98,7 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
         let (log, _) = PartitionLog::open(
             RealFs,
             &dir,
-            LogConfig::default(),
+            config(),
             LoadOptions::default(),
             Arc::new(SystemClock),
         )
@@ -112,14 +129,9 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
         let mut samples = Vec::with_capacity(p.samples);
         for _ in 0..p.samples {
             let started = Instant::now();
-            let (log, report) = PartitionLog::open(
-                RealFs,
-                &dir,
-                LogConfig::default(),
-                options,
-                Arc::new(SystemClock),
-            )
-            .with_context(|| format!("opening {segments} segments"))?;
+            let (log, report) =
+                PartitionLog::open(RealFs, &dir, config(), options, Arc::new(SystemClock))
+                    .with_context(|| format!("opening {segments} segments"))?;
             let elapsed = started.elapsed();
             let scanned_enough = if clean {
                 report.segments_scanned == 0
@@ -141,7 +153,7 @@ pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
             unit: "ms",
             samples,
             note: format!(
-                "PartitionLog::open of {segments} one-batch segments {} (open-file limit {fd_limit})",
+                "PartitionLog::open of {segments} one-batch segments {} (open-file limit {fd_limit}, descriptor cap {cap}, mapping budget {MAX_MAPPINGS})",
                 if clean {
                     "after a clean shutdown"
                 } else {

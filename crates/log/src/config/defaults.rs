@@ -25,3 +25,5 @@ pub const MIN_INTERNAL_SEGMENT_BYTES: i32 = 14;
 /// The smallest `seglog.max.segment.mappings` other than -1 (no limit): an active segment holds
 /// three mappings, and every reading thread may need a few more.
 pub const MIN_MAX_SEGMENT_MAPPINGS: i64 = 16;
+/// The default `seglog.max.open.segment.files`: a log of fewer segments never closes a `.log`.
+pub const MAX_OPEN_SEGMENT_FILES: i64 = 4096;

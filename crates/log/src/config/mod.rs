@@ -109,6 +109,15 @@ pub struct LogConfig {
     /// default) is no limit, as in Kafka; otherwise at least 16. Mappings are per process, so size
     /// it with every log of the process in mind: the kernel's default limit is 65,530.
     pub max_segment_mappings: i64,
+    /// `seglog.max.open.segment.files` (seglog's own key, not Kafka's): the most `.log` files of
+    /// this log's inactive segments held open at once. Past it the least recently used are
+    /// closed (once synced, and once the reads using them return) and opened again on next use,
+    /// so a log of more segments than the open-file limit (`ulimit -n`) opens and reads, where
+    /// Kafka fails with "Too many open files". The active segment is never counted nor closed;
+    /// the `.txnindex` holds a descriptor only while unsynced. Default 4,096 (a log of fewer
+    /// segments never closes one); -1 is no cap (a descriptor per segment, as Kafka); otherwise
+    /// at least 1. Descriptors are per process: size it with every log of the process in mind.
+    pub max_open_segment_files: i64,
 }
 
 with_setters!(LogConfig {
@@ -134,6 +143,7 @@ with_setters!(LogConfig {
     max_compaction_lag_ms: i64 => with_max_compaction_lag_ms,
     min_cleanable_dirty_ratio: f64 => with_min_cleanable_dirty_ratio,
     max_segment_mappings: i64 => with_max_segment_mappings,
+    max_open_segment_files: i64 => with_max_open_segment_files,
 });
 
 impl Default for LogConfig {
@@ -164,6 +174,7 @@ impl Default for LogConfig {
             max_compaction_lag_ms: i64::MAX,
             min_cleanable_dirty_ratio: defaults::MIN_CLEANABLE_DIRTY_RATIO,
             max_segment_mappings: -1,
+            max_open_segment_files: defaults::MAX_OPEN_SEGMENT_FILES,
         }
     }
 }
@@ -313,6 +324,27 @@ mod tests {
             ..LogConfig::default()
         };
         assert!(direct.validate().is_err());
+    }
+
+    #[test]
+    fn max_open_segment_files_is_minus_one_or_at_least_one() {
+        assert_eq!(LogConfig::default().max_open_segment_files, 4096);
+        let c = LogConfig::from_pairs([("seglog.max.open.segment.files", "-1")]).unwrap();
+        assert_eq!(c.max_open_segment_files, -1);
+        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+        let c = LogConfig::from_pairs([("seglog.max.open.segment.files", "1")]).unwrap();
+        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+        for bad in ["0", "-2", "many"] {
+            let err = LogConfig::from_pairs([("seglog.max.open.segment.files", bad)]).unwrap_err();
+            assert!(
+                err.to_string().contains("seglog.max.open.segment.files"),
+                "{bad}: {err}"
+            );
+        }
+        for direct in [0, -2] {
+            let c = LogConfig::default().with_max_open_segment_files(direct);
+            assert!(c.validate().is_err(), "{direct}");
+        }
     }
 
     #[test]

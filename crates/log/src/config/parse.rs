@@ -32,6 +32,7 @@ pub const KEYS: &[&str] = &[
     "max.compaction.lag.ms",
     "min.cleanable.dirty.ratio",
     "seglog.max.segment.mappings",
+    "seglog.max.open.segment.files",
 ];
 
 fn number<T>(key: &str, value: &str, min: T, max: T) -> Result<T>
@@ -198,6 +199,21 @@ impl LogConfig {
                 }
                 self.min_cleanable_dirty_ratio = ratio;
             }
+            "seglog.max.segment.mappings" | "seglog.max.open.segment.files" => {
+                self.set_seglog(key, value)?;
+            }
+            _ => {
+                return Err(Error::UnknownConfig {
+                    key: key.to_owned(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys of seglog's own (`seglog.*`), each a cap with -1 for none.
+    fn set_seglog(&mut self, key: &str, value: &str) -> Result<()> {
+        match key {
             "seglog.max.segment.mappings" => {
                 let max = number(key, value, -1, i64::MAX)?;
                 if (0..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&max) {
@@ -212,6 +228,17 @@ impl LogConfig {
                     ));
                 }
                 self.max_segment_mappings = max;
+            }
+            "seglog.max.open.segment.files" => {
+                let max = number(key, value, -1, i64::MAX)?;
+                if max == 0 {
+                    return Err(invalid(
+                        key,
+                        value,
+                        format!("-1 (no cap) or an integer in [1, {}]", i64::MAX),
+                    ));
+                }
+                self.max_open_segment_files = max;
             }
             _ => {
                 return Err(Error::UnknownConfig {
@@ -249,7 +276,7 @@ impl LogConfig {
         } else {
             "segment.bytes"
         };
-        let pairs: [(&str, String); 22] = [
+        let pairs: [(&str, String); 23] = [
             (segment_key, self.segment_bytes.to_string()),
             ("segment.ms", self.segment_ms.to_string()),
             ("segment.jitter.ms", self.segment_jitter_ms.to_string()),
@@ -295,6 +322,10 @@ impl LogConfig {
             (
                 "seglog.max.segment.mappings",
                 self.max_segment_mappings.to_string(),
+            ),
+            (
+                "seglog.max.open.segment.files",
+                self.max_open_segment_files.to_string(),
             ),
         ];
         write_properties(pairs.iter().map(|(k, v)| (*k, v.as_str())))

@@ -29,6 +29,13 @@ impl LogConfig {
                 ),
             ));
         }
+        if self.max_open_segment_files == 0 || self.max_open_segment_files < -1 {
+            return Err(invalid(
+                "seglog.max.open.segment.files",
+                &self.max_open_segment_files.to_string(),
+                "-1 (no cap) or at least 1",
+            ));
+        }
         let checks: [(&str, i64, i64); 5] = [
             ("internal.segment.bytes", self.segment_bytes.into(), 14),
             ("segment.ms", self.segment_ms, 1),

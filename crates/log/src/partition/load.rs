@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
-use seglog_segment::{LogSegment, MappingBudget, RecoveryReport};
+use seglog_segment::{DescriptorCache, LogSegment, MappingBudget, RecoveryReport};
 
 use super::planner::plan_partition_listed;
 use super::quarantine::Quarantine;
@@ -147,6 +147,9 @@ impl<F: FileSystem> PartitionLog<F> {
         let mapping_budget = usize::try_from(config.max_segment_mappings)
             .ok()
             .map(MappingBudget::new);
+        let descriptor_cache = usize::try_from(config.max_open_segment_files)
+            .ok()
+            .map(DescriptorCache::new);
         // The snapshots are listed by the load (`load_producer_state`), after its steps.
         let producer_state = ProducerStateManager::unlisted(
             fs.clone(),
@@ -182,6 +185,7 @@ impl<F: FileSystem> PartitionLog<F> {
             jitter_seed: AtomicI64::new(0x2545_F491_4F6C_DD1D),
             active_needs_resize: std::sync::atomic::AtomicBool::new(false),
             mapping_budget,
+            descriptor_cache,
             superseded_deletes: std::sync::atomic::AtomicU64::new(0),
             producer_state: Mutex::new(producer_state),
         });
@@ -227,7 +231,8 @@ impl<F: FileSystem> Inner<F> {
             suffix,
             self.time.now_ms(),
         )?
-        .with_mapping_budget(self.mapping_budget.clone()))
+        .with_mapping_budget(self.mapping_budget.clone())
+        .with_descriptor_cache(self.descriptor_cache.as_ref()))
     }
 
     /// Opens the existing segment at `base` (no suffix) whose `.txnindex` the listing found or
@@ -245,7 +250,8 @@ impl<F: FileSystem> Inner<F> {
             self.time.now_ms(),
             txn_index_exists,
         )?
-        .with_mapping_budget(self.mapping_budget.clone()))
+        .with_mapping_budget(self.mapping_budget.clone())
+        .with_descriptor_cache(self.descriptor_cache.as_ref()))
     }
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {

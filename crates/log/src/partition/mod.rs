@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use seglog_fs::{FileSystem, RealFs};
-use seglog_segment::{LogSegment, MappingBudget, SegmentConfig, naming};
+use seglog_segment::{DescriptorCache, LogSegment, MappingBudget, SegmentConfig, naming};
 
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
@@ -121,6 +121,9 @@ pub(crate) struct Inner<F: FileSystem> {
     active_needs_resize: std::sync::atomic::AtomicBool,
     /// `seglog.max.segment.mappings`: the budget every segment's mappings count against.
     mapping_budget: Option<MappingBudget>,
+    /// `seglog.max.open.segment.files`: the cap on the inactive segments' open `.log` files.
+    /// Per partition, as the mapping budget: a partition's segments share it.
+    descriptor_cache: Option<DescriptorCache>,
     /// Numbers the `.deleted` names of queued segments moved aside (`schedule_delete`).
     superseded_deletes: std::sync::atomic::AtomicU64,
     /// Producer state (Kafka's `ProducerStateManager`), changed under the writer lock.
@@ -261,6 +264,12 @@ impl<F: FileSystem> PartitionLog<F> {
     /// The mapping budget (`seglog.max.segment.mappings`) of this log's segments, if it has one.
     pub fn mapping_budget(&self) -> Option<&MappingBudget> {
         self.inner.mapping_budget.as_ref()
+    }
+
+    /// The descriptor cache (`seglog.max.open.segment.files`) of this log's segments, if it has
+    /// a cap.
+    pub fn descriptor_cache(&self) -> Option<&DescriptorCache> {
+        self.inner.descriptor_cache.as_ref()
     }
 
     /// The number of segments.

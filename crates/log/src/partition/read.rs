@@ -463,7 +463,8 @@ impl<F: FileSystem> Inner<F> {
                 "",
                 self.time.now_ms(),
             )?
-            .with_mapping_budget(self.mapping_budget.clone()),
+            .with_mapping_budget(self.mapping_budget.clone())
+            .with_descriptor_cache(self.descriptor_cache.as_ref()),
         );
         self.swap_segments(|s| {
             s.clear();

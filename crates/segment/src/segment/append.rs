@@ -46,11 +46,14 @@ impl<F: FileSystem> LogSegment<F> {
             w.offset_index.get_mut()?.reserve(entries)?;
             w.time_index.get_mut()?.reserve(entries)?;
         }
-        if let Err(e) = self.log.write_all_at(records, physical_position) {
+        // The segment appended to is the active one: pinned, never closed by the cache.
+        self.log.pin();
+        let log = self.log_for_write()?;
+        if let Err(e) = log.write_all_at(records, physical_position) {
             // A short write (a full disk) leaves a torn batch past the size: cut it, so the file
             // holds only what was acknowledged. Best effort: the size is unchanged either way,
             // the next append overwrites those bytes, and recovery would cut them.
-            let _ = self.log.set_len(physical_position);
+            let _ = log.set_len(physical_position);
             return Err(Error::io(&*self.path(), "write", e));
         }
         if physical_position == 0 {
@@ -63,7 +66,9 @@ impl<F: FileSystem> LogSegment<F> {
             position += batch.size;
         }
         self.size.publish(new_size);
-        if let Some((map, file)) = self.existing_mapping() {
+        if let Some(map) = self.existing_mapping()
+            && let Some(file) = log.map_fd()
+        {
             // A failed remap leaves the old mapping in use: reads past it use `pread`.
             let _ = map.publish(file, new_size);
         }

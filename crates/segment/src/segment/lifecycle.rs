@@ -81,20 +81,27 @@ impl<F: FileSystem> LogSegment<F> {
         self.unsynced_since_inactive.store(true, Ordering::Release);
         w.offset_index.get_mut()?.trim_to_valid_size()?;
         w.time_index.get_mut()?.trim_to_valid_size()?;
-        self.trim_log(&self.path())
+        self.trim_log(&self.path())?;
+        // No longer written to: the descriptor cache may close its `.log` once a flush synced it.
+        self.log.unpin();
+        Ok(())
     }
 
     /// Cuts a preallocated `.log` down to its logical size.
     fn trim_log(&self, path: &Path) -> Result<()> {
         let size = self.size();
-        let len = self.log.len().map_err(|e| Error::io(path, "stat", e))?;
+        // A `.log` the descriptor cache closed was trimmed before (by `on_become_inactive`), or
+        // is one a load `stat`ed, whose size is its length: nothing to cut, and nothing to open.
+        let Some(log) = self.log.get_if_open() else {
+            return Ok(());
+        };
+        let len = log.len().map_err(|e| Error::io(path, "stat", e))?;
         if len > size {
             // The published length is the size: this cuts nothing a reader may touch, so it
             // waits for nobody and is never refused for a loan.
-            self.shrink_mapping(size, "trim")?;
-            self.log
-                .set_len(size)
-                .map_err(|e| Error::io(path, "trim", e))?;
+            let log = self.log_for_write()?;
+            self.shrink_mapping(&log, size, "trim")?;
+            log.set_len(size).map_err(|e| Error::io(path, "trim", e))?;
         }
         Ok(())
     }
@@ -136,10 +143,9 @@ impl<F: FileSystem> LogSegment<F> {
     /// Makes the `.log`'s bytes durable (fdatasync) without touching the indexes and without
     /// taking the writer's lock, so appends go on during the sync. Enough for the segment that
     /// holds the recovery point: recovery rebuilds its indexes after a crash anyway.
+    /// A `.log` the descriptor cache closed was synced first: then there is nothing to sync.
     pub fn flush_data(&self) -> Result<()> {
-        self.log
-            .sync_data()
-            .map_err(|e| Error::io(&*self.path(), "fsync", e))
+        self.log.sync(&|| self.reopen(), &self.path())
     }
 
     /// Kafka's `close`: the final time index entry, then close (trim and unmap) the indexes that
@@ -177,10 +183,11 @@ impl<F: FileSystem> LogSegment<F> {
             txn.close();
         }
         self.close_mapping("close")?;
-        self.log
-            .sync_data()
-            .map_err(|e| Error::io(&*self.path(), "fsync", e))?;
-        self.trim_log(&self.path())
+        self.log.sync(&|| self.reopen(), &self.path())?;
+        self.trim_log(&self.path())?;
+        // Closed as Kafka's `close` closes its channel; a later use opens it again.
+        self.log.close();
+        Ok(())
     }
 
     /// Kafka's `deleteIfExists`: deletes the `.log`, both indexes and the `.txnindex`; missing
@@ -191,6 +198,8 @@ impl<F: FileSystem> LogSegment<F> {
     pub fn delete(&self) -> Result<()> {
         let mut w = self.writer.lock();
         self.close_mapping("delete")?;
+        // By path, without reopening; a later use fails naming the file.
+        self.log.close();
         match self.fs.remove_file(&self.path()) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -207,12 +216,16 @@ impl<F: FileSystem> LogSegment<F> {
     /// opening lazy indexes.
     pub fn change_file_suffixes(&self, old: &str, new: &str) -> Result<()> {
         let mut w = self.writer.lock();
-        let from = self.path();
-        let to = replace_suffix(&from, old, new);
-        self.fs
-            .rename(&from, &to)
-            .map_err(|e| Error::io(&*from, "rename", e))?;
-        *self.log_path.lock() = Arc::new(to);
+        {
+            // Under the path lock, so that a reopen of the `.log` finds it under one name or the
+            // other, never between them.
+            let mut path = self.log_path.lock();
+            let to = replace_suffix(&path, old, new);
+            self.fs
+                .rename(&path, &to)
+                .map_err(|e| Error::io(&**path, "rename", e))?;
+            *path = Arc::new(to);
+        }
         let to = replace_suffix(w.offset_index.path(), old, new);
         w.offset_index.rename(&to)?;
         let to = replace_suffix(w.time_index.path(), old, new);

@@ -23,6 +23,7 @@ use seglog_mmap_index::{
     TimeIndex, TimeIndexReader, TimestampOffset,
 };
 
+use crate::descriptors::DescriptorCache;
 use crate::error::{Error, Result};
 use crate::naming;
 use crate::txn_index::TransactionIndex;
@@ -30,6 +31,7 @@ use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 
 mod append;
 mod lifecycle;
+mod log_file;
 mod mapping;
 mod read;
 mod recover;
@@ -39,6 +41,7 @@ mod time_lookup;
 mod txn;
 
 pub use lifecycle::RollParams;
+use log_file::LogFile;
 pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};
 pub use recover::{RecoveryReport, RecoveryStop, StopReason};
 pub use recovery_scan::{SegmentScan, TailWalk, scan_segment, walk_tail};
@@ -162,10 +165,14 @@ pub struct LogSegment<F: FileSystem = RealFs> {
     fs: F,
     base_offset: i64,
     config: SegmentConfig,
-    log: F::File,
+    /// The `.log`'s descriptor, opened on demand and closed by a [`DescriptorCache`] if the
+    /// segment has one; reached only through [`LogSegment::log`] and [`LogSegment::log_for_write`].
+    log: LogFile<F>,
     /// The `.log`'s current path (it changes with the suffix).
     /// The `.log` path; cloned out under a momentary lock (never held across other locks, so a
-    /// rename under the writer's lock cannot invert the order with a reader).
+    /// rename under the writer's lock cannot invert the order with a reader). The suffix rename
+    /// and the descriptor's reopen hold it across their one system call, so a reopen never
+    /// falls between the rename and the new path. Lock order: writer, descriptor slot, this.
     log_path: Mutex<Arc<PathBuf>>,
     /// The logical size of the `.log` (the file may be longer when preallocated).
     size: PublishedSize,
@@ -242,17 +249,32 @@ impl<F: FileSystem> LogSegment<F> {
         } else {
             OpenMode::CreateOrOpen
         };
-        let log = fs
-            .open(&log_path, mode)
-            .map_err(|e| Error::io(&log_path, "open", e))?;
-        let mut size = log.len().map_err(|e| Error::io(&log_path, "stat", e))?;
+        // A listed segment (a load's) is only `stat`ed: its `.log` opens on first use, so a load
+        // of many segments opens none of them (nor closes them again past the descriptor cap).
+        let (log, mut size) = if txn_index_exists.is_some() {
+            let size = fs
+                .file_len(&log_path)
+                .map_err(|e| Error::io(&log_path, "stat", e))?;
+            (None, size)
+        } else {
+            let log = fs
+                .open(&log_path, mode)
+                .map_err(|e| Error::io(&log_path, "open", e))?;
+            let size = log.len().map_err(|e| Error::io(&log_path, "stat", e))?;
+            (Some(log), size)
+        };
         if size > MAX_SEGMENT_SIZE {
             return Err(Error::SegmentTooLarge {
                 path: log_path,
                 size,
             });
         }
-        if !file_already_exists && size == 0 && config.preallocate && config.initial_file_size > 0 {
+        if !file_already_exists
+            && size == 0
+            && config.preallocate
+            && config.initial_file_size > 0
+            && let Some(log) = &log
+        {
             log.set_len(config.initial_file_size)
                 .map_err(|e| Error::io(&log_path, "preallocate", e))?;
             size = 0;
@@ -282,7 +304,9 @@ impl<F: FileSystem> LogSegment<F> {
             fs,
             base_offset,
             config,
-            log,
+            // A segment created now is the active one, or one being built (the cleaner's):
+            // written to until `on_become_inactive`, so pinned.
+            log: LogFile::new(log, !file_already_exists, None),
             log_path: Mutex::new(Arc::new(log_path)),
             size: PublishedSize::new(size),
             offset_reader: OnceLock::new(),
@@ -315,6 +339,24 @@ impl<F: FileSystem> LogSegment<F> {
         w.time_index.set_budget(budget.clone());
         self.budget = budget;
         self
+    }
+
+    /// Counts the segment's `.log` descriptor against `cache`, which closes the least recently
+    /// used descriptors of all its segments to stay within its cap; a closed `.log` is opened
+    /// again, by its current path, on the segment's next use. The active segment (one created
+    /// by the open, until [`LogSegment::on_become_inactive`], or one appended to) is never
+    /// counted nor closed. Call it right after opening.
+    #[must_use]
+    pub fn with_descriptor_cache(mut self, cache: Option<&DescriptorCache>) -> Self {
+        if let Some(cache) = cache {
+            self.log = self.log.with_cache(cache);
+        }
+        self
+    }
+
+    /// Whether the `.log`'s descriptor is open now (a [`DescriptorCache`] may have closed it).
+    pub fn log_is_open(&self) -> bool {
+        self.log.is_open()
     }
 
     /// The segment's base offset.
@@ -383,6 +425,27 @@ impl<F: FileSystem> LogSegment<F> {
     /// The `.log` path (a cheap clone; no lock is held afterwards).
     fn path(&self) -> Arc<PathBuf> {
         Arc::clone(&self.log_path.lock())
+    }
+
+    /// Opens the `.log` again by its current path, under the path lock so that no rename
+    /// (`change_file_suffixes` renames under it) comes between reading the path and opening it.
+    fn reopen(&self) -> Result<F::File> {
+        let path = self.log_path.lock();
+        self.fs
+            .open(&path, OpenMode::Existing)
+            .map_err(|e| Error::io(&**path, "reopen", e))
+    }
+
+    /// The `.log` for reading (opened again if the descriptor cache closed it). The handle keeps
+    /// the descriptor open while it is held, whatever the cache does meanwhile.
+    pub(crate) fn log(&self) -> Result<Arc<F::File>> {
+        self.log.get(&|| self.reopen(), false)
+    }
+
+    /// The `.log` for a write or cut: as [`LogSegment::log`], and kept open until a flush
+    /// syncs it, so the cache never closes a file that may hold unsynced bytes.
+    pub(crate) fn log_for_write(&self) -> Result<Arc<F::File>> {
+        self.log.get(&|| self.reopen(), true)
     }
 
     /// Loads the max timestamp so far from the time index if it is still unknown

@@ -246,7 +246,7 @@ impl<F: FileSystem> LogSegment<F> {
     /// Copies a region to a file or socket without passing it through user space where the
     /// platform allows (`sendfile`). Returns the bytes copied.
     pub fn copy_region_to(&self, region: FileRegion, out: BorrowedFd<'_>) -> Result<u64> {
-        self.log
+        self.log()?
             .copy_range_to(region.position, region.length, out)
             .map_err(|e| Error::io(&*self.path(), "copy", e))
     }
@@ -347,7 +347,7 @@ impl<F: FileSystem> LogSegment<F> {
         f: impl FnMut(u64, seglog_record_format::FramedBatch<'_>) -> Result<ControlFlow<T>>,
     ) -> Result<Scan<T>> {
         let path = self.path();
-        crate::scan::scan_batches(&self.log, &path, from, self.size(), 4 << 20, f)
+        crate::scan::scan_batches(&*self.log()?, &path, from, self.size(), 4 << 20, f)
     }
 
     /// Walks the batches from byte `from` to the end by their headers, reading a batch whole
@@ -364,7 +364,7 @@ impl<F: FileSystem> LogSegment<F> {
         ) -> Result<ControlFlow<T>>,
     ) -> Result<Scan<T>> {
         let path = self.path();
-        crate::scan::scan_selected(&self.log, &path, from, self.size(), whole, f)
+        crate::scan::scan_selected(&*self.log()?, &path, from, self.size(), whole, f)
     }
 
     /// Walks the headers of the batches from byte `from` to the end, never reading a batch's body

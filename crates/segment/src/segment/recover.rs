@@ -66,7 +66,8 @@ impl<F: FileSystem> LogSegment<F> {
             base_offset: self.base_offset,
             next_base_offset,
         };
-        let scan = scan_verified(&self.log, &path, size, RECOVERY_CHUNK, bounds, |b| {
+        let log = self.log()?;
+        let scan = scan_verified(&*log, &path, size, RECOVERY_CHUNK, bounds, |b| {
             let facts = BatchFacts {
                 last_offset: b.last_offset,
                 max_timestamp: b.max_timestamp,
@@ -77,9 +78,9 @@ impl<F: FileSystem> LogSegment<F> {
         let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
         let bytes_truncated = size - valid_bytes;
         if bytes_truncated > 0 {
-            self.shrink_mapping(valid_bytes, "recover")?;
-            self.log
-                .set_len(valid_bytes)
+            let log = self.log_for_write()?;
+            self.shrink_mapping(&log, valid_bytes, "recover")?;
+            log.set_len(valid_bytes)
                 .map_err(|e| Error::io(&path, "truncate", e))?;
             self.size.publish(valid_bytes);
         }
@@ -120,7 +121,7 @@ impl<F: FileSystem> LogSegment<F> {
         let size = self.size();
         let mut batches = 0_u64;
         let mut valid_bytes = 0_u64;
-        let scan = scan_selected(&self.log, &path, 0, size, whole, |h, framed| {
+        let scan = scan_selected(&*self.log()?, &path, 0, size, whole, |h, framed| {
             let facts = BatchFacts {
                 last_offset: h.last_offset,
                 max_timestamp: h.max_timestamp,
@@ -192,9 +193,9 @@ impl<F: FileSystem> LogSegment<F> {
         let original = self.size();
         let bytes_truncated = match mapping {
             Some(m) if m.position < original => {
-                self.shrink_mapping(m.position, "truncate")?;
-                self.log
-                    .set_len(m.position)
+                let log = self.log_for_write()?;
+                self.shrink_mapping(&log, m.position, "truncate")?;
+                log.set_len(m.position)
                     .map_err(|e| Error::io(&path, "truncate", e))?;
                 self.size.publish(m.position);
                 original - m.position

@@ -2,6 +2,11 @@
 //! construction only if the file exists, else on the first write (creating the file), and the
 //! channel's position, which is where appends go and where reads stop. No preallocation, no
 //! mapping: plain positioned reads and writes through the seam.
+//!
+//! Unlike Kafka's, the handle holds a descriptor only while a write or cut may be unsynced: a
+//! flush syncs and closes it, and a read of a synced file opens it for that read alone. So a
+//! log of many segments with `.txnindex` files holds no descriptor per segment for them (the
+//! `.log`'s are capped by the descriptor cache), and an open-file limit is never the bound.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,7 +27,9 @@ pub(super) struct TxnFile<F: FileSystem> {
 
 #[derive(Debug)]
 struct Handle<H> {
-    file: H,
+    /// Open while a write or cut may be unsynced (and after a read-only open's first write
+    /// attempt); `None` otherwise: a read opens the file for itself.
+    file: Option<H>,
     /// Java's channel position: the file's length when opened, moved by writes and cuts.
     position: u64,
     /// Whether a write or a cut may not have been synced yet.
@@ -51,7 +58,8 @@ impl<F: FileSystem> TxnFile<F> {
                 OpenMode::Existing
             };
             match this.open_handle(mode) {
-                Ok(()) => {}
+                // Only the position is kept: reads open the file when they need it.
+                Ok(()) => this.close_descriptor(),
                 // Gone between the look and the open: as if it had never been there.
                 Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
@@ -67,11 +75,53 @@ impl<F: FileSystem> TxnFile<F> {
             .map_err(|e| Error::io(&self.path, "open", e))?;
         let position = file.len().map_err(|e| Error::io(&self.path, "stat", e))?;
         self.handle = Some(Handle {
-            file,
+            file: Some(file),
             position,
             unsynced: false,
         });
         Ok(())
+    }
+
+    fn mode(&self) -> OpenMode {
+        if self.read_only {
+            OpenMode::ReadOnly
+        } else {
+            OpenMode::Existing
+        }
+    }
+
+    /// The handle's file, opened again (by path) if it holds no descriptor now.
+    fn open_file(fs: &F, path: &Path, mode: OpenMode, h: &mut Handle<F::File>) -> Result<()> {
+        if h.file.is_none() {
+            let file = fs
+                .open(path, mode)
+                .map_err(|e| Error::io(path, "open", e))?;
+            h.file = Some(file);
+        }
+        Ok(())
+    }
+
+    /// Drops the descriptor (keeping the position) unless a change may be unsynced.
+    fn close_descriptor(&mut self) {
+        if let Some(h) = self.handle.as_mut()
+            && !h.unsynced
+        {
+            h.file = None;
+        }
+    }
+
+    /// What [`TxnFile::read_exact`] reads through: the open descriptor, or the file opened for
+    /// this reader alone. `None` with no handle.
+    pub(super) fn reader(&self) -> Option<Result<TxnReader<'_, F::File>>> {
+        let h = self.handle.as_ref()?;
+        Some(match &h.file {
+            Some(file) => Ok(TxnReader::Open(file)),
+            None => self
+                .fs
+                .open(&self.path, OpenMode::ReadOnly)
+                .map(TxnReader::Owned)
+                .map_err(|e| Error::io(&self.path, "open", e)),
+        })
     }
 
     pub(super) fn path(&self) -> &Path {
@@ -100,56 +150,56 @@ impl<F: FileSystem> TxnFile<F> {
             };
             self.open_handle(mode)?;
         }
+        let mode = self.mode();
         let Some(h) = self.handle.as_mut() else {
             return Ok(());
         };
+        Self::open_file(&self.fs, &self.path, mode, h)?;
         h.unsynced = true;
-        h.file
-            .write_all_at(bytes, h.position)
+        let Some(file) = h.file.as_ref() else {
+            return Ok(());
+        };
+        file.write_all_at(bytes, h.position)
             .map_err(|e| Error::io(&self.path, "write", e))?;
         h.position += bytes.len() as u64;
         Ok(())
     }
 
-    /// Fills `buf` from `position` (Kafka's `Utils.readFully`, which fails at the end of file).
-    pub(super) fn read_exact(&self, buf: &mut [u8], position: u64) -> Result<()> {
-        let Some(h) = self.handle.as_ref() else {
-            return Err(Error::io(
-                &self.path,
-                "read",
-                io::Error::new(io::ErrorKind::NotFound, "the transaction index is not open"),
-            ));
-        };
-        h.file
-            .read_exact_at(buf, position)
-            .map_err(|e| Error::io(&self.path, "read", e))
-    }
-
     /// Java's `FileChannel.truncate(size)`: cuts the file if it is longer (never extends it) and
     /// pulls the position back to `size` if it was past it. Nothing without a handle.
     pub(super) fn truncate(&mut self, size: u64) -> Result<()> {
+        let mode = self.mode();
         let Some(h) = self.handle.as_mut() else {
             return Ok(());
         };
-        let len = h.file.len().map_err(|e| Error::io(&self.path, "stat", e))?;
-        if size < len {
-            h.unsynced = true;
-            h.file
-                .set_len(size)
-                .map_err(|e| Error::io(&self.path, "truncate", e))?;
+        // Without a descriptor the file was synced and ends at the position (writes and cuts
+        // move both): nothing to cut unless `size` is below it.
+        if h.file.is_some() || size < h.position {
+            Self::open_file(&self.fs, &self.path, mode, h)?;
+        }
+        if let Some(file) = h.file.as_ref() {
+            let len = file.len().map_err(|e| Error::io(&self.path, "stat", e))?;
+            if size < len {
+                h.unsynced = true;
+                file.set_len(size)
+                    .map_err(|e| Error::io(&self.path, "truncate", e))?;
+            }
         }
         h.position = h.position.min(size);
         Ok(())
     }
 
-    /// Kafka's `flush` (`force(true)`), if the file is open.
+    /// Kafka's `flush` (`force(true)`), if the file is open; then its descriptor is closed.
+    /// Without a descriptor nothing is unsynced (it is dropped only after a sync).
     pub(super) fn flush(&mut self) -> Result<()> {
-        if let Some(h) = self.handle.as_mut() {
-            h.file
-                .sync_data()
+        if let Some(h) = self.handle.as_mut()
+            && let Some(file) = h.file.as_ref()
+        {
+            file.sync_data()
                 .map_err(|e| Error::io(&self.path, "fsync", e))?;
             h.unsynced = false;
         }
+        self.close_descriptor();
         Ok(())
     }
 
@@ -187,5 +237,24 @@ impl<F: FileSystem> TxnFile<F> {
         if let Some(name) = self.path.file_name() {
             self.path = dir.join(name);
         }
+    }
+}
+
+/// A `.txnindex` open for reading: the handle's own descriptor, or one opened for the reader.
+#[derive(Debug)]
+pub(super) enum TxnReader<'a, H> {
+    Open(&'a H),
+    Owned(H),
+}
+
+impl<H: File> TxnReader<'_, H> {
+    /// Fills `buf` from `position` (Kafka's `Utils.readFully`, which fails at the end of file).
+    pub(super) fn read_exact(&self, path: &Path, buf: &mut [u8], position: u64) -> Result<()> {
+        let file = match self {
+            Self::Open(file) => file,
+            Self::Owned(file) => file,
+        };
+        file.read_exact_at(buf, position)
+            .map_err(|e| Error::io(path, "read", e))
     }
 }

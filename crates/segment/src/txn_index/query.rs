@@ -4,8 +4,11 @@
 
 use seglog_fs::FileSystem;
 
+use std::io;
+
 use super::TransactionIndex;
 use super::entry::{AbortedTxn, CURRENT_VERSION, ENTRY_SIZE};
+use super::file::TxnReader;
 use crate::error::{Error, Result};
 
 /// Kafka's `TxnIndexSearchResult`: the aborted transactions of a segment that overlap a fetch
@@ -22,6 +25,8 @@ pub struct TxnIndexSearchResult {
 /// The entries of an index with their byte positions, first to last.
 struct Entries<'a, F: FileSystem> {
     index: &'a TransactionIndex<F>,
+    /// Opened on the first entry read, held to the end of the walk.
+    reader: Option<TxnReader<'a, F::File>>,
     position: u64,
     end: u64,
 }
@@ -35,22 +40,18 @@ impl<F: FileSystem> Iterator for Entries<'_, F> {
         }
         let position = self.position;
         let mut buf = [0_u8; ENTRY_SIZE];
-        let read = self
-            .index
-            .file
-            .read_exact(&mut buf, position)
-            .and_then(|()| {
-                let txn = AbortedTxn::from_bytes(buf);
-                if txn.version() == CURRENT_VERSION {
-                    Ok(txn)
-                } else {
-                    Err(Error::TxnIndexVersion {
-                        path: self.index.absolute_path(),
-                        position,
-                        version: txn.version(),
-                    })
-                }
-            });
+        let read = self.read_exact(&mut buf, position).and_then(|()| {
+            let txn = AbortedTxn::from_bytes(buf);
+            if txn.version() == CURRENT_VERSION {
+                Ok(txn)
+            } else {
+                Err(Error::TxnIndexVersion {
+                    path: self.index.absolute_path(),
+                    position,
+                    version: txn.version(),
+                })
+            }
+        });
         match read {
             Ok(txn) => {
                 self.position += ENTRY_SIZE as u64;
@@ -65,10 +66,31 @@ impl<F: FileSystem> Iterator for Entries<'_, F> {
     }
 }
 
+impl<F: FileSystem> Entries<'_, F> {
+    fn read_exact(&mut self, buf: &mut [u8], position: u64) -> Result<()> {
+        let path = self.index.file.path();
+        if self.reader.is_none() {
+            let Some(reader) = self.index.file.reader() else {
+                return Err(Error::io(
+                    path,
+                    "read",
+                    io::Error::new(io::ErrorKind::NotFound, "the transaction index is not open"),
+                ));
+            };
+            self.reader = Some(reader?);
+        }
+        match &self.reader {
+            Some(reader) => reader.read_exact(path, buf, position),
+            None => Ok(()),
+        }
+    }
+}
+
 impl<F: FileSystem> TransactionIndex<F> {
     fn entries(&self) -> Entries<'_, F> {
         Entries {
             index: self,
+            reader: None,
             position: 0,
             end: self.file.end().unwrap_or(0),
         }

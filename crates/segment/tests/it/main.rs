@@ -8,6 +8,7 @@ mod common;
 
 mod append_equals_recover;
 mod crash_sim;
+mod descriptor_cache;
 mod foreign_writer;
 mod full_index;
 mod io_seam;

@@ -455,7 +455,8 @@ impl<F: FileSystem> Inner<F> {
             "",
             self.time.now_ms(),
         )?
-        .with_mapping_budget(self.mapping_budget.clone());
+        .with_mapping_budget(self.mapping_budget.clone())
+        .with_descriptor_cache(self.descriptor_cache.as_ref());
         // After the files exist, so that a directory sync that clears this covers them.
         self.names_unsynced.store(true, Ordering::Release);
         Ok(segment)

@@ -87,7 +87,8 @@ impl<F: FileSystem> Inner<F> {
                 naming::CLEANED_FILE_SUFFIX,
                 round.now,
             )?
-            .with_mapping_budget(self.mapping_budget.clone()),
+            .with_mapping_budget(self.mapping_budget.clone())
+            .with_descriptor_cache(self.descriptor_cache.as_ref()),
         );
         match self.fill_cleaned(&cleaned, group, round, report, throttle, work) {
             Ok(()) => Ok(cleaned),
