@@ -86,6 +86,23 @@ fn test_truncate_and_reload_removes_out_of_range_snapshots() {
     assert_eq!(f.m.latest_snapshot_offset(), Some(3));
 }
 
+/// The out-of-range snapshots are found by range (below or at the log start, above the log end):
+/// the files on disk too, and a log start past the log end leaves none.
+#[test]
+fn truncate_and_reload_deletes_exactly_the_out_of_range_snapshot_files() {
+    let mut f = Fixture::new();
+    for seq in 0..8 {
+        f.client(PID, EPOCH, seq, i64::from(seq), false).unwrap();
+        take_snapshot(&mut f.m);
+    }
+    assert_eq!(snapshot_offsets(&f), (1..=8).collect());
+    f.m.truncate_and_reload(2, 6, f.now).unwrap();
+    assert_eq!(snapshot_offsets(&f), (3..=6).collect());
+    f.m.truncate_and_reload(5, 4, f.now).unwrap();
+    assert_eq!(snapshot_offsets(&f), BTreeSet::new());
+    assert_eq!(f.m.oldest_snapshot_offset(), None);
+}
+
 #[test]
 fn test_take_snapshot() {
     let mut f = Fixture::new();
