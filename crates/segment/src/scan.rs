@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use seglog_record_format::{
     self as rf, ATTRIBUTES_OFFSET, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET,
     LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-    NO_TIMESTAMP, PRODUCER_ID_OFFSET,
+    NO_SEQUENCE, NO_TIMESTAMP, PRODUCER_ID_OFFSET,
 };
 
 use seglog_fs::File;
@@ -222,8 +222,26 @@ pub struct BatchHeader {
     pub producer_id: i64,
     /// The producer epoch of a v2 batch, -1 (`NO_PRODUCER_EPOCH`) for legacy entries.
     pub producer_epoch: i16,
+    /// The base sequence of a v2 batch, -1 (`NO_SEQUENCE`) for none and for legacy entries.
+    pub base_sequence: i32,
     /// Whether this is a v2 control batch (a transaction marker).
     pub is_control: bool,
+    /// Whether this is a v2 batch of a transaction.
+    pub is_transactional: bool,
+}
+
+impl BatchHeader {
+    /// Kafka's `lastSequence()`: the base sequence plus the last offset delta (wrapping past
+    /// `i32::MAX` to 0), or -1 when the batch has none.
+    pub fn last_sequence(&self) -> i32 {
+        if self.base_sequence == NO_SEQUENCE {
+            return NO_SEQUENCE;
+        }
+        // `last_offset` is the base offset plus the delta read as an `i32` (`parse_header`).
+        #[expect(clippy::cast_possible_truncation, reason = "the delta was an i32")]
+        let delta = self.last_offset.wrapping_sub(self.offset_field) as i32;
+        rf::increment_sequence(self.base_sequence, delta)
+    }
 }
 
 /// The header prefix [`scan_headers`] needs: all 61 bytes of a v2 header.
@@ -405,56 +423,42 @@ fn parse_header(
     };
     let offset_field = be_i64(head, 0).ok_or_else(|| corrupt("truncated batch header"))?;
     let magic = head.get(16).copied().unwrap_or(0).cast_signed();
-    let (last_offset, max_timestamp, producer_id, producer_epoch, is_control) = match magic {
-        2.. => {
-            if size < HEADER_PREFIX as u64 {
-                return Err(corrupt("record batch smaller than its 61-byte header"));
-            }
-            let delta = be_i32(head, LAST_OFFSET_DELTA_OFFSET)
-                .ok_or_else(|| corrupt("truncated header"))?;
-            let max_ts =
-                be_i64(head, MAX_TIMESTAMP_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
-            let producer_id =
-                be_i64(head, PRODUCER_ID_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
-            // The epoch follows the 8-byte producer id.
-            let producer_epoch =
-                be_i16(head, PRODUCER_ID_OFFSET + 8).ok_or_else(|| corrupt("truncated header"))?;
-            let attributes =
-                be_i16(head, ATTRIBUTES_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
-            let is_control = rf::Attributes(attributes).is_control();
-            (
-                offset_field.wrapping_add(i64::from(delta)),
-                max_ts,
-                producer_id,
-                producer_epoch,
-                is_control,
-            )
-        }
-        // offset 8 | size 4 | crc 4 | magic 1 | attributes 1 | timestamp 8
-        1 if size >= 26 => (
-            offset_field,
-            be_i64(head, 18).unwrap_or(NO_TIMESTAMP),
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            false,
-        ),
-        _ => (
-            offset_field,
-            NO_TIMESTAMP,
-            NO_PRODUCER_ID,
-            NO_PRODUCER_EPOCH,
-            false,
-        ),
-    };
-    Ok(BatchHeader {
+    let mut header = BatchHeader {
         position,
         size,
         magic,
         offset_field,
-        last_offset,
-        max_timestamp,
-        producer_id,
-        producer_epoch,
-        is_control,
-    })
+        last_offset: offset_field,
+        max_timestamp: NO_TIMESTAMP,
+        producer_id: NO_PRODUCER_ID,
+        producer_epoch: NO_PRODUCER_EPOCH,
+        base_sequence: NO_SEQUENCE,
+        is_control: false,
+        is_transactional: false,
+    };
+    match magic {
+        2.. => {
+            if size < HEADER_PREFIX as u64 {
+                return Err(corrupt("record batch smaller than its 61-byte header"));
+            }
+            let field32 = |at| be_i32(head, at).ok_or_else(|| corrupt("truncated header"));
+            let field64 = |at| be_i64(head, at).ok_or_else(|| corrupt("truncated header"));
+            let delta = field32(LAST_OFFSET_DELTA_OFFSET)?;
+            header.last_offset = offset_field.wrapping_add(i64::from(delta));
+            header.max_timestamp = field64(MAX_TIMESTAMP_OFFSET)?;
+            header.producer_id = field64(PRODUCER_ID_OFFSET)?;
+            // The epoch follows the 8-byte producer id, and the base sequence the epoch.
+            header.producer_epoch =
+                be_i16(head, PRODUCER_ID_OFFSET + 8).ok_or_else(|| corrupt("truncated header"))?;
+            header.base_sequence = field32(PRODUCER_ID_OFFSET + 10)?;
+            let attributes =
+                be_i16(head, ATTRIBUTES_OFFSET).ok_or_else(|| corrupt("truncated header"))?;
+            header.is_control = rf::Attributes(attributes).is_control();
+            header.is_transactional = rf::Attributes(attributes).is_transactional();
+        }
+        // offset 8 | size 4 | crc 4 | magic 1 | attributes 1 | timestamp 8
+        1 if size >= 26 => header.max_timestamp = be_i64(head, 18).unwrap_or(NO_TIMESTAMP),
+        _ => {}
+    }
+    Ok(header)
 }

@@ -7,7 +7,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport, naming};
 
 use super::load::{LoadOptions, LoadReport};
-use super::producer_load::{SegmentReplay, TxnRecovery, carries_producer_state};
+use super::producer_load::{SegmentReplay, TxnRecovery, replay_reads_body};
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
 use super::valid_prefix::ValidPrefix;
@@ -184,7 +184,7 @@ impl<F: FileSystem> Inner<F> {
         }
         let manager = self.producer_state_before(txn, segments, segment)?;
         let mut replay = SegmentReplay::new(manager);
-        let rebuilt = segment.rebuild_indexes_with(carries_producer_state, |h, framed| {
+        let rebuilt = segment.rebuild_indexes_with(replay_reads_body, |h, framed| {
             replay.batch(h, framed);
             Ok(())
         });

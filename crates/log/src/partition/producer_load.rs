@@ -18,8 +18,8 @@ use super::{Inner, SegmentMap, range_overlapping};
 use crate::error::{Error, Result};
 use crate::producer::{
     AppendOrigin, CompletedTxn, DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, NO_PRODUCER_ID,
-    ProducerAppendInfo, ProducerStateManager, TV_UNKNOWN, append_batch, has_producer_id,
-    replay_batch,
+    ProducerAppendInfo, ProducerStateManager, TV_UNKNOWN, append_batch, append_data_header,
+    recover_data_header, replay_batch,
 };
 
 /// Kafka's static `rebuildProducerState`: brings `manager` to `last_offset`. With no snapshot
@@ -83,9 +83,32 @@ pub(crate) fn rebuild_producer_state<F: FileSystem>(
 }
 
 /// Whether a batch's header says it carries producer state: a v2 batch with a producer id
-/// (Kafka's `hasProducerId`), the only batches a replay reads whole.
+/// (Kafka's `hasProducerId`).
 pub(super) fn carries_producer_state(h: &BatchHeader) -> bool {
     h.magic >= 2 && h.producer_id > NO_PRODUCER_ID
+}
+
+/// Whether a replay must read the batch whole: a control batch with a producer id, whose first
+/// record is its marker. A data batch replays from its header ([`append_data_header`]).
+pub(super) fn replay_reads_body(h: &BatchHeader) -> bool {
+    carries_producer_state(h) && h.is_control
+}
+
+/// A batch a replay did not read whole ([`replay_reads_body`]), replayed from its header as
+/// `recover_batch` replays it: a data batch with a producer id recorded, and any v2 batch's end
+/// moving the state's end offset; a legacy entry changes nothing.
+pub(super) fn replay_header<F: FileSystem>(
+    manager: &mut ProducerStateManager<F>,
+    h: &BatchHeader,
+) -> Result<()> {
+    if carries_producer_state(h) {
+        recover_data_header(manager, h)
+    } else {
+        if h.magic >= 2 {
+            manager.update_map_end_offset(h.last_offset.saturating_add(1));
+        }
+        Ok(())
+    }
 }
 
 /// The byte where the batch holding `offset` starts (0 at or below the base, without a lookup).
@@ -112,25 +135,27 @@ fn load_producers_from_segment<F: FileSystem>(
     let mut order = Vec::new();
     let mut completed: Vec<CompletedTxn> = Vec::new();
     let mut failure = None;
-    // Only the batches with a producer id are read whole (a legacy entry carries no producer
-    // state); the walk goes from header to header over the others.
-    let wanted = |h: &BatchHeader| h.position < max_position && carries_producer_state(h);
+    // Only the control batches with a producer id are read whole (a legacy entry carries no
+    // producer state, a data batch's is in its header); the walk goes from header to header.
+    let wanted = |h: &BatchHeader| h.position < max_position && replay_reads_body(h);
     let scan = segment.scan_selected_batches(from, wanted, |h, framed| {
         if h.position >= max_position {
             return Ok(ControlFlow::Break(()));
         }
-        let Some(Ok(batch)) = framed.map(|f| f.v2()) else {
-            return Ok(ControlFlow::Continue(()));
-        };
-        if !has_producer_id(&batch) {
+        if !carries_producer_state(h) {
             return Ok(ControlFlow::Continue(()));
         }
-        let pid = batch.producer_id();
+        let pid = h.producer_id;
         let info = loaded.entry(pid).or_insert_with(|| {
             order.push(pid);
             manager.prepare_update(pid, AppendOrigin::Replication)
         });
-        match append_batch(info, &batch, None, TV_UNKNOWN) {
+        let appended = match framed.map(|f| f.v2()) {
+            None => append_data_header(info, h).map(|()| None),
+            Some(Ok(batch)) => append_batch(info, &batch, None, TV_UNKNOWN),
+            Some(Err(_)) => return Ok(ControlFlow::Continue(())),
+        };
+        match appended {
             Ok(Some(txn)) => completed.push(txn),
             Ok(None) => {}
             Err(e) => {
@@ -172,7 +197,7 @@ pub(crate) fn replay_segment<F: FileSystem>(
     segment: &LogSegment<F>,
 ) -> Result<Vec<AbortedTxn>> {
     let mut replay = SegmentReplay::new(manager);
-    segment.scan_selected_batches(0, carries_producer_state, |h, framed| {
+    segment.scan_selected_batches(0, replay_reads_body, |h, framed| {
         Ok(if replay.batch(h, framed) {
             ControlFlow::Continue(())
         } else {
@@ -182,8 +207,8 @@ pub(crate) fn replay_segment<F: FileSystem>(
     replay.finish().map(|(_, aborted)| aborted)
 }
 
-/// [`replay_segment`] fed batch by batch by a walk over a segment, its batches with producer
-/// state ([`carries_producer_state`]) read whole: the walk may be another one's, such as the
+/// [`replay_segment`] fed batch by batch by a walk over a segment, only its control batches with
+/// a producer id ([`replay_reads_body`]) read whole: the walk may be another one's, such as the
 /// index rebuild's.
 pub(super) struct SegmentReplay<'m, F: FileSystem> {
     manager: &'m mut ProducerStateManager<F>,
@@ -206,18 +231,10 @@ impl<'m, F: FileSystem> SegmentReplay<'m, F> {
         if self.failure.is_some() {
             return false;
         }
-        // A v2 batch without a producer id only moves the state's end offset (`recover_batch`):
-        // its header says where, so only the batches with one are read whole.
         let replayed = match framed.map(|f| f.v2()) {
             Some(Ok(batch)) => replay_batch(self.manager, &batch, &mut self.aborted),
             Some(Err(_)) => Ok(()),
-            None => {
-                if h.magic >= 2 {
-                    self.manager
-                        .update_map_end_offset(h.last_offset.saturating_add(1));
-                }
-                Ok(())
-            }
+            None => replay_header(self.manager, h),
         };
         if let Err(e) = replayed {
             self.failure = Some(e);

@@ -10,7 +10,7 @@ use seglog_segment::scan::{BatchHeader, scan_selected};
 use seglog_segment::txn_index::AbortedTxn;
 use seglog_segment::verify::{OffsetBounds, scan_verified};
 
-use super::producer_load::carries_producer_state;
+use super::producer_load::{replay_header, replay_reads_body};
 use super::valid_prefix::ValidPrefix;
 use crate::error::{Error, Result};
 use crate::producer::{ProducerStateManager, replay_batch};
@@ -55,9 +55,9 @@ pub(crate) fn replay_log<F: FileSystem>(
     };
     let mut aborted = Vec::new();
     let mut refused = None;
-    // Only the batches with a producer id are read whole; of the others, a v2 batch moves the
-    // state's end offset, as `recover_batch` does, and a legacy entry is skipped.
-    let wanted = |h: &BatchHeader| h.last_offset >= from && carries_producer_state(h);
+    // Only the control batches with a producer id are read whole; the others replay from their
+    // headers, as `recover_batch` replays them, and a legacy entry is skipped.
+    let wanted = |h: &BatchHeader| h.last_offset >= from && replay_reads_body(h);
     scan_selected(&file, log, 0, valid, wanted, |h, framed| {
         if h.magic < 2 || h.last_offset < from {
             return Ok(ControlFlow::Continue(()));
@@ -65,10 +65,7 @@ pub(crate) fn replay_log<F: FileSystem>(
         let replayed = match framed.map(|f| f.v2()) {
             Some(Ok(batch)) => replay_batch(manager, &batch, &mut aborted),
             Some(Err(_)) => Ok(()),
-            None => {
-                manager.update_map_end_offset(h.last_offset.saturating_add(1));
-                Ok(())
-            }
+            None => replay_header(manager, h),
         };
         if let Err(e) = replayed {
             refused = Some((h.position, e.to_string()));

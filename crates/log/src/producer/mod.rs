@@ -38,6 +38,7 @@ pub use error::ProducerError;
 pub use manager::{LATE_TRANSACTION_BUFFER_MS, ProducerStateManager};
 pub use read_only::{producer_state_at, replay_batch};
 pub use replay::{append_batch, has_producer_id, load_producers_from_batches, recover_batch};
+pub(crate) use replay::{append_data_header, recover_data_header};
 pub use snapshot_file::{
     SNAPSHOT_SUFFIX, SnapshotFile, delete_if_exists, flush_snapshot, list_snapshot_files,
     read_snapshot, snapshot_path, write_snapshot,

@@ -8,6 +8,7 @@ use seglog_fs::FileSystem;
 use seglog_record_format::{
     ControlRecordType, ControlValue, RecordBatch, parse_control, parse_control_key,
 };
+use seglog_segment::scan::BatchHeader;
 
 use super::append_info::{AppendOrigin, EndTxnMarker, ProducerAppendInfo, TV_UNKNOWN};
 use super::entry::NO_PRODUCER_ID;
@@ -95,6 +96,45 @@ pub fn append_batch(
         batch.is_transactional(),
     )?;
     Ok(None)
+}
+
+/// [`append_batch`] of a data batch known by its header alone: every field a data batch's
+/// append reads is in the 61-byte v2 header, so a walk reads the bodies of control batches only
+/// (Kafka's `FileChannelRecordBatch` likewise loads only the header of the batches it replays).
+/// The caller passes a v2 batch with a producer id that is not a control batch.
+///
+/// # Errors
+///
+/// The producer state refuses the batch ([`Error::Producer`]).
+pub(crate) fn append_data_header(info: &mut ProducerAppendInfo, h: &BatchHeader) -> Result<()> {
+    debug_assert!(h.magic >= 2 && !h.is_control);
+    info.append_data_batch(
+        h.producer_epoch,
+        h.base_sequence,
+        h.last_sequence(),
+        h.max_timestamp,
+        LogOffsetMetadata::offset(h.offset_field),
+        h.last_offset,
+        h.is_transactional,
+    )?;
+    Ok(())
+}
+
+/// [`recover_batch`] of a data batch with a producer id known by its header alone (see
+/// [`append_data_header`]): a data batch completes no transaction.
+///
+/// # Errors
+///
+/// The producer state refuses the batch ([`Error::Producer`]).
+pub(crate) fn recover_data_header<F: FileSystem>(
+    manager: &mut ProducerStateManager<F>,
+    h: &BatchHeader,
+) -> Result<()> {
+    let mut info = manager.prepare_update(h.producer_id, AppendOrigin::Replication);
+    append_data_header(&mut info, h)?;
+    manager.update(&info);
+    manager.update_map_end_offset(h.last_offset.saturating_add(1));
+    Ok(())
 }
 
 /// One batch of a segment being recovered (Kafka's `LogSegment.updateProducerState`): recorded

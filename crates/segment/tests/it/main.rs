@@ -19,6 +19,7 @@ mod mapped_reads_stress;
 mod model;
 mod read_region_reuse;
 mod recovery_reasons;
+mod scan_header_fields;
 mod sim_indexes;
 mod txn_index_kafka;
 mod txn_index_lifecycle;
