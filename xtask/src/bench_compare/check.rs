@@ -37,6 +37,7 @@ fn expected(system: &str) -> Vec<&'static str> {
                 "consume_records",
                 "log_append",
                 "recover_logdir",
+                "recover_logdir_idempotent",
             ],
         ]
         .concat(),

@@ -80,6 +80,10 @@ pub(super) const WORKLOADS: &[(&str, &str)] = &[
         "open a log directory of 20 partitions after an unclean shutdown",
     ),
     (
+        "recover_logdir_idempotent",
+        "the same, each partition written by an idempotent producer",
+    ),
+    (
         "cli_dump_deep",
         "whole process: dump --deep-iteration --print-data-log",
     ),

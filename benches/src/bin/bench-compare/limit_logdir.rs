@@ -11,14 +11,19 @@ use std::time::Instant;
 use anyhow::{Context, Result, ensure};
 
 use crate::limit::read_and_check;
-use crate::logdir_system::{PARTITIONS, build};
+use crate::logdir_system::{PARTITIONS, Producers, build};
 use crate::{Figure, Params, measure, ms};
 
 /// The threads, as many as the workload's recovery threads.
 const THREADS: usize = 2;
 
-pub(crate) fn run(params: &Params) -> Result<Figure> {
-    let (root, _) = build(params)?;
+pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+    Producers::ALL.iter().map(|p| run_one(params, *p)).collect()
+}
+
+/// The same reads of either directory: the producer ids change no byte the limit reads.
+fn run_one(params: &Params, producers: Producers) -> Result<Figure> {
+    let (root, _) = build(params, producers)?;
     let logs: Vec<PathBuf> = (0..PARTITIONS)
         .map(|p| {
             root.join(format!("bench-{p}"))
@@ -63,7 +68,7 @@ pub(crate) fn run(params: &Params) -> Result<Figure> {
     )?;
     std::fs::remove_dir_all(&root)?;
     Ok(Figure {
-        workload: "recover_logdir".to_owned(),
+        workload: producers.workload().to_owned(),
         unit: "ms",
         samples,
         note: format!(

@@ -2,7 +2,9 @@
 //! an unclean shutdown (no clean-shutdown marker, no recovery points: every segment recovered), with
 //! Kafka's default of 2 recovery threads. Each partition holds `dataset_mib * 50 / 1024` MiB (50 MiB
 //! in a full run) of 1 KiB x 16 batches. The answer: every partition open at its log end offset, every
-//! segment recovered.
+//! segment recovered. `recover_logdir_idempotent` is the same directory written by an idempotent
+//! producer per partition (Kafka's producers are idempotent by default since 3.0), so that recovery
+//! also rebuilds producer state from every batch.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,7 +15,7 @@ use seglog_log::{
     LoadOptions, LogConfig, LogDir, LogDirOptions, PartitionLog, RealFs, SystemClock,
 };
 
-use crate::{Figure, Params, SHAPES, kafka_batches, measure, ms};
+use crate::{Figure, Params, SHAPES, idempotent_batches, kafka_batches, measure, ms};
 
 /// Partitions in the log directory.
 pub(crate) const PARTITIONS: usize = 20;
@@ -42,16 +44,36 @@ pub(crate) fn make_unclean(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Who wrote the log directory's batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Producers {
+    /// Batches without a producer id, appended as a follower (`recover_logdir`).
+    None,
+    /// One idempotent producer per partition, appended as a leader (`recover_logdir_idempotent`).
+    Idempotent,
+}
+
+impl Producers {
+    pub(crate) const ALL: [Producers; 2] = [Producers::None, Producers::Idempotent];
+
+    pub(crate) fn workload(self) -> &'static str {
+        match self {
+            Producers::None => "recover_logdir",
+            Producers::Idempotent => "recover_logdir_idempotent",
+        }
+    }
+}
+
 /// The log directory of the workload, written and closed: its path and each partition's log end
 /// offset. The limit's side (`limit_logdir`) reads the same files.
-pub(crate) fn build(params: &Params) -> Result<(PathBuf, i64)> {
+pub(crate) fn build(params: &Params, producers: Producers) -> Result<(PathBuf, i64)> {
     let shape = SHAPES[0];
-    let batches = kafka_batches(shape, shape.batches_for(partition_mib(params)))?;
-    let end = batches.last().map_or(0, |(last, _)| last + 1);
-    let root = params.dir.join("logdir");
+    let count = shape.batches_for(partition_mib(params));
+    let root = params.dir.join("logdir").join(producers.workload());
     if root.exists() {
         std::fs::remove_dir_all(&root)?;
     }
+    let mut end = 0;
     for p in 0..PARTITIONS {
         let (log, _) = PartitionLog::open(
             RealFs,
@@ -60,16 +82,31 @@ pub(crate) fn build(params: &Params) -> Result<(PathBuf, i64)> {
             LoadOptions::default(),
             Arc::new(SystemClock),
         )?;
-        for (_, bytes) in &batches {
-            log.append_as_follower(bytes)?;
+        match producers {
+            Producers::None => {
+                for (_, bytes) in &kafka_batches(shape, count)? {
+                    log.append_as_follower(bytes)?;
+                }
+            }
+            Producers::Idempotent => {
+                for mut bytes in idempotent_batches(shape, count)? {
+                    log.append_as_leader(&mut bytes)?;
+                }
+                ensure!(log.producer_id_count() == 1, "one producer expected");
+            }
         }
+        end = log.log_end_offset();
         log.close()?;
     }
     Ok((root, end))
 }
 
-pub(crate) fn run(params: &Params) -> Result<Figure> {
-    let (root, end) = build(params)?;
+pub(crate) fn run(params: &Params) -> Result<Vec<Figure>> {
+    Producers::ALL.iter().map(|p| run_one(params, *p)).collect()
+}
+
+fn run_one(params: &Params, producers: Producers) -> Result<Figure> {
+    let (root, end) = build(params, producers)?;
     let samples = measure(
         params,
         || {
@@ -99,12 +136,16 @@ pub(crate) fn run(params: &Params) -> Result<Figure> {
     )?;
     std::fs::remove_dir_all(&root)?;
     Ok(Figure {
-        workload: "recover_logdir".to_owned(),
+        workload: producers.workload().to_owned(),
         unit: "ms",
         samples,
         note: format!(
-            "LogDir::open after an unclean shutdown: {PARTITIONS} partitions of {} MiB, every segment recovered, 2 recovery threads",
-            partition_mib(params)
+            "LogDir::open after an unclean shutdown: {PARTITIONS} partitions of {} MiB{}, every segment recovered, 2 recovery threads",
+            partition_mib(params),
+            match producers {
+                Producers::None => "",
+                Producers::Idempotent => " each written by one idempotent producer",
+            }
         ),
     })
 }

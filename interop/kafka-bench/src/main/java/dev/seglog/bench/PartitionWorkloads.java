@@ -220,9 +220,11 @@ final class PartitionWorkloads {
         }, KafkaBench.mibPerS(size)), "UnifiedLog.read of 1 MiB fetches, FileRecords.readInto, MemoryRecords batches (ensureValid: CRC) and every record's offset, key and value copied out");
     }
 
-    void logAppend() throws Exception {
-        KafkaBench.Shape shape = KafkaBench.SHAPES[0];
-        int count = shape.batchesFor(bench.appendMib);
+    /**
+     * count idempotent batches of shape as a producer sends them (the Rust side's idempotent_batches): producer
+     * PRODUCER_ID, epoch 0, sequences counting up from 0, record i of batch b stamped BASE_TIMESTAMP + b * per + i.
+     */
+    static List<ByteBuffer> idempotentBatches(KafkaBench.Shape shape, int count) {
         byte[] value = new byte[shape.recordBytes()];
         java.util.Arrays.fill(value, (byte) 'v');
         List<ByteBuffer> batches = new ArrayList<>(count);
@@ -234,6 +236,14 @@ final class PartitionWorkloads {
             }
             batches.add(MemoryRecords.withIdempotentRecords(Compression.NONE, PRODUCER_ID, (short) 0, b * per, records).buffer());
         }
+        return batches;
+    }
+
+    void logAppend() throws Exception {
+        KafkaBench.Shape shape = KafkaBench.SHAPES[0];
+        int count = shape.batchesFor(bench.appendMib);
+        int per = shape.recordsPerBatch();
+        List<ByteBuffer> batches = idempotentBatches(shape, count);
         Map<String, Object> props = new HashMap<>();
         props.put("segment.bytes", Long.toString(Math.min(1L << 30, Math.max(1L << 20, (bench.appendMib << 20) / 8))));
         LogConfig config = new LogConfig(props);

@@ -1,5 +1,6 @@
 package dev.seglog.bench;
 
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
 
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.server.util.KafkaScheduler;
 import org.apache.kafka.storage.internals.log.LogConfig;
@@ -55,23 +57,39 @@ final class RecoverLogDir {
     }
 
     void run(KafkaScheduler scheduler) throws Exception {
+        runOne(scheduler, false);
+        runOne(scheduler, true);
+    }
+
+    /**
+     * recover_logdir, or with idempotent recover_logdir_idempotent: the same directory with each partition written
+     * by one idempotent producer (appended as a leader), so that recovery also rebuilds producer state.
+     */
+    private void runOne(KafkaScheduler scheduler, boolean idempotent) throws Exception {
+        String workload = idempotent ? "recover_logdir_idempotent" : "recover_logdir";
         KafkaBench.Shape shape = KafkaBench.SHAPES[0];
         long mib = Math.max(1, bench.datasetMib * 50 / 1024);
         int count = shape.batchesFor(mib);
         long end = (long) count * shape.recordsPerBatch();
-        Path root = bench.dir.resolve("logdir");
+        Path root = bench.dir.resolve("logdir").resolve(workload);
         KafkaBench.deleteTree(root);
         LogConfig config = new LogConfig(new HashMap<>());
         for (int p = 0; p < PARTITIONS; p++) {
             Path dir = root.resolve("bench-" + p);
             Files.createDirectories(dir);
             UnifiedLog log = create(dir, config, scheduler);
-            for (KafkaBench.Batch b : KafkaBench.batches(shape, count)) {
-                log.appendAsFollower(PartitionWorkloads.epoch0(b.records()), 0);
+            if (idempotent) {
+                for (ByteBuffer b : PartitionWorkloads.idempotentBatches(shape, count)) {
+                    log.appendAsLeader(MemoryRecords.readableRecords(b), 0);
+                }
+            } else {
+                for (KafkaBench.Batch b : KafkaBench.batches(shape, count)) {
+                    log.appendAsFollower(PartitionWorkloads.epoch0(b.records()), 0);
+                }
             }
             log.close();
         }
-        bench.figure("recover_logdir", "ms", bench.measure(() -> {
+        bench.figure(workload, "ms", bench.measure(() -> {
             makeUnclean(root);
             ExecutorService pool = Executors.newFixedThreadPool(THREADS);
             long started = System.nanoTime();
@@ -94,7 +112,8 @@ final class RecoverLogDir {
             }
             return elapsed;
         }, nanos -> nanos / 1e6), "LogManager.loadLogs's procedure after an unclean shutdown: " + PARTITIONS
-            + " partitions of " + mib + " MiB, every segment recovered (UnifiedLog.create, recovery point 0), "
+            + " partitions of " + mib + " MiB" + (idempotent ? " each written by one idempotent producer" : "")
+            + ", every segment recovered (UnifiedLog.create, recovery point 0), "
             + THREADS + " recovery threads (Kafka 4's default)");
         // root is removed by PartitionWorkloads.run once the scheduler has stopped
     }
