@@ -27,7 +27,7 @@ use std::path::Path;
 use seglog_record_format::{self as rf, Batch, DEFAULT_MAX_DECOMPRESSED_BYTES, FramedBatch};
 
 use crate::error::Result;
-use crate::scan::{ReadSource, Scan, ScanEnd, scan_batches};
+use crate::scan::{BatchHeader, ReadSource, Scan, ScanEnd, scan_batches};
 
 /// The offsets a segment may hold: from its base offset up to (not including) the next
 /// segment's base offset, if there is a next segment.
@@ -159,6 +159,33 @@ pub struct VerifiedBatch {
     pub magic: i8,
     /// The producer id of a v2 batch, -1 (`NO_PRODUCER_ID`) for none and for legacy entries.
     pub producer_id: i64,
+    /// The producer epoch of a v2 batch, -1 (`NO_PRODUCER_EPOCH`) for legacy entries.
+    pub producer_epoch: i16,
+    /// The base sequence of a v2 batch, -1 (`NO_SEQUENCE`) for none and for legacy entries.
+    pub base_sequence: i32,
+    /// Whether this is a v2 control batch (a transaction marker).
+    pub is_control: bool,
+    /// Whether this is a v2 batch of a transaction.
+    pub is_transactional: bool,
+}
+
+impl VerifiedBatch {
+    /// What a header walk reads of this batch.
+    pub fn header(&self) -> BatchHeader {
+        BatchHeader {
+            position: self.position,
+            size: self.size,
+            magic: self.magic,
+            offset_field: self.first_offset,
+            last_offset: self.last_offset,
+            max_timestamp: self.max_timestamp,
+            producer_id: self.producer_id,
+            producer_epoch: self.producer_epoch,
+            base_sequence: self.base_sequence,
+            is_control: self.is_control,
+            is_transactional: self.is_transactional,
+        }
+    }
 }
 
 /// A batch that passed its own checks, waiting for the next one to confirm its offsets.
@@ -315,16 +342,31 @@ pub fn check_batch(
     };
     let decoded = framed.decode().map_err(invalid)?;
     decoded.validate().map_err(invalid)?;
-    let (first_offset, last_record_offset, legacy, records, producer_id) = match decoded {
+    let no_producer = (
+        rf::NO_PRODUCER_ID,
+        rf::NO_PRODUCER_EPOCH,
+        rf::NO_SEQUENCE,
+        false,
+        false,
+    );
+    let (first_offset, last_record_offset, legacy, records, producer) = match decoded {
         Batch::V2(b) => {
             let last = b
                 .verify_records(scratch, DEFAULT_MAX_DECOMPRESSED_BYTES)
                 .map_err(invalid)?;
             let records = u64::try_from(b.records_count()).unwrap_or(0);
-            (b.base_offset(), last, false, records, b.producer_id())
+            let producer = (
+                b.producer_id(),
+                b.producer_epoch(),
+                b.base_sequence(),
+                b.is_control(),
+                b.is_transactional(),
+            );
+            (b.base_offset(), last, false, records, producer)
         }
-        Batch::Legacy(_) => (decoded.last_offset(), None, true, 1, rf::NO_PRODUCER_ID),
+        Batch::Legacy(_) => (decoded.last_offset(), None, true, 1, no_producer),
     };
+    let (producer_id, producer_epoch, base_sequence, is_control, is_transactional) = producer;
     Ok((
         VerifiedBatch {
             position,
@@ -336,6 +378,10 @@ pub fn check_batch(
             last_record_offset,
             magic: framed.magic(),
             producer_id,
+            producer_epoch,
+            base_sequence,
+            is_control,
+            is_transactional,
         },
         legacy,
     ))

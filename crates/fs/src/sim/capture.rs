@@ -25,6 +25,10 @@ pub struct SimStats {
     pub file_syncs: u64,
     /// Calls to `FileSystem::sync_dir`.
     pub dir_syncs: u64,
+    /// Calls to `read_at`.
+    pub reads: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
 }
 
 /// A file system event, as [`SimFs::set_capture`](super::SimFs::set_capture) reports it.

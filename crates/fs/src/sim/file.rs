@@ -47,6 +47,8 @@ impl File for SimFile {
         if let (Some(dst), Some(src)) = (buf.get_mut(..n), available.get(..n)) {
             dst.copy_from_slice(src);
         }
+        state.stats.reads += 1;
+        state.stats.bytes_read += n as u64;
         Ok(n)
     }
 

@@ -120,14 +120,28 @@ fn read_batch(
     let decoded = framed.decode()?;
     decoded.validate()?;
     let records = decoded.to_records()?;
-    let (first_offset, legacy, producer_id) = match decoded {
-        Batch::V2(b) => (b.base_offset(), false, b.producer_id()),
-        Batch::Legacy(_) => (
-            decoded.last_offset(),
-            true,
-            seglog_record_format::NO_PRODUCER_ID,
+    let none = (
+        seglog_record_format::NO_PRODUCER_ID,
+        seglog_record_format::NO_PRODUCER_EPOCH,
+        seglog_record_format::NO_SEQUENCE,
+        false,
+        false,
+    );
+    let (first_offset, legacy, producer) = match decoded {
+        Batch::V2(b) => (
+            b.base_offset(),
+            false,
+            (
+                b.producer_id(),
+                b.producer_epoch(),
+                b.base_sequence(),
+                b.is_control(),
+                b.is_transactional(),
+            ),
         ),
+        Batch::Legacy(_) => (decoded.last_offset(), true, none),
     };
+    let (producer_id, producer_epoch, base_sequence, is_control, is_transactional) = producer;
     let facts = VerifiedBatch {
         position,
         size: framed.size_in_bytes() as u64,
@@ -138,6 +152,10 @@ fn read_batch(
         last_record_offset: records.last().filter(|_| !legacy).map(|r| r.offset),
         magic: framed.magic(),
         producer_id,
+        producer_epoch,
+        base_sequence,
+        is_control,
+        is_transactional,
     };
     Ok((facts, legacy, records))
 }

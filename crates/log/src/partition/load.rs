@@ -8,6 +8,7 @@ use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
 use seglog_segment::{DescriptorCache, LogSegment, MappingBudget, RecoveryReport};
 
+use super::load_recover::ScannedPlan;
 use super::planner::plan_partition_listed;
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
@@ -257,7 +258,7 @@ impl<F: FileSystem> Inner<F> {
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
         let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
         let max_index_size = u32::try_from(self.config.segment_index_bytes).unwrap_or(0);
-        let (plan, listed) =
+        let (plan, listed, valid) =
             plan_partition_listed(&self.fs, &self.dir, interval, max_index_size, options)?;
         let quarantine = if !plan.sets_aside() {
             Quarantine::finish_unfinished(&self.fs, &self.dir)?;
@@ -286,7 +287,11 @@ impl<F: FileSystem> Inner<F> {
             listed.snapshots = None;
         }
         let mut segments = self.load_segment_files(&listed.segments, report)?;
-        self.recover_segments(&mut segments, &plan, quarantine.as_ref(), options, report)?;
+        let scanned = ScannedPlan {
+            plan: &plan,
+            valid: &valid,
+        };
+        self.recover_segments(&mut segments, scanned, quarantine.as_ref(), options, report)?;
         if let Some(q) = &quarantine {
             q.finish()?;
         }

@@ -7,10 +7,10 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport, naming};
 
 use super::load::{LoadOptions, LoadReport};
+use super::planner::ValidSegments;
 use super::producer_load::{SegmentReplay, TxnRecovery, replay_reads_body};
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
-use super::valid_prefix::ValidPrefix;
 use super::{Inner, SegmentMap};
 use crate::error::{Error, Result};
 
@@ -25,7 +25,7 @@ impl<F: FileSystem> Inner<F> {
     pub(super) fn recover_segments(
         &self,
         segments: &mut SegmentMap<F>,
-        plan: &RecoveryPlan,
+        ScannedPlan { plan, valid }: ScannedPlan<'_>,
         quarantine: Option<&Quarantine<F>>,
         options: LoadOptions,
         report: &mut LoadReport,
@@ -44,7 +44,7 @@ impl<F: FileSystem> Inner<F> {
             let next_base = plan.next_base_offsets.get(base).copied().flatten();
             if !plan.rebuilt_indexes.contains(base) {
                 // Its `.log` and indexes are valid: only its `.txnindex` may need rebuilding.
-                let known = without_producer_ids(plan, segment);
+                let known = valid.get(base).filter(|p| p.valid_bytes == segment.size());
                 if self.recover_txn_index(&mut txn, segments, segment, next_base, false, known)? {
                     report.rebuilt_txn_indexes.push(*base);
                 }
@@ -138,18 +138,14 @@ impl<F: FileSystem> Inner<F> {
     }
 }
 
-/// The segment's whole `.log` as the plan's scan found it, if that holds no producer id and the
-/// file still has the size the plan saw: its producer-state replay then reads nothing.
-fn without_producer_ids<F: FileSystem>(
-    plan: &RecoveryPlan,
-    segment: &LogSegment<F>,
-) -> Option<ValidPrefix> {
-    let (size, last) = plan.without_producer_ids.get(&segment.base_offset())?;
-    (*size == segment.size()).then_some(ValidPrefix {
-        valid_bytes: *size,
-        producer_id_batches: 0,
-        last_v2_offset: *last,
-    })
+/// A plan, and what the load reuses of its scans.
+#[derive(Clone, Copy)]
+pub(super) struct ScannedPlan<'p> {
+    pub(super) plan: &'p RecoveryPlan,
+    /// The segments its scans found valid to their end (see `planner::ValidSegments`): one
+    /// whose `.log` still has the size the plan saw replays its producer state without a walk
+    /// when the scan kept what that needs.
+    pub(super) valid: &'p ValidSegments,
 }
 
 /// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).

@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
 use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
@@ -37,7 +38,19 @@ struct Planner<'a, F> {
     /// Of each segment scanned (not a `.swap`): the next base offset its scan was bounded by
     /// and the valid prefix it found, which the `.txnindex` check then need not scan again.
     verified: BTreeMap<i64, (Option<i64>, ValidPrefix)>,
+    /// The producer-id batch headers kept in `verified` so far, at most [`MAX_PLAN_HEADERS`].
+    kept_headers: usize,
+    /// The segments of `verified` whose scan found them valid to their end.
+    valid_to_end: BTreeSet<i64>,
 }
+
+/// The most producer-id batch headers a plan keeps over all its segments (64 bytes each:
+/// 16 MiB); a segment past it is walked again by the replays, as before they were kept.
+const MAX_PLAN_HEADERS: usize = 1 << 18;
+
+/// What the load reuses of a plan: the segments found valid to their end, with what their
+/// producer-state replay needs (see [`ValidPrefix::replay_without_reading`]).
+pub(super) type ValidSegments = BTreeMap<i64, ValidPrefix>;
 
 /// Plans the loading of the partition in `dir` with `options`, indexes at
 /// `index_interval_bytes` in files of `max_index_size` bytes (`segment.index.bytes`). A directory
@@ -49,7 +62,7 @@ pub fn plan_partition<F: FileSystem>(
     max_index_size: u32,
     options: LoadOptions,
 ) -> Result<RecoveryPlan> {
-    plan_partition_listed(fs, dir, index_interval_bytes, max_index_size, options).map(|(p, _)| p)
+    plan_partition_listed(fs, dir, index_interval_bytes, max_index_size, options).map(|(p, ..)| p)
 }
 
 /// [`plan_partition`], with what its listing found of the segments (each `.log`'s base offset
@@ -61,7 +74,7 @@ pub(super) fn plan_partition_listed<F: FileSystem>(
     index_interval_bytes: u32,
     max_index_size: u32,
     options: LoadOptions,
-) -> Result<(RecoveryPlan, LoadListing)> {
+) -> Result<(RecoveryPlan, LoadListing, ValidSegments)> {
     let mut planner = Planner {
         fs,
         dir,
@@ -73,9 +86,11 @@ pub(super) fn plan_partition_listed<F: FileSystem>(
         },
         scan_ends: BTreeMap::new(),
         verified: BTreeMap::new(),
+        kept_headers: 0,
+        valid_to_end: BTreeSet::new(),
     };
     if !fs.is_dir(dir) {
-        return Ok((planner.plan, LoadListing::default()));
+        return Ok((planner.plan, LoadListing::default(), ValidSegments::new()));
     }
     let listed = listing::list(fs, dir).map_err(|e| Error::io(dir, e))?;
     planner.plan.strays = listed
@@ -99,7 +114,13 @@ pub(super) fn plan_partition_listed<F: FileSystem>(
     let (live, segments) = planner.swaps(live, &swaps)?;
     planner.recover(&live, &segments, options)?;
     planner.producer_snapshots(&live, &segments, options)?;
-    Ok((planner.plan, listed))
+    let valid = planner
+        .verified
+        .into_iter()
+        .filter(|(base, _)| planner.valid_to_end.contains(base))
+        .map(|(base, (_, prefix))| (base, prefix))
+        .collect();
+    Ok((planner.plan, listed, valid))
 }
 
 impl<F: FileSystem> Planner<'_, F> {
@@ -118,7 +139,7 @@ impl<F: FileSystem> Planner<'_, F> {
         } else {
             None
         };
-        let scan = scan_segment(
+        let mut scan = scan_segment(
             self.fs,
             self.dir,
             base,
@@ -130,12 +151,21 @@ impl<F: FileSystem> Planner<'_, F> {
         if segment.suffix.is_empty() {
             self.scan_ends
                 .insert(base, scan.last_offset.map_or(base, |o| o + 1));
+            let kept = scan
+                .producer_batches
+                .take()
+                .filter(|k| self.kept_headers + k.len() <= MAX_PLAN_HEADERS);
+            self.kept_headers += kept.as_ref().map_or(0, Vec::len);
             let prefix = ValidPrefix {
                 valid_bytes: scan.valid_bytes,
                 producer_id_batches: scan.producer_id_batches,
                 last_v2_offset: scan.last_v2_offset,
+                producer_batches: kept.map(Arc::from),
             };
             self.verified.insert(base, (next, prefix));
+            if scan.stop.is_none() {
+                self.valid_to_end.insert(base);
+            }
             if scan.stop.is_none() && scan.producer_id_batches == 0 {
                 self.plan
                     .without_producer_ids

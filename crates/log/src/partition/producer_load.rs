@@ -318,12 +318,12 @@ impl<F: FileSystem> Inner<F> {
         segment: &LogSegment<F>,
         next_base_offset: Option<i64>,
         recovered: bool,
-        known: Option<ValidPrefix>,
+        known: Option<&ValidPrefix>,
     ) -> Result<bool> {
         let manager = self.producer_state_before(recovery, segments, segment)?;
         // `replay_segment` replays every batch, whatever its offset.
         let aborted = match known.and_then(|k| k.replay_without_reading(manager, i64::MIN)) {
-            Some(aborted) => aborted,
+            Some(replayed) => replayed.map_err(|(_, e)| e)?,
             None => replay_segment(manager, segment)?,
         };
         Self::finish_txn_index(manager, segment, next_base_offset, aborted, recovered)

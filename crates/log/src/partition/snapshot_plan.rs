@@ -176,7 +176,7 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
         let prefix = verified
             .get(base)
             .filter(|(next, _)| suffix.is_empty() && *next == next_base)
-            .map(|(_, valid)| *valid);
+            .map(|(_, valid)| valid);
         // A batch the replay refuses fails the load itself; the plan leaves that to it.
         let Ok(expected) = replay_log(fs, &mut manager, (*base, next_base), &log, from, prefix)
         else {

@@ -23,8 +23,8 @@ const CHUNK: usize = 256 << 10;
 /// `base`, followed by one at `next_base` if any) whose last offset is at least `from`, replayed
 /// into `manager` (Kafka's `updateProducerState` per batch). `verified` is the valid prefix a
 /// scan with recovery's rules and the same `next_base` has just found (the recovery plan's),
-/// else the prefix is found here by that scan; a verified prefix without producer ids is not
-/// read at all. On a batch producer state refuses, or a read failure: its byte position and
+/// else the prefix is found here by that scan; a verified prefix whose batches with a producer
+/// id are all data batches is not read at all (their headers were kept). On a batch producer state refuses, or a read failure: its byte position and
 /// why.
 pub(crate) fn replay_log<F: FileSystem>(
     fs: &F,
@@ -32,10 +32,10 @@ pub(crate) fn replay_log<F: FileSystem>(
     (base, next_base): (i64, Option<i64>),
     log: &Path,
     from: i64,
-    verified: Option<ValidPrefix>,
+    verified: Option<&ValidPrefix>,
 ) -> Result<Vec<AbortedTxn>, (u64, String)> {
-    if let Some(aborted) = verified.and_then(|v| v.replay_without_reading(manager, from)) {
-        return Ok(aborted);
+    if let Some(replayed) = verified.and_then(|v| v.replay_without_reading(manager, from)) {
+        return replayed.map_err(|(position, e)| (position, e.to_string()));
     }
     let io = |e: Error| (0, e.to_string());
     let file = fs

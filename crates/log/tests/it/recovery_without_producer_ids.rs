@@ -200,3 +200,58 @@ fn wrong_txn_indexes_are_still_found_and_rewritten() {
     assert_eq!(got, want);
     assert_eq!(files(&fs, "log"), logs_before);
 }
+
+/// Segments of idempotent producers only (no control batch): the plan's scan keeps their
+/// batches' headers, so neither the plan's `.txnindex` check nor the load reads a `.log` again
+/// after that scan; the state and snapshots are still byte for byte those the appends wrote.
+/// With the headers not kept, both walks read every batch's header again (the read count
+/// below more than doubles).
+#[test]
+fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
+    let mut w = Workload::new();
+    for round in 0..40 {
+        w.data(1 + round % 3, 4, false);
+        w.plain(2);
+    }
+    let fs = SimFs::new();
+    let (log, _) = open(&fs);
+    w.append_to(&log);
+    let bases: Vec<i64> = log.segments().keys().copied().collect();
+    assert!(bases.len() >= 4, "{bases:?}");
+    log.close().unwrap();
+    drop(log);
+    let snapshots = files(&fs, "snapshot");
+    let txn_indexes = files(&fs, "txnindex");
+    let fs = fs.crash(Tear::DropAll);
+    for (path, _) in &snapshots {
+        fs.remove_file(path).unwrap();
+    }
+    let logs: Vec<(PathBuf, Vec<u8>)> = files(&fs, "log");
+    let log_bytes: u64 = logs.iter().map(|(_, b)| b.len() as u64).sum();
+    let batch_count: u64 = logs.iter().map(|(_, b)| batches(b).count() as u64).sum();
+
+    let before = fs.stats();
+    let (log, report) = open(&fs);
+    let after = fs.stats();
+    assert_eq!(report.plan.scanned.len(), bases.len());
+    assert!(
+        report.plan.without_producer_ids.is_empty(),
+        "{}",
+        report.plan
+    );
+    // The plan's scan reads each `.log` once, in chunks; the rest of the open reads indexes and
+    // snapshots, a few reads each, but no batch again.
+    let reads = after.reads - before.reads;
+    assert!(
+        reads < batch_count,
+        "{reads} reads for {batch_count} batches in {} segments",
+        bases.len()
+    );
+    assert!(after.bytes_read - before.bytes_read < 2 * log_bytes);
+    let want = expected(&w.batches);
+    assert_eq!(facts(&log), want.producers);
+    log.close().unwrap();
+    drop(log);
+    assert_eq!(files(&fs, "snapshot"), snapshots);
+    assert_eq!(files(&fs, "txnindex"), txn_indexes);
+}

@@ -13,8 +13,8 @@ use seglog_record_format::NO_PRODUCER_ID;
 use super::recover::{RECOVERY_CHUNK, RecoveryStop};
 use crate::error::{Error, Result};
 use crate::naming;
-use crate::scan::{Scan, ScanEnd};
-use crate::verify::{OffsetBounds, scan_verified};
+use crate::scan::{BatchHeader, Scan, ScanEnd};
+use crate::verify::{OffsetBounds, VerifiedBatch, scan_verified};
 
 /// What [`scan_segment`] found.
 #[derive(Debug)]
@@ -43,7 +43,15 @@ pub struct SegmentScan {
     /// The last offset of the last valid v2 batch: where a replay of a segment without
     /// producer ids leaves the state's end offset (its batches' offsets only increase).
     pub last_v2_offset: Option<i64>,
+    /// The headers of the valid v2 batches with a producer id, in order, when none of them is a
+    /// control batch and there are at most 65,536 (4 MiB of headers): a producer-state
+    /// replay of the valid prefix then needs no read of the `.log` (a data batch replays from its
+    /// header). `None` otherwise.
+    pub producer_batches: Option<Vec<BatchHeader>>,
 }
+
+/// The most producer-id batch headers a scan keeps for a replay (64 bytes each: 4 MiB).
+pub(crate) const MAX_KEPT_PRODUCER_BATCHES: usize = 1 << 16;
 
 impl SegmentScan {
     /// The bytes recovery would cut off the end of the `.log`.
@@ -163,6 +171,7 @@ pub fn scan_segment<F: FileSystem>(
     let mut records = 0_u64;
     let mut first_offset = None;
     let (mut producer_id_batches, mut last_v2_offset) = (0_u64, None);
+    let mut producer_batches = Some(Vec::new());
     let bounds = OffsetBounds {
         base_offset,
         next_base_offset,
@@ -173,7 +182,10 @@ pub fn scan_segment<F: FileSystem>(
         records += b.records;
         if b.magic >= 2 {
             last_v2_offset = Some(b.last_offset);
-            producer_id_batches += u64::from(b.producer_id > NO_PRODUCER_ID);
+            if b.producer_id > NO_PRODUCER_ID {
+                producer_id_batches += 1;
+                keep_producer_batch(&mut producer_batches, b);
+            }
         }
         expected.batch(b.last_offset, b.max_timestamp, b.size, b.position);
         Ok(())
@@ -202,7 +214,19 @@ pub fn scan_segment<F: FileSystem>(
         indexes_match,
         producer_id_batches,
         last_v2_offset,
+        producer_batches,
     })
+}
+
+/// Keeps `b`'s header in `kept` while every batch kept is a data batch and there is room.
+fn keep_producer_batch(kept: &mut Option<Vec<BatchHeader>>, b: &VerifiedBatch) {
+    if let Some(list) = kept {
+        if b.is_control || list.len() >= MAX_KEPT_PRODUCER_BATCHES {
+            *kept = None;
+        } else {
+            list.push(b.header());
+        }
+    }
 }
 
 /// What [`walk_tail`] found.

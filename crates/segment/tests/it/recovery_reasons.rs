@@ -212,6 +212,10 @@ fn b(position: u64, first: i64, last: i64) -> VerifiedBatch {
         last_record_offset: Some(last),
         magic: 2,
         producer_id: -1,
+        producer_epoch: -1,
+        base_sequence: -1,
+        is_control: false,
+        is_transactional: false,
     }
 }
 
