@@ -151,14 +151,24 @@ impl<'a> RecordView<'a> {
         }
     }
     /// An owned copy.
+    #[inline]
     pub fn to_record(&self) -> Record {
         Record {
             offset: self.offset,
             timestamp: self.timestamp,
             key: self.key.map(<[u8]>::to_vec),
             value: self.value.map(<[u8]>::to_vec),
-            headers: self.headers().map(|h| h.to_owned_header()).collect(),
+            headers: self.owned_headers(),
         }
+    }
+
+    /// The headers, owned; no iterator is built for a record without any (most records).
+    #[inline]
+    fn owned_headers(&self) -> Vec<OwnedHeader> {
+        if self.header_count == 0 {
+            return Vec::new();
+        }
+        self.headers().map(|h| h.to_owned_header()).collect()
     }
 }
 
@@ -329,6 +339,8 @@ impl<'a> Records<'a> {
         usize::try_from(self.ctx.count.saturating_sub(self.read)).unwrap_or(0)
     }
 
+    /// Marks the iterator failed and builds the error; cold, so the decode keeps it out of line.
+    #[cold]
     fn err(&mut self, pos: usize, field: Field, kind: CorruptKind) -> Error {
         self.failed = true;
         Error::corrupt(self.ctx.origin.at(pos), field, kind)
@@ -389,7 +401,13 @@ impl<'a> Records<'a> {
         };
         let key = self.nullable(body, &mut p, Field::KeyLength, Field::Key)?;
         let value = self.nullable(body, &mut p, Field::ValueLength, Field::Value)?;
-        let (header_count_u, headers_start) = self.headers(body, &mut p)?;
+        // Most records have no headers: a count of zero is the single byte 0.
+        let (header_count_u, headers_start) = if body.get(p) == Some(&0) {
+            p += 1;
+            (0, p)
+        } else {
+            self.headers(body, &mut p)?
+        };
         self.check_delta(off_pos, off_delta)?;
         if p != body_end {
             let kind = CorruptKind::LengthMismatch {
@@ -484,7 +502,7 @@ impl<'a> Records<'a> {
     }
 
     /// A nullable length-prefixed field (key or value), read within the record body.
-    #[inline]
+    #[inline(always)]
     fn nullable(
         &mut self,
         body: &'a [u8],
