@@ -502,6 +502,10 @@ impl<'a> Records<'a> {
     }
 
     /// A nullable length-prefixed field (key or value), read within the record body.
+    #[expect(
+        clippy::inline_always,
+        reason = "left out of line in the record decode, two calls per record (docs/perf/consume.md)"
+    )]
     #[inline(always)]
     fn nullable(
         &mut self,
