@@ -151,14 +151,24 @@ impl<'a> RecordView<'a> {
         }
     }
     /// An owned copy.
+    #[inline]
     pub fn to_record(&self) -> Record {
         Record {
             offset: self.offset,
             timestamp: self.timestamp,
             key: self.key.map(<[u8]>::to_vec),
             value: self.value.map(<[u8]>::to_vec),
-            headers: self.headers().map(|h| h.to_owned_header()).collect(),
+            headers: self.owned_headers(),
         }
+    }
+
+    /// The headers, owned; no iterator is built for a record without any (most records).
+    #[inline]
+    fn owned_headers(&self) -> Vec<OwnedHeader> {
+        if self.header_count == 0 {
+            return Vec::new();
+        }
+        self.headers().map(|h| h.to_owned_header()).collect()
     }
 }
 
@@ -329,6 +339,8 @@ impl<'a> Records<'a> {
         usize::try_from(self.ctx.count.saturating_sub(self.read)).unwrap_or(0)
     }
 
+    /// Marks the iterator failed and builds the error; cold, so the decode keeps it out of line.
+    #[cold]
     fn err(&mut self, pos: usize, field: Field, kind: CorruptKind) -> Error {
         self.failed = true;
         Error::corrupt(self.ctx.origin.at(pos), field, kind)
@@ -389,7 +401,13 @@ impl<'a> Records<'a> {
         };
         let key = self.nullable(body, &mut p, Field::KeyLength, Field::Key)?;
         let value = self.nullable(body, &mut p, Field::ValueLength, Field::Value)?;
-        let (header_count_u, headers_start) = self.headers(body, &mut p)?;
+        // Most records have no headers: a count of zero is the single byte 0.
+        let (header_count_u, headers_start) = if body.get(p) == Some(&0) {
+            p += 1;
+            (0, p)
+        } else {
+            self.headers(body, &mut p)?
+        };
         self.check_delta(off_pos, off_delta)?;
         if p != body_end {
             let kind = CorruptKind::LengthMismatch {
@@ -484,7 +502,11 @@ impl<'a> Records<'a> {
     }
 
     /// A nullable length-prefixed field (key or value), read within the record body.
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "left out of line in the record decode, two calls per record (docs/perf/consume.md)"
+    )]
+    #[inline(always)]
     fn nullable(
         &mut self,
         body: &'a [u8],
@@ -553,35 +575,4 @@ impl<'a> Iterator for Records<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sequence_wraps_like_kafka() {
-        assert_eq!(increment_sequence(5, 3), 8);
-        assert_eq!(increment_sequence(i32::MAX, 1), 0);
-        assert_eq!(increment_sequence(i32::MAX - 1, 3), 1);
-    }
-
-    #[test]
-    fn header_iter_reads_null_values_and_duplicates() {
-        // 2 headers: "a" -> "x", "a" -> null
-        let bytes = [0x02, b'a', 0x02, b'x', 0x02, b'a', 0x01];
-        let it = HeaderIter {
-            buf: &bytes,
-            pos: 0,
-            left: 2,
-        };
-        let hs: Vec<_> = it.collect();
-        assert_eq!(
-            hs,
-            vec![
-                Header::new(b"a", b"x"),
-                Header {
-                    key: b"a",
-                    value: None
-                }
-            ]
-        );
-    }
-}
+mod tests;

@@ -11,7 +11,7 @@ use seglog_fs::FileSystem;
 use seglog_segment::{FileRegion, LogOffsetMetadata, LogSegment};
 
 use super::aborted::aborted_in_fetch;
-use super::fetch_records::for_each_record;
+use super::fetch_records::{Owned, Reused, for_each_record};
 use super::{Inner, PartitionLog};
 use crate::consumer_records::{AbortedTransaction, IsolationLevel};
 use crate::error::{Error, Result};
@@ -108,7 +108,24 @@ impl<F: FileSystem> FetchDataInfo<F> {
         f: impl FnMut(crate::record::Record) -> ControlFlow<B>,
     ) -> Result<Option<B>> {
         match &self.segment {
-            Some(segment) => for_each_record(segment, self.region, buf, f),
+            Some(segment) => for_each_record(segment, self.region, buf, Owned(f)),
+            None => Ok(None),
+        }
+    }
+
+    /// [`for_each_record`](Self::for_each_record), the same records, errors and rules for `f`,
+    /// but each record is lent to `f` rather than given: its key and value are copied into
+    /// buffers this call keeps from record to record (a record of a compressed or legacy batch,
+    /// decoded whole, is lent as it is). So a consumer that uses each record and drops it pays no
+    /// allocation per record, as a Rust consumer reads a borrowed message; to keep a record,
+    /// clone it.
+    pub fn for_each_record_ref<B>(
+        &self,
+        buf: &mut Vec<u8>,
+        f: impl FnMut(&crate::record::Record) -> ControlFlow<B>,
+    ) -> Result<Option<B>> {
+        match &self.segment {
+            Some(segment) => for_each_record(segment, self.region, buf, Reused::new(f)),
             None => Ok(None),
         }
     }

@@ -122,6 +122,27 @@ fn a_callback_that_truncates_or_closes_its_own_log_gets_an_error_and_the_log_sta
 }
 
 #[test]
+fn a_lent_record_callback_that_truncates_its_own_log_gets_an_error_too() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("orders-0");
+    let log = log_in(&dir);
+    let log_file = naming::log_file(&dir, 3, "");
+    let before = all_records(&log);
+    let fetch = log.read(3, 1 << 20, Isolation::LogEnd, true).unwrap();
+    let stopped = fetch
+        .for_each_record_ref(&mut Vec::new(), |r| {
+            refused(log.truncate_to(3), "truncate", &log_file);
+            refused(log.close(), "close", &log_file);
+            ControlFlow::Break(r.offset)
+        })
+        .unwrap();
+    assert_eq!(stopped, Some(3));
+    assert_eq!(all_records(&log), before);
+    assert!(log.truncate_to(3).unwrap());
+    log.close().unwrap();
+}
+
+#[test]
 fn a_callback_reading_another_log_refuses_nothing_of_this_one() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a-0"), dir.path().join("b-0"));

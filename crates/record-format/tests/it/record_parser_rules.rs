@@ -108,6 +108,43 @@ fn fields_that_overrun_the_declared_length_are_an_error() {
 }
 
 #[test]
+fn a_header_count_past_the_declared_length_is_an_error() {
+    // Declared 6 bytes of body: it ends just before the header count, whose byte (a count of 0)
+    // follows in the batch. The count is read within the body only, so it is missing there.
+    let mut r = rec(0);
+    r[0] = 0x0c;
+    let (pos, field, kind) = only_error(&raw_batch(&r, 1));
+    assert_eq!((pos, field), (Position::Buffer(61 + 7), Field::HeaderCount));
+    assert_eq!(
+        kind,
+        CorruptKind::Truncated {
+            needed: 1,
+            available: 0
+        }
+    );
+}
+
+#[test]
+fn headers_after_a_zero_header_record_are_decoded() {
+    // A record without headers, then one with a header "k" -> "x": both decode, and the second's
+    // header is read back.
+    let mut r = rec(0);
+    r.extend([
+        0x16, 0x00, 0x00, 0x02, 0x01, 0x02, b'v', 0x02, 0x02, b'k', 0x02, b'x',
+    ]);
+    let batch = raw_batch(&r, 2);
+    assert!(errors(&batch).is_empty());
+    let b = RecordBatch::parse(&batch).unwrap();
+    let records: Vec<_> = b.records().unwrap().map(Result::unwrap).collect();
+    assert_eq!(records[0].header_count(), 0);
+    assert_eq!(records[0].to_record().headers, vec![]);
+    let owned = records[1].to_record();
+    assert_eq!(owned.headers.len(), 1);
+    assert_eq!(owned.headers[0].key, b"k");
+    assert_eq!(owned.headers[0].value.as_deref(), Some(&b"x"[..]));
+}
+
+#[test]
 fn a_negative_header_count_is_an_error() {
     let mut r = rec(0);
     *r.last_mut().unwrap() = 0x01; // header count -1
