@@ -8,7 +8,7 @@
 
 #[cfg(not(all(test, loom)))]
 mod imp {
-    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering};
+    pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
     pub(crate) use std::sync::{Arc, Mutex, MutexGuard};
     pub(crate) use std::thread::yield_now;
 
@@ -36,7 +36,7 @@ mod imp {
 #[cfg(all(test, loom))]
 mod imp {
     pub(crate) use ::loom::cell::UnsafeCell;
-    pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+    pub(crate) use ::loom::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
     pub(crate) use ::loom::sync::{Arc, Mutex, MutexGuard};
     pub(crate) use ::loom::thread::yield_now;
 }

@@ -60,7 +60,7 @@ impl<M: Memory> FileCore<M> {
     pub(crate) fn with_budget(mem: M, len: usize, budget: Option<&MappingBudget>) -> Self {
         let capacity = mem.words() * 4;
         Self {
-            cell: shared_cell(mem, AtomicUsize::new(len), budget),
+            cell: shared_cell(mem, AtomicUsize::new(len), budget, false),
             capacity: AtomicUsize::new(capacity),
         }
     }

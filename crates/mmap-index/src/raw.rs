@@ -77,26 +77,14 @@ fn view_of<E: Entry, M: Memory, R>(
     )))
 }
 
-/// Kafka's lookup over at most `entries` entries of `mem`: the entry in the largest slot whose
-/// key is at most `target`, or [`Entry::absent`]. What [`Core::lookup_owned`] and
-/// [`Reader::lookup_mapped`] run on the mapping, without [`view_of`]'s retry plumbing: a warm
-/// lookup costs a few dozen nanoseconds, and that plumbing cost about half of them.
+/// Kafka's lookup over at most `entries` entries of `cells` (the owner's cached words, see
+/// [`Core::lookup_owned`], or a reader's view of the mapping): the entry in the largest slot
+/// whose key is at most `target`, or [`Entry::absent`]. Without [`view_of`]'s retry plumbing: a
+/// warm lookup costs a few dozen nanoseconds, and that plumbing cost about half of them.
+/// `entries` may exceed the slots `cells` covers: [`Entry::floor_warm`] searches only slots
+/// below both.
 #[inline]
 fn floor_or_absent<E: Entry, M: Memory>(
-    mem: &M,
-    entries: usize,
-    base_offset: i64,
-    target: i64,
-) -> E::Decoded {
-    view::<E, M>(mem, entries, base_offset)
-        .floor(target)
-        .unwrap_or_else(|| E::absent(base_offset))
-}
-
-/// [`floor_or_absent`] over the owner's cached words (see [`Core::lookup_owned`]): `entries` is
-/// the writer's own count, never more than the mapping's capacity.
-#[inline]
-fn floor_or_absent_in<E: Entry, M: Memory>(
     cells: &[M::Word],
     entries: usize,
     base_offset: i64,
@@ -245,15 +233,20 @@ impl<E: Entry, M: Memory> Reader<E, M> {
         )
     }
 
-    /// Kafka's lookup on a consistent view (see [`floor_or_absent`]); `None` when the index is
-    /// closed or evicted, and [`view`](Self::view) must report it or map it again.
+    /// Kafka's lookup on a consistent view (see [`floor_or_absent`]), read through this
+    /// thread's hazard word, with no pin (`SwapCell::with_hazard`); `None` when the index is
+    /// closed or evicted, or the hazard read could not be had: [`view`](Self::view) then pins,
+    /// reports it or maps it again.
     #[inline]
     pub(crate) fn lookup_mapped(&self, target: i64) -> Option<E::Decoded> {
-        // Loaded before the pin, as in `view`.
+        // Loaded before the hazard's publication, as before a pin in `view`.
         let meta = self.cell.extra();
         let entries = meta.entries.load(Ordering::Acquire);
-        let pin = self.cell.pin().ok()?;
-        pin.with(|mem| floor_or_absent::<E, M>(mem, entries, meta.base_offset, target))
+        // The count is not clamped to the mapping's capacity first: the floor search clamps it
+        // to the words viewed, which are never more (one dependent step less before the probe).
+        self.cell.with_hazard(|mem| {
+            floor_or_absent::<E, M>(mem.cells(), entries, meta.base_offset, target)
+        })
     }
 
     /// The published entry count, clamped to the current mapping.
@@ -321,7 +314,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
         // core, the only value that swaps or closes it (through `&mut self`), so the writer's
         // own views read the mapping without pinning it.
         let cell = if meta.remap.is_some() {
-            shared_cell(mem, meta, budget)
+            shared_cell(mem, meta, budget, true)
         } else {
             owned_cell(mem, meta)
         };
@@ -370,7 +363,7 @@ impl<E: Entry, M: Memory> Core<E, M> {
     #[inline]
     pub(crate) fn lookup_owned(&self, target: i64) -> Option<E::Decoded> {
         let cells = self.owner.cells()?;
-        Some(floor_or_absent_in::<E, M>(
+        Some(floor_or_absent::<E, M>(
             cells,
             self.entries,
             self.base_offset,

@@ -11,9 +11,9 @@ use crate::map::MmapMemory;
 use crate::raw::{Gone, Reader, View};
 
 /// A lock-free read handle on an [`Index`](crate::Index): cheap to clone, `Send + Sync`. Lookups
-/// pin the current mapping (one atomic increment and one decrement), so a concurrent resize or
-/// close never unmaps memory a lookup is reading; once the index is closed they fail with
-/// `Closed`.
+/// name the mapping they read in a per-thread hazard word (plain stores, no atomic
+/// read-modify-write), and other reads pin it, so a concurrent resize or close never unmaps
+/// memory a lookup is reading; once the index is closed they fail with `Closed`.
 #[derive(Clone)]
 pub struct IndexReader<E: Entry> {
     pub(crate) inner: Reader<E, MmapMemory>,

@@ -18,6 +18,7 @@
 //! a relaxed 32-bit load or store is a plain `mov`/`ldr`/`str`.
 
 mod copy;
+mod hazard;
 mod mmap;
 mod owned;
 mod swap;

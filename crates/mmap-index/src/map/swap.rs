@@ -14,6 +14,14 @@
 //! `fetch_or` finding no pins, or the last `fetch_sub`) unmaps the mapping, and a
 //! compare-exchange on the slot state makes that happen once. No `SeqCst` is needed.
 //!
+//! # Hazard readers
+//! An index's lookups do not pin: [`SwapCell::with_hazard`] publishes the slot it reads in this
+//! thread's hazard word (`hazard.rs`) and re-checks `active`, with no read-modify-write. For a
+//! cell created with hazard readers, every retirement (swap, close, eviction) runs the
+//! writer's side of that handshake (a heavy fence, then a wait while a hazard word names the
+//! slot) between the flip of `active` and the `fetch_or` of the bit, so the slot can be
+//! reclaimed (by the writer or the last pin) only once no hazard reader is inside it.
+//!
 //! # Eviction
 //! A mapping budget ([`crate::MappingBudget`]) may *evict* a cell: `active` becomes
 //! `EVICTED | slot` and the slot is retired exactly as a swap retires it, so the mapping goes as
@@ -21,12 +29,14 @@
 //! the mapping calls [`SwapCell::remap`], which installs a new mapping in the other slot the way
 //! a swap does (no flip of a live slot is involved, so no reader can be inside it).
 
-use std::io;
 use std::marker::PhantomData;
 
 use super::Memory;
+use super::hazard::{self, Hazard};
 use crate::budget::Member;
 use crate::loom::{Arc, AtomicUsize, Mutex, Ordering, UnsafeCell, yield_now};
+
+mod evict;
 
 /// `active` value once the cell is closed: no slot is current and pins fail.
 const CLOSED: usize = usize::MAX;
@@ -111,6 +121,10 @@ pub(crate) struct SwapCell<M, X> {
     /// An owned cell (see [`owned_cell`]): never evicted, and swapped or closed only by the one
     /// value that owns it, which may therefore read the active mapping without a pin.
     owned: bool,
+    /// Whether readers may read through hazard words ([`SwapCell::with_hazard`]): then every
+    /// retirement waits for them (see the module docs). Index cells have them; `.log` cells,
+    /// whose growth swaps must not pay a heavy fence, do not.
+    hazard_readers: bool,
     extra: X,
 }
 
@@ -130,7 +144,9 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// A cell whose slot 0 holds `mem` and is active.
     #[cfg(all(test, loom))]
     pub(crate) fn new(mem: M, extra: X) -> Self {
-        Self::with_member(mem, extra, None)
+        let mut cell = Self::with_member(mem, extra, None);
+        cell.hazard_readers = true;
+        cell
     }
 
     /// A cell whose slot 0 holds `mem`, counted by a mapping budget when `member` is given (the
@@ -143,6 +159,7 @@ impl<M: Memory, X> SwapCell<M, X> {
             evicted_words: std::sync::atomic::AtomicUsize::new(0),
             member,
             owned: false,
+            hazard_readers: false,
             extra,
         }
     }
@@ -162,6 +179,35 @@ impl<M: Memory, X> SwapCell<M, X> {
         }
         let pin = self.pin()?;
         pin.with(f).ok_or(Unpinned::Closed)
+    }
+
+    /// Runs `f` on the active mapping, protected by this thread's hazard word instead of a pin
+    /// (see `hazard.rs`): no read-modify-write. `None` without calling `f` when the cell has
+    /// no hazard readers, this thread has no hazard word, no slot is active (closed or
+    /// evicted), or a swap raced with the check; the caller then pins ([`SwapCell::pin`]),
+    /// which also tells closed from evicted. `f` must be short and run no caller code: a
+    /// retirement waits for it.
+    #[inline]
+    pub(crate) fn with_hazard<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
+        if !self.hazard_readers {
+            return None;
+        }
+        let hazard = Hazard::mine()?;
+        let index = self.active.load(Ordering::Relaxed);
+        let slot = self.slots.get(index)?;
+        hazard.publish(slot_id(slot));
+        // Acquire: pairs with the install's release (the mapping in the slot is complete).
+        // The hazard's fence orders this load after the publication: if the slot is still
+        // active here, the writer's scan (after its flip and heavy fence) sees the hazard.
+        if self.active.load(Ordering::Acquire) != index {
+            return None;
+        }
+        if let Some(member) = &self.member {
+            member.touch();
+        }
+        let result = with_slot(self, index, f);
+        drop(hazard);
+        result
     }
 
     /// Whether this is an owned cell (see [`owned_cell`]).
@@ -356,6 +402,12 @@ impl<M: Memory, X> SwapCell<M, X> {
         if let Some(old) = self.slots.get(index) {
             // The state first, so that whoever reclaims finds it `RETIRED`.
             old.state.store(RETIRED, Ordering::Release);
+            // `active` no longer names the slot (every caller flipped it first): wait for the
+            // hazard readers that validated it before the flip. Before the `fetch_or`, so that
+            // no reclaim (ours or the last pin's) can run while one is inside.
+            if self.hazard_readers {
+                hazard::wait_for_readers(slot_id(old));
+            }
             // AcqRel: readers that unpinned before this see their reads ordered before our
             // reclaim; readers whose pin comes after see the bit.
             if old.word.fetch_or(RETIRED_BIT, Ordering::AcqRel) == 0 {
@@ -372,97 +424,6 @@ impl<M: Memory, X> SwapCell<M, X> {
             }
         }
     }
-
-    /// Unmaps the active mapping without closing the cell (a mapping budget evicting it): pins
-    /// fail with [`Unpinned::Evicted`] until [`SwapCell::remap`] maps it again. Never waits:
-    /// the mapping goes when the lookups inside it return. False, doing nothing, when the writer
-    /// lock is busy (an install, close or remap is running: the cell is in use) or when nothing
-    /// is mapped.
-    pub(crate) fn evict(&self) -> bool {
-        if self.owned {
-            // Only its owner may retire an owned cell's mapping (see `with_active`).
-            return false;
-        }
-        let _writer = match self.writer.try_lock() {
-            Ok(guard) => guard,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return false,
-        };
-        let current = self.active.load(Ordering::Acquire);
-        if current & EVICTED != 0 {
-            return false;
-        }
-        let words = self.with_slot_memory(current, Memory::words).unwrap_or(0);
-        self.evicted_words
-            .store(words, std::sync::atomic::Ordering::Relaxed);
-        // Release: pairs with the acquire of readers that then find the cell evicted.
-        self.active.store(EVICTED | current, Ordering::Release);
-        self.retire(current);
-        true
-    }
-
-    /// The word count of slot `index`'s mapping. The caller holds the writer lock on a live
-    /// slot, which only the writer lock retires, so the mapping cannot go meanwhile.
-    fn with_slot_memory<R>(&self, index: usize, f: impl FnOnce(&M) -> R) -> Option<R> {
-        let slot = self.slots.get(index)?;
-        // A pin, like any reader: cheap, and it keeps the argument of `with_slot` unchanged.
-        if slot.word.fetch_add(1, Ordering::Acquire) & RETIRED_BIT != 0 {
-            self.unpin(index);
-            return None;
-        }
-        let result = with_slot(self, index, f);
-        self.unpin(index);
-        result
-    }
-
-    /// Maps an evicted cell again: `make` gets the word count of the mapping that was evicted
-    /// and returns the new mapping. Returns false without calling `make` when the cell is not
-    /// evicted (someone else remapped it, or it is closed: pin again to find out).
-    pub(crate) fn remap(&self, make: impl FnOnce(usize) -> io::Result<M>) -> io::Result<bool> {
-        let _writer = self.lock_writer();
-        let current = self.active.load(Ordering::Acquire);
-        if current == CLOSED || current & EVICTED == 0 {
-            return Ok(false);
-        }
-        if let Some(member) = &self.member {
-            member.admit();
-        }
-        let words = self
-            .evicted_words
-            .load(std::sync::atomic::Ordering::Relaxed);
-        let mem = match make(words) {
-            Ok(mem) => mem,
-            Err(e) => {
-                if let Some(member) = &self.member {
-                    member.release();
-                }
-                return Err(e);
-            }
-        };
-        if self.install_locked(current & !EVICTED, mem, true).is_err() {
-            if let Some(member) = &self.member {
-                member.release();
-            }
-            return Err(io::Error::other("no mapping slot to remap into"));
-        }
-        Ok(true)
-    }
-
-    /// Whether the cell is evicted now.
-    pub(crate) fn is_evicted(&self) -> bool {
-        let active = self.active.load(Ordering::Acquire);
-        active != CLOSED && active & EVICTED != 0
-    }
-}
-
-impl<M: Memory, X: Send + Sync + 'static> crate::budget::Evict for SwapCell<M, X> {
-    fn evict(&self) -> bool {
-        SwapCell::evict(self)
-    }
-
-    fn last_used(&self) -> u64 {
-        self.member.as_ref().map_or(0, Member::last_used)
-    }
 }
 
 /// A shared cell over `mem`, admitted to `budget` when one is given.
@@ -471,9 +432,12 @@ pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
     budget: Option<&crate::budget::MappingBudget>,
+    hazard_readers: bool,
 ) -> Arc<SwapCell<M, X>> {
     let member = budget.map(crate::budget::MappingBudget::member);
-    let cell = Arc::new(SwapCell::with_member(mem, extra, member));
+    let mut cell = SwapCell::with_member(mem, extra, member);
+    cell.hazard_readers = hazard_readers;
+    let cell = Arc::new(cell);
     if let Some(member) = cell.member() {
         let weak = Arc::downgrade(&cell);
         let weak: std::sync::Weak<dyn crate::budget::Evict> = weak;
@@ -494,6 +458,7 @@ pub(crate) fn owned_cell<M: Memory, X: Send + Sync + 'static>(
 ) -> Arc<SwapCell<M, X>> {
     let mut cell = SwapCell::with_member(mem, extra, None);
     cell.owned = true;
+    cell.hazard_readers = true;
     Arc::new(cell)
 }
 
@@ -504,8 +469,11 @@ pub(crate) fn shared_cell<M: Memory, X: Send + Sync + 'static>(
     mem: M,
     extra: X,
     _budget: Option<&crate::budget::MappingBudget>,
+    hazard_readers: bool,
 ) -> Arc<SwapCell<M, X>> {
-    Arc::new(SwapCell::new(mem, extra))
+    let mut cell = SwapCell::new(mem, extra);
+    cell.hazard_readers = hazard_readers;
+    Arc::new(cell)
 }
 
 impl<M, X> Drop for SwapCell<M, X> {
@@ -546,6 +514,13 @@ impl<M: Memory, X> Drop for Pin<'_, M, X> {
     }
 }
 
+/// The identity a hazard word publishes for `slot`: its address, unique while the cell lives
+/// (a reader holds the cell's `Arc` while its word names the slot).
+#[inline]
+fn slot_id<M>(slot: &Slot<M>) -> usize {
+    std::ptr::from_ref(slot).addr()
+}
+
 #[inline]
 fn with_slot<M: Memory, X, R>(
     cell: &SwapCell<M, X>,
@@ -554,19 +529,20 @@ fn with_slot<M: Memory, X, R>(
 ) -> Option<R> {
     let slot = cell.slots.get(slot)?;
     slot.mem.with(|p| {
-        #[expect(unsafe_code, reason = "shared read of a pinned mapping")]
-        // SAFETY:
-        // - `p` comes from the slot's `UnsafeCell`: non-null, aligned, valid.
-        // - Either the caller holds a pin taken while this slot was active (`pin_slot`
-        //   re-checked `active` after incrementing `pins`): until that pin is released,
-        //   `pins > 0`, so the slot is neither reclaimed (reclaim needs the count to reach zero
-        //   after retirement) nor reinstalled (install needs `EMPTY`, which only reclaim sets).
-        // - Or the caller is the owner of an owned cell reading the slot `active` named
-        //   (`with_owned`, and `with_active` through it): only a retirement makes a live slot
-        //   reclaimable, an owned cell is never evicted, and only its owner swaps or closes it,
-        //   through `&mut` access that cannot overlap the `&` it holds for this call, so the
-        //   slot stays live until it returns (docs/unsafe.md, "The owner's reads").
-        // Hence no `&mut` to the contents exists while this shared reference lives.
+        #[expect(
+            unsafe_code,
+            reason = "shared read of a pinned or hazard-protected mapping"
+        )]
+        // SAFETY: `p` comes from the slot's `UnsafeCell` (non-null, aligned, valid), and no
+        // `&mut` to the contents exists while this `&` lives, because the caller either
+        // - holds a pin whose `fetch_add` found the bit clear: the slot is neither reclaimed
+        //   (that needs "retired, no pins") nor reinstalled (that needs `EMPTY`) before unpin;
+        // - or published the slot in its hazard word and then found it still active
+        //   (`with_hazard`): `retire` waits, after its flip and heavy fence, until no hazard
+        //   word names the slot before it sets the bit, so neither can happen before `f` ends;
+        // - or owns an owned cell and reads the slot `active` named (`with_owned`): only its
+        //   own `&mut` swaps retire, and they cannot overlap this call (docs/unsafe.md, "The
+        //   owner's reads").
         let mem = unsafe { &*p };
         mem.as_ref().map(f)
     })

@@ -11,6 +11,7 @@ mod crash_image_reopen;
 mod fixtures_kafka_written;
 mod fixtures_python;
 mod golden_bytes;
+mod hazard_fallback;
 mod mapped_file;
 mod model_oracle;
 mod offset_index_append;

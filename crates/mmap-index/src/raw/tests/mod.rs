@@ -8,5 +8,6 @@
 mod loom_append;
 mod loom_evict;
 mod loom_file;
+mod loom_hazard;
 mod loom_memory;
 mod loom_remap;
