@@ -52,6 +52,7 @@ compile_error!("seglog-fs (and every seglog crate above it) is Unix-only");
 
 mod dir_ops;
 mod file_lock;
+mod limits;
 mod real;
 #[cfg(any(test, feature = "sim"))]
 pub mod sim;
@@ -63,6 +64,7 @@ use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 pub use dir_ops::DirEntry;
+pub use limits::{MAX_MAP_COUNT_PATH, ProcessLimits, process_limits};
 pub use real::{RealFile, RealFs, RealLock};
 pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 

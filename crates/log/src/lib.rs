@@ -58,6 +58,7 @@ mod offset_map;
 mod partition;
 pub mod producer;
 pub mod record;
+mod segment_limits;
 mod setters;
 mod snapshot;
 mod time;
@@ -70,7 +71,10 @@ pub use checkpoint::{
     REPLICATION_OFFSET_CHECKPOINT,
 };
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
-pub use config::{CleanupPolicy, CompressionType, KEYS, LogConfig, MessageTimestampType, defaults};
+pub use config::{
+    CleanupPolicy, CompressionType, FALLBACK_MAX_MAP_COUNT, KEYS, LogConfig, MessageTimestampType,
+    ProcessDefaults, defaults,
+};
 pub use consumer_records::{
     AbortedTransaction, ConsumerFilter, ConsumerRecords, IsolationLevel, consumer_records,
 };
@@ -86,10 +90,11 @@ pub use partition::{
     QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport, SnapshotDrop, StopAfter,
     Stray, plan_partition,
 };
-pub use seglog_fs::{File, FileSystem, OpenMode, RealFs};
+pub use seglog_fs::{File, FileSystem, OpenMode, ProcessLimits, RealFs};
 pub use seglog_segment::naming;
 pub use seglog_segment::{
-    DescriptorCache, RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset,
+    DescriptorCache, MappingBudget, RecoveryReport, RecoveryStop, StopReason, TimestampAndOffset,
 };
+pub use segment_limits::SegmentLimits;
 pub use time::{MockClock, SystemClock, Time};
 pub use topic_partition::{DirKind, TopicPartition};

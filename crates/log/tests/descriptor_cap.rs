@@ -2,8 +2,9 @@
 //! works. The test runs itself again as a child process whose open-file limit is lowered to 256
 //! (`ulimit -n`), with a cap of 64: the child builds a log of 1,000 segments (append and roll),
 //! closes it, opens it again, reads every segment, appends and rolls, truncates, deletes old
-//! segments by retention and closes, each step checked. Without the cap (`-1`, a descriptor
-//! per segment as Kafka) the same child fails with EMFILE ("Too many open files").
+//! segments by retention and closes, each step checked; and again with the default config (the
+//! cap derived from the limit: 128). Without the cap (`-1`, a descriptor per segment as Kafka)
+//! the same child fails with EMFILE ("Too many open files").
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -116,11 +117,18 @@ fn child(cap: i64) {
         check_read(&log, base, &mut buf);
     }
     if let Some(cache) = log.descriptor_cache() {
-        assert!(cache.open() <= cap as usize, "{cache:?}");
+        // The default (0): half the open-file limit.
+        let max = if cap == 0 {
+            LIMIT as usize / 2
+        } else {
+            cap as usize
+        };
+        assert_eq!(cache.max_open(), max);
+        assert!(cache.open() <= max, "{cache:?}");
         assert!(cache.evictions() > 0, "{cache:?}");
         // The cap, the active segment's `.log`, and the directory's lock.
         let open = open_files_under(&dir);
-        assert!(open <= cap as usize + 2, "{open} files open under the log");
+        assert!(open <= max + 2, "{open} files open under the log");
     }
 
     // Append and roll on the reopened log; read the new records back.
@@ -212,6 +220,26 @@ fn a_log_of_more_segments_than_the_open_file_limit_works_under_the_cap() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// The default configuration (the cap at 0, half the open-file limit: 128) opens and reads the
+/// same log under the same limit.
+#[test]
+fn a_log_of_more_segments_than_the_open_file_limit_works_with_the_default_config() {
+    if let Ok(cap) = std::env::var(CHILD) {
+        assert_eq!(LogConfig::default().max_open_segment_files, 0);
+        child(cap.parse().unwrap());
+        return;
+    }
+    let name = "a_log_of_more_segments_than_the_open_file_limit_works_with_the_default_config";
+    let out = run_child(name, 0);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the child failed under `ulimit -n {LIMIT}`:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("1 passed"), "{stdout}");
 }
 
 /// The control: with no cap (a descriptor per segment, as Kafka) the same child runs out of

@@ -3,12 +3,13 @@
 //! with `PartitionLog::open` after a clean shutdown (`scale_open_clean`) and after an unclean one
 //! with the recovery point halfway (`scale_open_unclean`), each open's answer checked.
 //!
-//! seglog holds at most `seglog.max.open.segment.files` (4,096 by default) of the inactive
-//! segments' `.log` files open, closing the least recently used past it, so the open needs an
-//! open-file limit above that cap, not above the segment count: the process raises its soft limit
-//! to the cap plus room for the rest (up to the hard limit) when it is lower, and says the limit
-//! in the note. The log has a mapping budget (`seglog.max.segment.mappings`), or the kernel's map
-//! count ends the 100k build (see `config`).
+//! seglog holds at most `seglog.max.open.segment.files` of the inactive segments' `.log` files
+//! open, closing the least recently used past it, so the open needs an open-file limit above that
+//! cap, not above the segment count. The run sets the cap to 4,096 (the default before the
+//! default was derived from the process's limits, so that runs compare): the process raises its
+//! soft limit to the cap plus room for the rest (up to the hard limit) when it is lower, and says
+//! the limit in the note. The log has a mapping budget (`seglog.max.segment.mappings`) of 32,768,
+//! or the kernel's map count ends the 100k build (see `config`).
 
 #![allow(
     clippy::field_reassign_with_default,
@@ -69,13 +70,19 @@ fn raise_open_file_limit(needed: u64) -> Result<u64> {
     Ok(getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX))
 }
 
-/// The log's settings: the defaults, with a mapping budget. Each segment's `.log` is mapped when
-/// its first batch header is read (the roll's time check does it), and the kernel's default
-/// `vm.max_map_count` of 65,530 then ends a build with no budget (Kafka's default, seglog's too)
-/// near segment 65,500 with ENOMEM: the 100k size failed so once the descriptors no longer did.
+/// The log's settings: the defaults, with an explicit mapping budget and descriptor cap. Each
+/// segment's `.log` is mapped when its first batch header is read (the roll's time check does
+/// it), and the kernel's default `vm.max_map_count` of 65,530 then ends a build with no budget
+/// (Kafka's default, and seglog's before it derived one) near segment 65,500 with ENOMEM: the
+/// 100k size failed so once the descriptors no longer did.
 fn config() -> LogConfig {
-    LogConfig::default().with_max_segment_mappings(MAX_MAPPINGS)
+    LogConfig::default()
+        .with_max_segment_mappings(MAX_MAPPINGS)
+        .with_max_open_segment_files(MAX_OPEN_FILES)
 }
+
+/// The descriptor cap, explicit: the derived default depends on the limit this run raises.
+const MAX_OPEN_FILES: i64 = 4096;
 
 /// Half the kernel's default map count: room for the rest of the process.
 const MAX_MAPPINGS: i64 = 32_768;
@@ -83,10 +90,7 @@ const MAX_MAPPINGS: i64 = 32_768;
 pub(crate) fn run(p: &ScaleParams) -> Result<Vec<Figure>> {
     let segments = p.segments.max(2) as usize;
     // The descriptor cap, and room for the rest of the process (not a descriptor per segment).
-    let cap = LogConfig::default()
-        .max_open_segment_files
-        .max(0)
-        .unsigned_abs();
+    let cap = MAX_OPEN_FILES.unsigned_abs();
     let fd_limit = raise_open_file_limit(cap + 1024)?;
     let per = SHAPES[0].records_per_batch as i64;
     let root = p.dir.join("scale-open");

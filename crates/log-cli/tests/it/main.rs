@@ -20,6 +20,7 @@ mod kafka_lock;
 mod log_dirs;
 mod messages;
 mod offsets_get_offsets;
+mod open_file_limit;
 mod partition_isolation;
 mod produce_acks_interactive_lines;
 mod produce_input_formats;

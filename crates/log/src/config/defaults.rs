@@ -25,5 +25,11 @@ pub const MIN_INTERNAL_SEGMENT_BYTES: i32 = 14;
 /// The smallest `seglog.max.segment.mappings` other than -1 (no limit): an active segment holds
 /// three mappings, and every reading thread may need a few more.
 pub const MIN_MAX_SEGMENT_MAPPINGS: i64 = 16;
-/// The default `seglog.max.open.segment.files`: a log of fewer segments never closes a `.log`.
-pub const MAX_OPEN_SEGMENT_FILES: i64 = 4096;
+/// `seglog.max.segment.mappings` and `seglog.max.open.segment.files` at this value take their
+/// cap from the process's limits ([`ProcessDefaults`](super::ProcessDefaults)), shared by the
+/// logs of a [`LogDir`](crate::LogDir) (see [`SegmentLimits`](crate::SegmentLimits)).
+pub const FROM_PROCESS_LIMITS: i64 = 0;
+/// The default `seglog.max.segment.mappings`: from the process's limits.
+pub const MAX_SEGMENT_MAPPINGS: i64 = FROM_PROCESS_LIMITS;
+/// The default `seglog.max.open.segment.files`: from the process's limits.
+pub const MAX_OPEN_SEGMENT_FILES: i64 = FROM_PROCESS_LIMITS;

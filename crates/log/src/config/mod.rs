@@ -8,6 +8,7 @@
 /// Kafka's defaults (`LogConfig`, `ServerLogConfigs`, Kafka 4.x).
 pub mod defaults;
 mod parse;
+mod process_defaults;
 mod validate;
 
 use std::fmt;
@@ -16,6 +17,7 @@ use crate::error::Error;
 use crate::setters::with_setters;
 
 pub use parse::KEYS;
+pub use process_defaults::{FALLBACK_MAX_MAP_COUNT, ProcessDefaults};
 
 /// `cleanup.policy`: any combination of `delete` and `compact` (Kafka trunk also allows neither).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,18 +107,20 @@ pub struct LogConfig {
     /// this log's segments hold at once, counting each `.index`, `.timeindex` and `.log` mapping
     /// as one. When a new mapping would pass it, the least recently used mappings are unmapped
     /// (after the reads inside them finish) and made again on next use, so a log of 100,000
-    /// segments read at random never needs `vm.max_map_count` raised (KAFKA-6343). -1 (the
-    /// default) is no limit, as in Kafka; otherwise at least 16. Mappings are per process, so size
-    /// it with every log of the process in mind: the kernel's default limit is 65,530.
+    /// segments read at random never needs `vm.max_map_count` raised (KAFKA-6343). 0 (the
+    /// default): half the process's `vm.max_map_count` ([`ProcessDefaults`]), one budget shared
+    /// by every log of a [`LogDir`](crate::LogDir) ([`SegmentLimits`](crate::SegmentLimits));
+    /// -1: no limit, as in Kafka; otherwise at least 16, a budget of this log's own.
     pub max_segment_mappings: i64,
     /// `seglog.max.open.segment.files` (seglog's own key, not Kafka's): the most `.log` files of
     /// this log's inactive segments held open at once. Past it the least recently used are
     /// closed (once synced, and once the reads using them return) and opened again on next use,
     /// so a log of more segments than the open-file limit (`ulimit -n`) opens and reads, where
     /// Kafka fails with "Too many open files". The active segment is never counted nor closed;
-    /// the `.txnindex` holds a descriptor only while unsynced. Default 4,096 (a log of fewer
-    /// segments never closes one); -1 is no cap (a descriptor per segment, as Kafka); otherwise
-    /// at least 1. Descriptors are per process: size it with every log of the process in mind.
+    /// the `.txnindex` holds a descriptor only while unsynced. 0 (the default): half the
+    /// process's soft open-file limit ([`ProcessDefaults`]; no cap when it is unlimited), one
+    /// cache shared by every log of a [`LogDir`](crate::LogDir); -1: no cap (a descriptor per
+    /// segment, as Kafka); otherwise at least 1, a cache of this log's own.
     pub max_open_segment_files: i64,
 }
 
@@ -173,7 +177,7 @@ impl Default for LogConfig {
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: i64::MAX,
             min_cleanable_dirty_ratio: defaults::MIN_CLEANABLE_DIRTY_RATIO,
-            max_segment_mappings: -1,
+            max_segment_mappings: defaults::MAX_SEGMENT_MAPPINGS,
             max_open_segment_files: defaults::MAX_OPEN_SEGMENT_FILES,
         }
     }
@@ -307,41 +311,44 @@ mod tests {
     }
 
     #[test]
-    fn max_segment_mappings_is_minus_one_or_at_least_sixteen() {
-        assert_eq!(LogConfig::default().max_segment_mappings, -1);
-        let c = LogConfig::from_pairs([("seglog.max.segment.mappings", "16")]).unwrap();
-        assert_eq!(c.max_segment_mappings, 16);
-        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
-        for bad in ["0", "15", "-2", "many"] {
+    fn max_segment_mappings_is_minus_one_zero_or_at_least_sixteen() {
+        assert_eq!(LogConfig::default().max_segment_mappings, 0);
+        for (text, value) in [("16", 16), ("0", 0), ("-1", -1)] {
+            let c = LogConfig::from_pairs([("seglog.max.segment.mappings", text)]).unwrap();
+            assert_eq!(c.max_segment_mappings, value);
+            assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+            assert!(c.validate().is_ok(), "{text}");
+        }
+        for bad in ["1", "15", "-2", "many"] {
             let err = LogConfig::from_pairs([("seglog.max.segment.mappings", bad)]).unwrap_err();
             assert!(
                 err.to_string().contains("seglog.max.segment.mappings"),
                 "{bad}: {err}"
             );
         }
-        let direct = LogConfig {
-            max_segment_mappings: 3,
-            ..LogConfig::default()
-        };
-        assert!(direct.validate().is_err());
+        for direct in [1, 15, -2] {
+            let c = LogConfig::default().with_max_segment_mappings(direct);
+            assert!(c.validate().is_err(), "{direct}");
+        }
     }
 
     #[test]
-    fn max_open_segment_files_is_minus_one_or_at_least_one() {
-        assert_eq!(LogConfig::default().max_open_segment_files, 4096);
-        let c = LogConfig::from_pairs([("seglog.max.open.segment.files", "-1")]).unwrap();
-        assert_eq!(c.max_open_segment_files, -1);
-        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
-        let c = LogConfig::from_pairs([("seglog.max.open.segment.files", "1")]).unwrap();
-        assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
-        for bad in ["0", "-2", "many"] {
+    fn max_open_segment_files_is_minus_one_zero_or_positive() {
+        assert_eq!(LogConfig::default().max_open_segment_files, 0);
+        for (text, value) in [("-1", -1), ("0", 0), ("1", 1)] {
+            let c = LogConfig::from_pairs([("seglog.max.open.segment.files", text)]).unwrap();
+            assert_eq!(c.max_open_segment_files, value);
+            assert_eq!(LogConfig::parse(&c.to_properties()).unwrap(), c);
+            assert!(c.validate().is_ok(), "{text}");
+        }
+        for bad in ["-2", "many"] {
             let err = LogConfig::from_pairs([("seglog.max.open.segment.files", bad)]).unwrap_err();
             assert!(
                 err.to_string().contains("seglog.max.open.segment.files"),
                 "{bad}: {err}"
             );
         }
-        for direct in [0, -2] {
+        for direct in [-2, i64::MIN] {
             let c = LogConfig::default().with_max_open_segment_files(direct);
             assert!(c.validate().is_err(), "{direct}");
         }

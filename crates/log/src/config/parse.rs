@@ -211,17 +211,18 @@ impl LogConfig {
         Ok(())
     }
 
-    /// The keys of seglog's own (`seglog.*`), each a cap with -1 for none.
+    /// The keys of seglog's own (`seglog.*`), each a cap with -1 for none and 0 for the default
+    /// derived from the process's limits.
     fn set_seglog(&mut self, key: &str, value: &str) -> Result<()> {
         match key {
             "seglog.max.segment.mappings" => {
                 let max = number(key, value, -1, i64::MAX)?;
-                if (0..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&max) {
+                if (1..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&max) {
                     return Err(invalid(
                         key,
                         value,
                         format!(
-                            "-1 (no limit) or an integer in [{}, {}]",
+                            "-1 (no limit), 0 (from the process's limits) or an integer in [{}, {}]",
                             defaults::MIN_MAX_SEGMENT_MAPPINGS,
                             i64::MAX
                         ),
@@ -230,15 +231,7 @@ impl LogConfig {
                 self.max_segment_mappings = max;
             }
             "seglog.max.open.segment.files" => {
-                let max = number(key, value, -1, i64::MAX)?;
-                if max == 0 {
-                    return Err(invalid(
-                        key,
-                        value,
-                        format!("-1 (no cap) or an integer in [1, {}]", i64::MAX),
-                    ));
-                }
-                self.max_open_segment_files = max;
+                self.max_open_segment_files = number(key, value, -1, i64::MAX)?;
             }
             _ => {
                 return Err(Error::UnknownConfig {

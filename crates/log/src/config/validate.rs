@@ -16,24 +16,23 @@ impl LogConfig {
                 ),
             ));
         }
-        if (-1..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&self.max_segment_mappings)
-            && self.max_segment_mappings != -1
+        if (1..defaults::MIN_MAX_SEGMENT_MAPPINGS).contains(&self.max_segment_mappings)
             || self.max_segment_mappings < -1
         {
             return Err(invalid(
                 "seglog.max.segment.mappings",
                 &self.max_segment_mappings.to_string(),
                 format!(
-                    "-1 (no limit) or at least {}",
+                    "-1 (no limit), 0 (from the process's limits) or at least {}",
                     defaults::MIN_MAX_SEGMENT_MAPPINGS
                 ),
             ));
         }
-        if self.max_open_segment_files == 0 || self.max_open_segment_files < -1 {
+        if self.max_open_segment_files < -1 {
             return Err(invalid(
                 "seglog.max.open.segment.files",
                 &self.max_open_segment_files.to_string(),
-                "-1 (no cap) or at least 1",
+                "-1 (no cap), 0 (from the process's limits) or at least 1",
             ));
         }
         let checks: [(&str, i64, i64); 5] = [

@@ -1,6 +1,6 @@
 //! Loading the partition logs of a directory on `recovery_threads` threads, each locked first and
-//! then opened with its own `seglog.properties` or the directory's default configuration. A
-//! partition that fails does not stop the others.
+//! then opened with its own `seglog.properties` or the directory's default configuration, and
+//! the directory's shared limits. A partition that fails does not stop the others.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +14,7 @@ use super::{LoadProgress, LogDirOptions, PARTITION_CONFIG_FILE};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::partition::{LoadOptions, LoadReport, PartitionLog};
+use crate::segment_limits::SegmentLimits;
 use crate::topic_partition::TopicPartition;
 
 /// A partition's `seglog.properties`, or `default` when it has none.
@@ -61,10 +62,12 @@ pub(super) fn load_one<F: FileSystem>(
     default_config: &LogConfig,
     load: LoadOptions,
     time: &Arc<dyn crate::time::Time>,
+    limits: &SegmentLimits,
 ) -> Result<Loaded<F>> {
     let lock = lock_partition(fs, dir)?;
     let config = read_partition_config(fs, dir, default_config)?;
-    let (log, report) = PartitionLog::open(fs.clone(), dir, config, load, Arc::clone(time))?;
+    let (log, report) =
+        PartitionLog::open_with_limits(fs.clone(), dir, config, load, Arc::clone(time), limits)?;
     Ok((log, report, lock))
 }
 
@@ -96,7 +99,14 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                         had_clean_shutdown,
                         discard: options.discard,
                     };
-                    let result = load_one(fs, dir, &options.default_config, load, &options.time);
+                    let result = load_one(
+                        fs,
+                        dir,
+                        &options.default_config,
+                        load,
+                        &options.time,
+                        &options.limits,
+                    );
                     if let Some(slot) = results.lock().get_mut(i) {
                         *slot = Some(result);
                     }

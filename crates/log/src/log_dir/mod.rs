@@ -24,6 +24,7 @@ use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::listing::{self, LogDirEntry};
 use crate::partition::PartitionLog;
+use crate::segment_limits::SegmentLimits;
 use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
@@ -45,6 +46,8 @@ pub struct LogDir<F: FileSystem> {
     path: PathBuf,
     default_config: LogConfig,
     time: Arc<dyn Time>,
+    /// What the logs at the default caps share (`LogDirOptions::limits`).
+    limits: SegmentLimits,
     logs: RwLock<BTreeMap<TopicPartition, PartitionLog<F>>>,
     /// The lock on each open partition's directory, taken before it loads.
     partition_locks: Mutex<BTreeMap<TopicPartition, F::Lock>>,
@@ -189,6 +192,7 @@ impl<F: FileSystem> LogDir<F> {
             path: path.clone(),
             default_config: options.default_config,
             time: options.time,
+            limits: options.limits,
             logs: RwLock::new(logs),
             partition_locks: Mutex::new(locks),
             unavailable: RwLock::new(unavailable),
@@ -211,6 +215,11 @@ impl<F: FileSystem> LogDir<F> {
     /// The directory's path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The mapping budget and descriptor cache its logs at the default caps share.
+    pub fn limits(&self) -> &SegmentLimits {
+        &self.limits
     }
 
     /// The partition log of `tp`, if there is one.

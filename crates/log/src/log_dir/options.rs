@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::config::LogConfig;
 use crate::error::Error;
 use crate::partition::LoadReport;
+use crate::segment_limits::SegmentLimits;
 use crate::setters::with_setters;
 use crate::time::{SystemClock, Time};
 use crate::topic_partition::TopicPartition;
@@ -69,7 +70,8 @@ pub struct LoadProgress {
 pub type ProgressFn = dyn Fn(&LoadProgress) + Send + Sync;
 
 /// Options for [`LogDir::open`](super::LogDir::open): `Default` (Kafka's defaults, the system
-/// clock, two recovery threads, no progress callback), then the `with_*` setters.
+/// clock, two recovery threads, no progress callback, limits from the process's), then the
+/// `with_*` setters.
 #[non_exhaustive]
 pub struct LogDirOptions {
     /// The configuration of partitions without their own `seglog.properties`.
@@ -86,6 +88,11 @@ pub struct LogDirOptions {
     /// Delete what recovery drops (a cut tail, the segments after it, a damaged `.swap`) instead
     /// of moving it to the partition's quarantine ([`QUARANTINE_DIR`](crate::QUARANTINE_DIR)).
     pub discard: bool,
+    /// The mapping budget and descriptor cache shared by the directory's logs at the default
+    /// caps (`seglog.max.segment.mappings`, `seglog.max.open.segment.files` at 0). Default: a
+    /// new pair sized from the process's limits; give several directories of one process the
+    /// same (a clone) to hold them all to those limits.
+    pub limits: SegmentLimits,
 }
 
 impl Default for LogDirOptions {
@@ -97,6 +104,7 @@ impl Default for LogDirOptions {
             progress: None,
             recover_all: false,
             discard: false,
+            limits: SegmentLimits::from_process(),
         }
     }
 }
@@ -108,6 +116,7 @@ with_setters!(LogDirOptions {
     progress: Option<Arc<ProgressFn>> => with_progress,
     recover_all: bool => with_recover_all,
     discard: bool => with_discard,
+    limits: SegmentLimits => with_limits,
 });
 
 impl std::fmt::Debug for LogDirOptions {
@@ -115,6 +124,7 @@ impl std::fmt::Debug for LogDirOptions {
         f.debug_struct("LogDirOptions")
             .field("default_config", &self.default_config)
             .field("recovery_threads", &self.recovery_threads)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }

@@ -106,12 +106,13 @@ impl<F: FileSystem> LogDir<F> {
             }
             None => self.default_config.clone(),
         };
-        let (log, _) = PartitionLog::open(
+        let (log, _) = PartitionLog::open_with_limits(
             self.fs.clone(),
             dir,
             config,
             LoadOptions::default(),
             Arc::clone(&self.time),
+            &self.limits,
         )?;
         self.fs
             .sync_dir(&self.path)
@@ -140,7 +141,14 @@ impl<F: FileSystem> LogDir<F> {
                 discard: false,
             }
         };
-        let (log, _, lock) = load_one(&self.fs, dir, &self.default_config, load, &self.time)?;
+        let (log, _, lock) = load_one(
+            &self.fs,
+            dir,
+            &self.default_config,
+            load,
+            &self.time,
+            &self.limits,
+        )?;
         self.partition_locks.lock().insert(tp.clone(), lock);
         logs.insert(tp.clone(), log.clone());
         Ok(log)

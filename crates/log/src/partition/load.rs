@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
-use seglog_segment::{DescriptorCache, LogSegment, MappingBudget, RecoveryReport};
+use seglog_segment::{LogSegment, RecoveryReport};
 
 use super::load_recover::ScannedPlan;
 use super::planner::plan_partition_listed;
@@ -19,6 +19,7 @@ use crate::listing::{self, LoadListing, PartitionFile};
 use crate::producer::{
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
 };
+use crate::segment_limits::SegmentLimits;
 use crate::snapshot::SnapshotCell;
 use crate::time::Time;
 use crate::topic_partition::TopicPartition;
@@ -135,6 +136,10 @@ impl<F: FileSystem> PartitionLog<F> {
     /// # Ok(())
     /// # }
     /// ```
+    ///
+    /// At the default caps (`seglog.max.segment.mappings` and `seglog.max.open.segment.files`
+    /// at 0) the log gets a mapping budget and a descriptor cache of its own, sized from the
+    /// process's limits; see [`PartitionLog::open_with_limits`] to share them with other logs.
     pub fn open(
         fs: F,
         dir: &Path,
@@ -142,15 +147,26 @@ impl<F: FileSystem> PartitionLog<F> {
         options: LoadOptions,
         time: std::sync::Arc<dyn Time>,
     ) -> Result<(Self, LoadReport)> {
+        let limits = SegmentLimits::from_process();
+        Self::open_with_limits(fs, dir, config, options, time, &limits)
+    }
+
+    /// [`PartitionLog::open`], with the segments of a default cap (0) counting against the
+    /// budget and cache of `limits`, shared with every other log opened with them (what a
+    /// [`LogDir`](crate::LogDir) does). An explicit cap in `config` still gives the log its own.
+    pub fn open_with_limits(
+        fs: F,
+        dir: &Path,
+        config: LogConfig,
+        options: LoadOptions,
+        time: std::sync::Arc<dyn Time>,
+        limits: &SegmentLimits,
+    ) -> Result<(Self, LoadReport)> {
         config.validate()?;
         let (tp, _) = TopicPartition::parse_dir(dir)?;
         fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let mapping_budget = usize::try_from(config.max_segment_mappings)
-            .ok()
-            .map(MappingBudget::new);
-        let descriptor_cache = usize::try_from(config.max_open_segment_files)
-            .ok()
-            .map(DescriptorCache::new);
+        let mapping_budget = limits.budget_for(config.max_segment_mappings);
+        let descriptor_cache = limits.cache_for(config.max_open_segment_files);
         // The snapshots are listed by the load (`load_producer_state`), after its steps.
         let producer_state = ProducerStateManager::unlisted(
             fs.clone(),

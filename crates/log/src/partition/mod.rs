@@ -119,10 +119,11 @@ pub(crate) struct Inner<F: FileSystem> {
     /// The active segment's indexes are still trimmed from the last close or recovery: resize
     /// them before the next append (Kafka's loader does it eagerly).
     active_needs_resize: std::sync::atomic::AtomicBool,
-    /// `seglog.max.segment.mappings`: the budget every segment's mappings count against.
+    /// `seglog.max.segment.mappings`: the budget every segment's mappings count against, the
+    /// log's own or, at the default, shared with the other logs of its `SegmentLimits`.
     mapping_budget: Option<MappingBudget>,
-    /// `seglog.max.open.segment.files`: the cap on the inactive segments' open `.log` files.
-    /// Per partition, as the mapping budget: a partition's segments share it.
+    /// `seglog.max.open.segment.files`: the cap on the inactive segments' open `.log` files,
+    /// owned or shared as the mapping budget.
     descriptor_cache: Option<DescriptorCache>,
     /// Numbers the `.deleted` names of queued segments moved aside (`schedule_delete`).
     superseded_deletes: std::sync::atomic::AtomicU64,
@@ -261,13 +262,15 @@ impl<F: FileSystem> PartitionLog<F> {
         self.inner.active()
     }
 
-    /// The mapping budget (`seglog.max.segment.mappings`) of this log's segments, if it has one.
+    /// The mapping budget (`seglog.max.segment.mappings`) of this log's segments, if it has one
+    /// (at the default, shared with the other logs opened with the same
+    /// [`SegmentLimits`](crate::SegmentLimits)).
     pub fn mapping_budget(&self) -> Option<&MappingBudget> {
         self.inner.mapping_budget.as_ref()
     }
 
     /// The descriptor cache (`seglog.max.open.segment.files`) of this log's segments, if it has
-    /// a cap.
+    /// a cap (at the default, shared as the mapping budget).
     pub fn descriptor_cache(&self) -> Option<&DescriptorCache> {
         self.inner.descriptor_cache.as_ref()
     }
