@@ -8,8 +8,7 @@ use parking_lot::{Condvar, Mutex};
 use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport};
 
-use super::load_recover::ScannedPlan;
-use super::planner::plan_partition_listed;
+use super::planner::{ScannedPlan, plan_partition_listed};
 use super::quarantine::Quarantine;
 use super::recovery_plan::RecoveryPlan;
 use super::{Inner, PartitionLog, SegmentMap, SyncState};

@@ -7,10 +7,9 @@ use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport, naming};
 
 use super::load::{LoadOptions, LoadReport};
-use super::planner::ValidSegments;
+use super::planner::ScannedPlan;
 use super::producer_load::{SegmentReplay, TxnRecovery, replay_reads_body};
 use super::quarantine::Quarantine;
-use super::recovery_plan::RecoveryPlan;
 use super::{Inner, SegmentMap};
 use crate::error::{Error, Result};
 
@@ -136,16 +135,6 @@ impl<F: FileSystem> Inner<F> {
         }
         Ok(())
     }
-}
-
-/// A plan, and what the load reuses of its scans.
-#[derive(Clone, Copy)]
-pub(super) struct ScannedPlan<'p> {
-    pub(super) plan: &'p RecoveryPlan,
-    /// The segments its scans found valid to their end (see `planner::ValidSegments`): one
-    /// whose `.log` still has the size the plan saw replays its producer state without a walk
-    /// when the scan kept what that needs.
-    pub(super) valid: &'p ValidSegments,
 }
 
 /// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).

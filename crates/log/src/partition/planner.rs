@@ -52,6 +52,16 @@ const MAX_PLAN_HEADERS: usize = 1 << 18;
 /// producer-state replay needs (see [`ValidPrefix::replay_without_reading`]).
 pub(super) type ValidSegments = BTreeMap<i64, ValidPrefix>;
 
+/// A plan, and what the load reuses of its scans.
+#[derive(Clone, Copy)]
+pub(super) struct ScannedPlan<'p> {
+    pub(super) plan: &'p RecoveryPlan,
+    /// The segments its scans found valid to their end (see [`ValidSegments`]): one
+    /// whose `.log` still has the size the plan saw replays its producer state without a walk
+    /// when the scan kept what that needs.
+    pub(super) valid: &'p ValidSegments,
+}
+
 /// Plans the loading of the partition in `dir` with `options`, indexes at
 /// `index_interval_bytes` in files of `max_index_size` bytes (`segment.index.bytes`). A directory
 /// that does not exist plans nothing.
