@@ -25,7 +25,7 @@ use seglog_log::{
     Isolation, LogDir, LogDirOptions, PartitionLog, ProcessDefaults, ProcessLimits, SegmentLimits,
     TopicPartition,
 };
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_record_format::BatchBuilder;
 
 const PARTITIONS: i32 = 4;
 const SEGMENTS: usize = 150;
@@ -36,22 +36,7 @@ const CHILD: &str = "SEGLOG_LOGDIR_LIMITS_CHILD";
 
 /// A batch whose record values are the offsets they will get.
 fn batch(first_offset: i64, builder: &mut BatchBuilder) -> Vec<u8> {
-    let values: Vec<String> = (0..PER_BATCH)
-        .map(|i| (first_offset + i).to_string())
-        .collect();
-    let records = values.iter().enumerate().map(|(i, v)| {
-        NewRecord::new(
-            i as i32,
-            1_000_000 + first_offset + i as i64,
-            None,
-            Some(v.as_bytes()),
-        )
-    });
-    let mut out = Vec::new();
-    builder
-        .build(&BatchOptions::new(0, Compression::None), records, &mut out)
-        .unwrap();
-    out
+    common::offset_valued_batch(first_offset, PER_BATCH, builder)
 }
 
 /// Reads at `offset` and checks that the records there carry their offsets.

@@ -22,30 +22,15 @@ use std::time::{Duration, Instant};
 
 use seglog_fs::RealFs;
 use seglog_log::{Isolation, ListOffset, LoadOptions, PartitionLog, SystemClock};
-use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
+use seglog_record_format::BatchBuilder;
 
 const PER_BATCH: i64 = 4;
 const BUDGET: usize = 24;
 const READERS: usize = 4;
 
-/// A producer batch whose record values are the offsets they will get, timestamped with them.
+/// A batch whose record values are the offsets they will get.
 fn batch(first_offset: i64, builder: &mut BatchBuilder) -> Vec<u8> {
-    let values: Vec<String> = (0..PER_BATCH)
-        .map(|i| (first_offset + i).to_string())
-        .collect();
-    let records = values.iter().enumerate().map(|(i, v)| {
-        NewRecord::new(
-            i as i32,
-            1_000_000 + first_offset + i as i64,
-            None,
-            Some(v.as_bytes()),
-        )
-    });
-    let mut out = Vec::new();
-    builder
-        .build(&BatchOptions::new(0, Compression::None), records, &mut out)
-        .unwrap();
-    out
+    common::offset_valued_batch(first_offset, PER_BATCH, builder)
 }
 
 /// The lines of `/proc/self/maps` that map a file under `dir`.

@@ -17,6 +17,32 @@ use seglog_fs::RealFs;
 use seglog_log::{LoadOptions, LoadReport, LogConfig, MockClock, PartitionLog};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
+/// A producer batch (base offset 0) of `per_batch` records whose values are the offsets they will
+/// get from `first_offset` on, timestamped `1_000_000 + offset`: a read checks each record by its
+/// value alone.
+pub(crate) fn offset_valued_batch(
+    first_offset: i64,
+    per_batch: i64,
+    builder: &mut BatchBuilder,
+) -> Vec<u8> {
+    let values: Vec<String> = (0..per_batch)
+        .map(|i| (first_offset + i).to_string())
+        .collect();
+    let records = values.iter().enumerate().map(|(i, v)| {
+        NewRecord::new(
+            i as i32,
+            1_000_000 + first_offset + i as i64,
+            None,
+            Some(v.as_bytes()),
+        )
+    });
+    let mut out = Vec::new();
+    builder
+        .build(&BatchOptions::new(0, Compression::None), records, &mut out)
+        .unwrap();
+    out
+}
+
 /// A producer batch (base offset 0) of `count` records with values `prefix-i` and timestamps
 /// `ts + i`.
 pub(crate) fn producer_batch(prefix: &str, count: usize, ts: i64) -> Vec<u8> {
