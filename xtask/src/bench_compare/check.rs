@@ -38,6 +38,7 @@ fn expected(system: &str) -> Vec<&'static str> {
                 "log_append",
                 "recover_logdir",
                 "recover_logdir_idempotent",
+                "cli_recover",
             ],
         ]
         .concat(),

@@ -1,6 +1,7 @@
 //! The whole-process workloads: `seglog dump --deep-iteration --print-data-log` of a segment against
 //! Kafka's `DumpLogSegments` (`cli_dump_deep`), and `seglog recover` of that segment against Kafka's
-//! `LogSegment.recover` (`cli_recover`, through interop/kafka's oracle). Each run is one process,
+//! `LogSegment.recover` (`cli_recover`, through interop/kafka's oracle; its limit, a process that
+//! reads the segment once and checks every batch's CRC). Each run is one process,
 //! timed from spawn to exit (wall time, the JVM's start included), the two systems in turn; every
 //! run's answer is checked: the dump's record lines counted as they stream out, the recovered indexes
 //! compared byte for byte with the ones the segment was written with.
@@ -122,6 +123,10 @@ fn commands(seg: &Segment, workload: &str) -> Vec<(&'static str, Vec<String>)> {
                     "10485760",
                 ]),
             ),
+            (
+                "limit",
+                strings(&["target/release/seglog-bench-compare", "read-check", &log]),
+            ),
         ]
     }
 }
@@ -159,8 +164,10 @@ pub(super) fn run(
             // Shown relative to the repository, as the other systems' commands are.
             shown.push(argv.join(" ").replace(&format!("{}/", root.display()), ""));
             let mut values = Vec::new();
+            // The limit reads and checks the `.log` only: it neither needs nor rebuilds indexes.
+            let rebuilds = workload == "cli_recover" && system != "limit";
             for i in 0..warmup + samples {
-                if workload == "cli_recover" {
+                if rebuilds {
                     // Both rebuild the indexes from the .log.
                     std::fs::remove_file(seg.log.with_extension("index"))?;
                     std::fs::remove_file(seg.log.with_extension("timeindex"))?;
@@ -173,7 +180,7 @@ pub(super) fn run(
                         "{system} dumped {records} records of {}",
                         seg.records
                     );
-                } else {
+                } else if rebuilds {
                     ensure!(
                         std::fs::read(seg.log.with_extension("index"))? == seg.index
                             && std::fs::read(seg.log.with_extension("timeindex"))? == seg.timeindex,
@@ -194,6 +201,9 @@ pub(super) fn run(
                 (_, "seglog") => {
                     "whole process: seglog recover --full of the segment's partition, its indexes deleted first"
                 }
+                (_, "limit") => {
+                    "whole process: seglog-bench-compare read-check of the segment (read once in 256 KiB chunks, the CRC-32C of every batch checked; it fails unless every byte was), the least any recovery does"
+                }
                 _ => {
                     "whole process: Kafka's LogSegment.recover of the segment (interop/kafka/run.sh recover), its indexes deleted first, JVM start included"
                 }
@@ -205,9 +215,9 @@ pub(super) fn run(
         }
     }
     let _ = std::fs::remove_dir_all(&work);
-    let docs = ["seglog", "kafka"]
+    let docs = ["seglog", "kafka", "limit"]
         .iter()
-        .filter(|s| **s == "seglog" || kafka)
+        .filter(|s| **s != "kafka" || kafka)
         .map(|system| {
             json!({
                 "system": system,

@@ -42,6 +42,7 @@ mod make_segment;
 mod partition_system;
 mod peak_memory;
 mod pipe_drain;
+mod read_check;
 mod scale_compact;
 mod scale_log;
 mod scale_open;
@@ -457,6 +458,9 @@ fn main() -> Result<()> {
     }
     if std::env::args().nth(1).is_some_and(|a| a == "drain") {
         return pipe_drain::run(std::env::args().skip(2));
+    }
+    if std::env::args().nth(1).is_some_and(|a| a == "read-check") {
+        return read_check::run(std::env::args().skip(2));
     }
     if std::env::args().nth(1).is_some_and(|a| a == "scale") {
         return scale_system::run(std::env::args().skip(2));
