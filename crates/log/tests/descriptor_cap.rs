@@ -21,7 +21,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use seglog_fs::RealFs;
-use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, SystemClock};
+use seglog_log::{LoadOptions, LogConfig, PartitionLog, SystemClock};
 use seglog_record_format::BatchBuilder;
 
 const SEGMENTS: usize = 1_000;
@@ -46,29 +46,6 @@ fn open(dir: &Path, config: LogConfig) -> PartitionLog {
     )
     .unwrap()
     .0
-}
-
-/// Reads at `offset` and checks that the records there carry their offsets.
-fn check_read(log: &PartitionLog, offset: i64, buf: &mut Vec<u8>) {
-    let fetch = log.read(offset, 256, Isolation::LogEnd, true).unwrap();
-    fetch.read_into(buf).unwrap();
-    let mut seen = false;
-    for b in seglog_record_format::batches(buf) {
-        for r in b.unwrap().decode().unwrap().to_records().unwrap() {
-            assert_eq!(r.value.unwrap(), r.offset.to_string().into_bytes());
-            seen |= r.offset == offset;
-        }
-    }
-    assert!(seen, "read at {offset} did not return it");
-}
-
-/// The open descriptors of this process on files under `dir`.
-fn open_files_under(dir: &Path) -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|target| target.starts_with(dir))
-        .count()
 }
 
 /// The child's work, run with the open-file limit lowered.
@@ -99,7 +76,7 @@ fn child(cap: i64) {
     log.set_high_watermark(log.log_end_offset());
     let bases: Vec<i64> = log.segments().values().map(|s| s.base_offset()).collect();
     for &base in &bases {
-        check_read(&log, base, &mut buf);
+        common::check_offset_read(&log, base, &mut buf);
     }
     if let Some(cache) = log.descriptor_cache() {
         // The default (0): half the open-file limit.
@@ -112,7 +89,7 @@ fn child(cap: i64) {
         assert!(cache.open() <= max, "{cache:?}");
         assert!(cache.evictions() > 0, "{cache:?}");
         // The cap, the active segment's `.log`, and the directory's lock.
-        let open = open_files_under(&dir);
+        let open = common::open_files_under(&dir);
         assert!(open <= max + 2, "{open} files open under the log");
     }
 
@@ -127,14 +104,14 @@ fn child(cap: i64) {
     log.append_as_leader(&mut batch(next, &mut builder))
         .unwrap();
     log.set_high_watermark(log.log_end_offset());
-    check_read(&log, next, &mut buf);
+    common::check_offset_read(&log, next, &mut buf);
 
     // Truncate to the middle of the log: the segments above go, reads below still work.
     let cut = bases[SEGMENTS / 2];
     assert!(log.truncate_to(cut).unwrap());
     assert_eq!(log.log_end_offset(), cut);
     assert_eq!(log.segment_count(), SEGMENTS / 2 + 1);
-    check_read(&log, bases[SEGMENTS / 2 - 1], &mut buf);
+    common::check_offset_read(&log, bases[SEGMENTS / 2 - 1], &mut buf);
     let next = log.log_end_offset();
     log.append_as_leader(&mut batch(next, &mut builder))
         .unwrap();
@@ -165,7 +142,7 @@ fn child(cap: i64) {
     log.set_high_watermark(log.log_end_offset());
     let bases: Vec<i64> = log.segments().values().map(|s| s.base_offset()).collect();
     for &base in &bases {
-        check_read(&log, base, &mut buf);
+        common::check_offset_read(&log, base, &mut buf);
     }
     log.close().unwrap();
 }

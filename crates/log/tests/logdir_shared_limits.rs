@@ -22,8 +22,7 @@ use std::sync::Arc;
 
 use seglog_fs::RealFs;
 use seglog_log::{
-    Isolation, LogDir, LogDirOptions, PartitionLog, ProcessDefaults, ProcessLimits, SegmentLimits,
-    TopicPartition,
+    LogDir, LogDirOptions, ProcessDefaults, ProcessLimits, SegmentLimits, TopicPartition,
 };
 use seglog_record_format::BatchBuilder;
 
@@ -37,29 +36,6 @@ const CHILD: &str = "SEGLOG_LOGDIR_LIMITS_CHILD";
 /// A batch whose record values are the offsets they will get.
 fn batch(first_offset: i64, builder: &mut BatchBuilder) -> Vec<u8> {
     common::offset_valued_batch(first_offset, PER_BATCH, builder)
-}
-
-/// Reads at `offset` and checks that the records there carry their offsets.
-fn check_read(log: &PartitionLog, offset: i64, buf: &mut Vec<u8>) {
-    let fetch = log.read(offset, 256, Isolation::LogEnd, true).unwrap();
-    fetch.read_into(buf).unwrap();
-    let mut seen = false;
-    for b in seglog_record_format::batches(buf) {
-        for r in b.unwrap().decode().unwrap().to_records().unwrap() {
-            assert_eq!(r.value.unwrap(), r.offset.to_string().into_bytes());
-            seen |= r.offset == offset;
-        }
-    }
-    assert!(seen, "read at {offset} did not return it");
-}
-
-/// The open descriptors of this process on files under `dir`.
-fn open_files_under(dir: &Path) -> usize {
-    std::fs::read_dir("/proc/self/fd")
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|target| target.starts_with(dir))
-        .count()
 }
 
 /// The kernel's mappings of files under `dir` (nothing else maps or unmaps meanwhile).
@@ -113,7 +89,7 @@ fn reopen_and_read_all(root: &Path, options: LogDirOptions) -> Arc<LogDir<RealFs
         assert_eq!(log.segment_count(), SEGMENTS);
         log.set_high_watermark(log.log_end_offset());
         for base in log.segments().keys() {
-            check_read(log, *base, &mut buf);
+            common::check_offset_read(log, *base, &mut buf);
         }
     }
     dir
@@ -137,7 +113,7 @@ fn child(files: i64) {
     assert!(cache.open() <= cache.max_open(), "{cache:?}");
     assert!(cache.evictions() > 0, "{cache:?}");
     // The cap, each partition's active `.log` and directory lock, and the directory's `.lock`.
-    let open = open_files_under(root.path());
+    let open = common::open_files_under(root.path());
     let most = cache.max_open() + 2 * PARTITIONS as usize + 1;
     assert!(
         open <= most,

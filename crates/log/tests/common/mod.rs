@@ -17,6 +17,32 @@ use seglog_fs::RealFs;
 use seglog_log::{LoadOptions, LoadReport, LogConfig, MockClock, PartitionLog};
 use seglog_record_format::{BatchBuilder, BatchOptions, Compression, NewRecord};
 
+/// Reads at `offset` of `log` (a fetch of 256 bytes) and checks that the records there carry
+/// their offsets as values ([`offset_valued_batch`]) and that the one at `offset` is among them.
+pub(crate) fn check_offset_read(log: &PartitionLog, offset: i64, buf: &mut Vec<u8>) {
+    let fetch = log
+        .read(offset, 256, seglog_log::Isolation::LogEnd, true)
+        .unwrap();
+    fetch.read_into(buf).unwrap();
+    let mut seen = false;
+    for b in seglog_record_format::batches(buf) {
+        for r in b.unwrap().decode().unwrap().to_records().unwrap() {
+            assert_eq!(r.value.unwrap(), r.offset.to_string().into_bytes());
+            seen |= r.offset == offset;
+        }
+    }
+    assert!(seen, "read at {offset} did not return it");
+}
+
+/// The open descriptors of this process on files under `dir`.
+pub(crate) fn open_files_under(dir: &Path) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .count()
+}
+
 /// A producer batch (base offset 0) of `per_batch` records whose values are the offsets they will
 /// get from `first_offset` on, timestamped `1_000_000 + offset`: a read checks each record by its
 /// value alone.
