@@ -59,7 +59,7 @@ pub use descriptors::DescriptorCache;
 pub use error::{Error, Result};
 pub use seglog_mmap_index::MappingBudget;
 pub use segment::{
-    FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition, LogSegment, MAX_SEGMENT_SIZE,
-    RecoveryReport, RecoveryStop, RollParams, SegmentConfig, SegmentScan, StopReason, TailWalk,
-    TimestampAndOffset, scan_segment, walk_tail,
+    FetchData, FileRegion, IndexImage, LogOffsetMetadata, LogOffsetPosition, LogSegment,
+    MAX_SEGMENT_SIZE, RecoveryReport, RecoveryStop, RollParams, SegmentConfig, SegmentScan,
+    StopReason, TailWalk, TimestampAndOffset, scan_segment, walk_tail,
 };

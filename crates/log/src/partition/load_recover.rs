@@ -10,6 +10,8 @@ use super::load::{LoadOptions, LoadReport};
 use super::planner::ScannedPlan;
 use super::producer_load::{SegmentReplay, TxnRecovery, replay_reads_body};
 use super::quarantine::Quarantine;
+use super::recovery_plan::Cut;
+use super::valid_prefix::ValidPrefix;
 use super::{Inner, SegmentMap};
 use crate::error::{Error, Result};
 
@@ -50,23 +52,13 @@ impl<F: FileSystem> Inner<F> {
                 continue;
             }
             let cut = plan.cuts.iter().find(|c| c.base_offset == *base);
-            if let Some(q) = quarantine
-                && cut.is_some_and(|c| c.txn_entries_dropped > 0)
-            {
-                // The entries the cut drops leave with the index as it was (recovery rewrites
-                // it); with `discard` the plan's line is all that is left of them.
-                let txn = naming::txn_index_file(&self.dir, *base, "");
-                let copy = q.copy_whole(&txn)?;
-                report.moved.push((txn, Some(copy)));
+            if let Some(cut) = cut {
+                self.keep_what_is_cut(cut, quarantine, report)?;
             }
-            if let (Some(cut), Some(q)) = (cut, quarantine) {
-                let copy = q.copy_tail(&cut.log, cut.position)?;
-                report.moved.push((cut.log.clone(), Some(copy)));
-            } else if let Some(cut) = cut {
-                report.moved.push((cut.log.clone(), None));
-            }
+            // Found valid to its end by the plan's scan, and not changed since.
+            let known = valid.get(base).filter(|p| p.valid_bytes == segment.size());
             let (recovery, replay) =
-                self.rebuild_segment(&mut txn, segments, segment, cut.is_some(), next_base)?;
+                self.rebuild_segment(&mut txn, segments, segment, cut.is_some(), next_base, known)?;
             match recovery {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
@@ -85,7 +77,10 @@ impl<F: FileSystem> Inner<F> {
                     {
                         Self::finish_txn_index(manager, segment, next_base, aborted, true)?;
                     } else {
-                        self.recover_txn_index(&mut txn, segments, segment, next_base, true, None)?;
+                        let known = known.filter(|_| cut.is_none());
+                        self.recover_txn_index(
+                            &mut txn, segments, segment, next_base, true, known,
+                        )?;
                     }
                     if cut.is_some() {
                         // The cut durable before the quarantine is marked done: a power loss
@@ -137,6 +132,32 @@ impl<F: FileSystem> Inner<F> {
     }
 }
 
+impl<F: FileSystem> Inner<F> {
+    /// What a planned cut drops, copied to the quarantine first (when there is one), and
+    /// listed in the report.
+    fn keep_what_is_cut(
+        &self,
+        cut: &Cut,
+        quarantine: Option<&Quarantine<F>>,
+        report: &mut LoadReport,
+    ) -> Result<()> {
+        let Some(q) = quarantine else {
+            report.moved.push((cut.log.clone(), None));
+            return Ok(());
+        };
+        if cut.txn_entries_dropped > 0 {
+            // The entries the cut drops leave with the index as it was (recovery rewrites it);
+            // with `discard` the plan's line is all that is left of them.
+            let txn = naming::txn_index_file(&self.dir, cut.base_offset, "");
+            let copy = q.copy_whole(&txn)?;
+            report.moved.push((txn, Some(copy)));
+        }
+        let copy = q.copy_tail(&cut.log, cut.position)?;
+        report.moved.push((cut.log.clone(), Some(copy)));
+        Ok(())
+    }
+}
+
 /// A segment's files, the `.log` last (the order they are dropped in; see the planner's drops).
 fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
     [
@@ -149,10 +170,11 @@ fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
 
 impl<F: FileSystem> Inner<F> {
     /// A segment recovered (`cut`: checked again and cut, as planned), or, the plan's scan
-    /// having checked every batch of one it does not cut, only its indexes rebuilt from the
-    /// batch headers, with producer state replayed into the load's manager in the same walk
-    /// (returned for the caller to finish; a refused batch fails the load once the indexes are
-    /// whole).
+    /// having checked every batch of one it does not cut, only its indexes rebuilt: written from
+    /// the scan's image when the plan kept one (`known`; producer state is then the caller's to
+    /// replay), else from the batch headers, with producer state replayed into the load's
+    /// manager in the same walk (returned for the caller to finish; a refused batch fails the
+    /// load once the indexes are whole).
     fn rebuild_segment<'m>(
         &self,
         txn: &'m mut TxnRecovery<F>,
@@ -160,12 +182,16 @@ impl<F: FileSystem> Inner<F> {
         segment: &LogSegment<F>,
         cut: bool,
         next_base: Option<i64>,
+        known: Option<&ValidPrefix>,
     ) -> Result<(
         seglog_segment::Result<RecoveryReport>,
         Option<SegmentReplay<'m, F>>,
     )> {
         if cut {
             return Ok((segment.recover_before(next_base), None));
+        }
+        if let Some(image) = known.and_then(|k| k.index_image.as_deref()) {
+            return Ok((segment.rebuild_indexes_from(image), None));
         }
         let manager = self.producer_state_before(txn, segments, segment)?;
         let mut replay = SegmentReplay::new(manager);

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
-use seglog_segment::{SegmentScan, naming, scan_segment, walk_tail};
+use seglog_segment::{IndexImage, SegmentScan, naming, scan_segment, walk_tail};
 
 use super::LoadOptions;
 use super::recovery_plan::{
@@ -40,6 +40,8 @@ struct Planner<'a, F> {
     verified: BTreeMap<i64, (Option<i64>, ValidPrefix)>,
     /// The producer-id batch headers kept in `verified` so far, at most [`MAX_PLAN_HEADERS`].
     kept_headers: usize,
+    /// The bytes of the index images kept in `verified` so far, at most [`MAX_PLAN_IMAGES`].
+    kept_image_bytes: usize,
     /// The segments of `verified` whose scan found them valid to their end.
     valid_to_end: BTreeSet<i64>,
 }
@@ -47,6 +49,11 @@ struct Planner<'a, F> {
 /// The most producer-id batch headers a plan keeps over all its segments (64 bytes each:
 /// 16 MiB); a segment past it is walked again by the replays, as before they were kept.
 const MAX_PLAN_HEADERS: usize = 1 << 18;
+
+/// The most bytes of index images (`SegmentScan::index_image`) a plan keeps over all its
+/// segments; the indexes of a segment past it are rebuilt by a walk of its batch headers, as
+/// before the images were kept.
+const MAX_PLAN_IMAGES: usize = 32 << 20;
 
 /// What the load reuses of a plan: the segments found valid to their end, with what their
 /// producer-state replay needs (see [`ValidPrefix::replay_without_reading`]).
@@ -97,6 +104,7 @@ pub(super) fn plan_partition_listed<F: FileSystem>(
         scan_ends: BTreeMap::new(),
         verified: BTreeMap::new(),
         kept_headers: 0,
+        kept_image_bytes: 0,
         valid_to_end: BTreeSet::new(),
     };
     if !fs.is_dir(dir) {
@@ -166,11 +174,16 @@ impl<F: FileSystem> Planner<'_, F> {
                 .take()
                 .filter(|k| self.kept_headers + k.len() <= MAX_PLAN_HEADERS);
             self.kept_headers += kept.as_ref().map_or(0, Vec::len);
+            let image = scan.index_image.take().filter(|i| {
+                scan.stop.is_none() && self.kept_image_bytes + i.heap_bytes() <= MAX_PLAN_IMAGES
+            });
+            self.kept_image_bytes += image.as_ref().map_or(0, IndexImage::heap_bytes);
             let prefix = ValidPrefix {
                 valid_bytes: scan.valid_bytes,
                 producer_id_batches: scan.producer_id_batches,
                 last_v2_offset: scan.last_v2_offset,
                 producer_batches: kept.map(Arc::from),
+                index_image: image.map(Arc::new),
             };
             self.verified.insert(base, (next, prefix));
             if scan.stop.is_none() {

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use seglog_fs::FileSystem;
+use seglog_segment::IndexImage;
 use seglog_segment::scan::BatchHeader;
 use seglog_segment::txn_index::AbortedTxn;
 
@@ -24,6 +25,9 @@ pub(crate) struct ValidPrefix {
     /// The headers of its v2 batches with a producer id, in order, when all are data batches
     /// and the scan kept them (`SegmentScan::producer_batches`).
     pub(crate) producer_batches: Option<Arc<[BatchHeader]>>,
+    /// The indexes recovery writes for it, when the scan found the files different and the plan
+    /// kept them (`SegmentScan::index_image`).
+    pub(crate) index_image: Option<Arc<IndexImage>>,
 }
 
 impl ValidPrefix {

@@ -30,6 +30,7 @@ use crate::txn_index::TransactionIndex;
 use seglog_fs::{File, FileSystem, OpenMode, RealFs};
 
 mod append;
+mod index_image;
 mod lifecycle;
 mod log_file;
 mod mapping;
@@ -40,6 +41,7 @@ mod size;
 mod time_lookup;
 mod txn;
 
+pub use index_image::IndexImage;
 pub use lifecycle::RollParams;
 use log_file::LogFile;
 pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use seglog_fs::{File, FileSystem, OpenMode};
 use seglog_record_format::NO_PRODUCER_ID;
 
+use super::index_image::{IndexImage, IndexImageBuilder};
 use super::recover::{RECOVERY_CHUNK, RecoveryStop};
 use crate::error::{Error, Result};
 use crate::naming;
@@ -48,6 +49,12 @@ pub struct SegmentScan {
     /// replay of the valid prefix then needs no read of the `.log` (a data batch replays from its
     /// header). `None` otherwise.
     pub producer_batches: Option<Vec<BatchHeader>>,
+    /// The index files recovery would write for the valid prefix, when they are not what the
+    /// files hold (`indexes_match` false): [`LogSegment::rebuild_indexes_from`] writes them
+    /// without another walk of the `.log`.
+    ///
+    /// [`LogSegment::rebuild_indexes_from`]: super::LogSegment::rebuild_indexes_from
+    pub index_image: Option<IndexImage>,
 }
 
 /// The most producer-id batch headers a scan keeps for a replay (64 bytes each: 4 MiB).
@@ -57,77 +64,6 @@ impl SegmentScan {
     /// The bytes recovery would cut off the end of the `.log`.
     pub fn bytes_after_valid_prefix(&self) -> u64 {
         self.size - self.valid_bytes
-    }
-}
-
-/// The index bytes recovery would write, built with the rule of `index_batch` (the segment's
-/// shared index rule, a full index taking no more entries): it must stay its mirror, which the
-/// tests hold by comparing with the files a recovery wrote.
-struct ExpectedIndexes {
-    base_offset: i64,
-    interval: u64,
-    /// The slots of each index after recovery's reset (`segment.index.bytes` rounded down).
-    offset_slots: usize,
-    time_slots: usize,
-    bytes_since_last_entry: u64,
-    max: (i64, i64),
-    last_time_entry_timestamp: i64,
-    offset_index: Vec<u8>,
-    time_index: Vec<u8>,
-}
-
-impl ExpectedIndexes {
-    fn new(base_offset: i64, interval: u32, max_index_size: u32) -> Self {
-        let size = usize::try_from(max_index_size).unwrap_or(usize::MAX);
-        Self {
-            base_offset,
-            interval: u64::from(interval),
-            offset_slots: size / 8,
-            time_slots: size / 12,
-            bytes_since_last_entry: 0,
-            max: (-1, base_offset),
-            last_time_entry_timestamp: -1,
-            offset_index: Vec::new(),
-            time_index: Vec::new(),
-        }
-    }
-
-    fn relative(&self, offset: i64) -> u32 {
-        u32::try_from(offset - self.base_offset).unwrap_or(u32::MAX)
-    }
-
-    /// `TimeIndex::is_full`: the last slot is kept for the final entry.
-    fn time_full(&self) -> bool {
-        self.time_index.len() / 12 + 1 >= self.time_slots
-    }
-
-    fn time_entry(&mut self) {
-        let (timestamp, offset) = self.max;
-        if timestamp > self.last_time_entry_timestamp {
-            self.time_index.extend_from_slice(&timestamp.to_be_bytes());
-            let relative = self.relative(offset);
-            self.time_index.extend_from_slice(&relative.to_be_bytes());
-            self.last_time_entry_timestamp = timestamp;
-        }
-    }
-
-    fn batch(&mut self, last_offset: i64, max_timestamp: i64, size: u64, position: u64) {
-        if max_timestamp > self.max.0 {
-            self.max = (max_timestamp, last_offset);
-        }
-        if self.bytes_since_last_entry > self.interval {
-            if self.offset_index.len() / 8 < self.offset_slots {
-                let relative = self.relative(last_offset);
-                self.offset_index.extend_from_slice(&relative.to_be_bytes());
-                let position = u32::try_from(position).unwrap_or(u32::MAX);
-                self.offset_index.extend_from_slice(&position.to_be_bytes());
-            }
-            if !self.time_full() {
-                self.time_entry();
-            }
-            self.bytes_since_last_entry = 0;
-        }
-        self.bytes_since_last_entry += size;
     }
 }
 
@@ -166,7 +102,7 @@ pub fn scan_segment<F: FileSystem>(
         .open(&path, OpenMode::ReadOnly)
         .map_err(|e| Error::io(&path, "open", e))?;
     let size = file.len().map_err(|e| Error::io(&path, "stat", e))?;
-    let mut expected = ExpectedIndexes::new(base_offset, index_interval_bytes, max_index_size);
+    let mut expected = IndexImageBuilder::new(base_offset, index_interval_bytes, max_index_size);
     let mut last_offset = None;
     let mut records = 0_u64;
     let mut first_offset = None;
@@ -191,16 +127,15 @@ pub fn scan_segment<F: FileSystem>(
         Ok(())
     })?;
     let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
-    // Recovery's last step: the final time index entry, whatever the interval.
-    expected.time_entry();
+    let image = expected.finish(valid_bytes, batches);
     let indexes_match = file_equals(
         fs,
         &naming::offset_index_file(dir, base_offset, suffix),
-        &expected.offset_index,
+        &image.offset_index,
     )? && file_equals(
         fs,
         &naming::time_index_file(dir, base_offset, suffix),
-        &expected.time_index,
+        &image.time_index,
     )?;
     Ok(SegmentScan {
         log: path,
@@ -215,6 +150,7 @@ pub fn scan_segment<F: FileSystem>(
         producer_id_batches,
         last_v2_offset,
         producer_batches,
+        index_image: (!indexes_match).then_some(image),
     })
 }
 

@@ -18,6 +18,7 @@ mod mapped_loans;
 mod mapped_reads_stress;
 mod model;
 mod read_region_reuse;
+mod rebuild_from_image;
 mod recovery_reasons;
 mod scan_header_fields;
 mod sim_indexes;

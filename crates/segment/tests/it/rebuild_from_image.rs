@@ -1,0 +1,236 @@
+//! `LogSegment::rebuild_indexes_from` writes the index image a recovery scan built, without
+//! reading the `.log` again, and leaves the segment exactly as recovery's walk does: the same
+//! `.index` and `.timeindex` bytes, the same report, the same max timestamp, and the same files
+//! after one more append. Checked over random segments (every codec, timestamps out of order,
+//! offset gaps) at intervals and index sizes that fill the indexes; an image of other settings is
+//! ignored, and a stale one writes nothing.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "tests"
+)]
+
+use std::path::Path;
+
+use crate::common;
+
+use seglog_fs::RealFs;
+use seglog_record_format::Compression;
+use seglog_segment::{IndexImage, LogSegment, SegmentConfig, scan_segment};
+
+const BASE: i64 = 100;
+const LOG: &str = "00000000000000000100.log";
+const CODECS: [Compression; 5] = [
+    Compression::None,
+    Compression::Gzip,
+    Compression::Snappy,
+    Compression::Lz4,
+    Compression::Zstd,
+];
+
+fn config(interval: u32, max_index_size: u32) -> SegmentConfig {
+    SegmentConfig::default()
+        .with_index_interval_bytes(interval)
+        .with_max_index_size(max_index_size)
+}
+
+/// The `.log` of a segment of 150 appends of one to four batches each, and the next offset.
+fn random_log(seed: u64) -> (Vec<u8>, i64) {
+    let dir = tempfile::tempdir().unwrap();
+    let seg = LogSegment::open(
+        RealFs,
+        dir.path(),
+        BASE,
+        config(4096, 1 << 20),
+        false,
+        "",
+        0,
+    )
+    .unwrap();
+    let mut rng = seed;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut offset = BASE;
+    for _ in 0..150 {
+        let mut chunk = Vec::new();
+        for _ in 0..=(next() % 4) {
+            let count = 1 + (next() % 20) as usize;
+            // Rising, out of order by up to 2 s: the max moves often, so time entries fill.
+            let ts: Vec<i64> = (0..count)
+                .map(|_| 1_000_000 + offset * 10 - (next() % 2_000) as i64)
+                .collect();
+            let codec = CODECS[(next() % 5) as usize];
+            chunk.extend(common::batch_with(
+                offset,
+                &ts,
+                10 + (next() % 300) as usize,
+                codec,
+            ));
+            offset += count as i64 + (next() % 3) as i64;
+        }
+        seg.append(common::last_offset(&chunk), &chunk).unwrap();
+    }
+    let log = std::fs::read(seg.log_path()).unwrap();
+    seg.close().unwrap();
+    (log, offset)
+}
+
+/// A directory holding only `log` as the segment's `.log`.
+fn dir_with(log: &[u8]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(LOG), log).unwrap();
+    dir
+}
+
+fn image_of(dir: &Path, config: SegmentConfig) -> IndexImage {
+    let scan = scan_segment(
+        &RealFs,
+        dir,
+        BASE,
+        "",
+        config.index_interval_bytes,
+        config.max_index_size,
+        None,
+    )
+    .unwrap();
+    assert!(scan.stop.is_none(), "{:?}", scan.stop);
+    assert!(!scan.indexes_match);
+    scan.index_image
+        .expect("no image kept for indexes that differ")
+}
+
+fn index_files(seg: &LogSegment) -> (Vec<u8>, Vec<u8>) {
+    (
+        std::fs::read(seg.offset_index_path()).unwrap(),
+        std::fs::read(seg.time_index_path()).unwrap(),
+    )
+}
+
+/// What a segment is after its indexes were rebuilt, and after two more appends from `next`
+/// (the indexes resized first, as the loader does for the active segment; the timestamps below
+/// the max, so that a time index recovery filled is not asked for an entry it has no slot for:
+/// the log rolls first).
+fn state_then_append(seg: &LogSegment, config: SegmentConfig, next: i64) -> Vec<String> {
+    let mut state = vec![
+        format!("{:?}", index_files(seg)),
+        format!("max {}", seg.max_timestamp_so_far().unwrap()),
+        format!("next {}", seg.read_next_offset().unwrap()),
+        format!("entries {:?}", seg.index_entries().unwrap()),
+    ];
+    seg.resize_indexes(config.max_index_size).unwrap();
+    for offset in [next, next + 2] {
+        let batch = common::batch_with(offset, &[1_000, 900], 5_000, Compression::None);
+        seg.append(offset + 1, &batch).unwrap();
+    }
+    seg.on_become_inactive().unwrap();
+    state.push(format!("after two appends {:?}", index_files(seg)));
+    state.push(format!("entries {:?}", seg.index_entries().unwrap()));
+    state
+}
+
+#[test]
+fn the_image_rebuilds_what_the_walk_rebuilds() {
+    let cases = [
+        (0, 1024, 1),
+        (0, 2048, 2),
+        (1, 10 << 20, 3),
+        (700, 10 << 20, 4),
+        (700, 1200, 5),
+        (4096, 10 << 20, 6),
+        (100_000, 10 << 20, 7),
+    ];
+    for (interval, index_size, seed) in cases {
+        let (log, next) = random_log(seed);
+        let config = config(interval, index_size);
+        let case = format!("interval {interval}, index size {index_size}");
+
+        let walked = dir_with(&log);
+        let seg = LogSegment::open(RealFs, walked.path(), BASE, config, true, "", 0).unwrap();
+        let want_report = seg.recover().unwrap();
+        let want = state_then_append(&seg, config, next);
+        seg.close().unwrap();
+
+        let imaged = dir_with(&log);
+        let image = image_of(imaged.path(), config);
+        assert_eq!(image.valid_bytes(), log.len() as u64);
+        let seg = LogSegment::open(RealFs, imaged.path(), BASE, config, true, "", 0).unwrap();
+        let report = seg.rebuild_indexes_from(&image).unwrap();
+        assert_eq!(
+            (report.valid_bytes, report.batches, report.index_entries),
+            (
+                want_report.valid_bytes,
+                want_report.batches,
+                want_report.index_entries
+            ),
+            "{case}"
+        );
+        assert!(
+            report.stop.is_none() && report.bytes_truncated == 0,
+            "{case}"
+        );
+        assert_eq!(state_then_append(&seg, config, next), want, "{case}");
+        seg.close().unwrap();
+        assert_eq!(std::fs::read(imaged.path().join(LOG)).unwrap().len(), {
+            std::fs::read(walked.path().join(LOG)).unwrap().len()
+        });
+    }
+}
+
+#[test]
+fn the_small_indexes_fill_as_the_walk_fills_them() {
+    // The cases above must reach a full index, or they test no full-index rule.
+    let (log, _) = random_log(1);
+    let config = config(0, 1024);
+    let dir = dir_with(&log);
+    let image = image_of(dir.path(), config);
+    let seg = LogSegment::open(RealFs, dir.path(), BASE, config, true, "", 0).unwrap();
+    let (offsets, times) = seg.rebuild_indexes_from(&image).unwrap().index_entries;
+    assert_eq!(offsets, 128);
+    assert!(times >= 84, "{times} time entries");
+}
+
+#[test]
+fn an_image_of_other_settings_is_ignored_and_the_headers_are_walked() {
+    let (log, next) = random_log(9);
+    let wide = config(4096, 10 << 20);
+    let narrow = config(0, 2048);
+
+    let walked = dir_with(&log);
+    let seg = LogSegment::open(RealFs, walked.path(), BASE, narrow, true, "", 0).unwrap();
+    seg.recover().unwrap();
+    let want = state_then_append(&seg, narrow, next);
+    seg.close().unwrap();
+
+    let imaged = dir_with(&log);
+    let image = image_of(imaged.path(), wide);
+    let seg = LogSegment::open(RealFs, imaged.path(), BASE, narrow, true, "", 0).unwrap();
+    let report = seg.rebuild_indexes_from(&image).unwrap();
+    assert_eq!(report.valid_bytes, log.len() as u64);
+    assert_eq!(state_then_append(&seg, narrow, next), want);
+    seg.close().unwrap();
+}
+
+#[test]
+fn a_stale_image_writes_nothing_and_says_so() {
+    let (log, next) = random_log(11);
+    let config = config(0, 10 << 20);
+    let dir = dir_with(&log);
+    let image = image_of(dir.path(), config);
+    let seg = LogSegment::open(RealFs, dir.path(), BASE, config, true, "", 0).unwrap();
+    // The `.log` grows after the scan.
+    seg.resize_indexes(config.max_index_size).unwrap();
+    seg.append(next, &common::range(next, next)).unwrap();
+    let before = index_files(&seg);
+    let report = seg.rebuild_indexes_from(&image).unwrap();
+    assert_eq!(report.valid_bytes, log.len() as u64);
+    assert_ne!(report.valid_bytes, seg.size(), "the caller's check");
+    assert_eq!(index_files(&seg), before, "a stale image wrote the indexes");
+    seg.close().unwrap();
+}
