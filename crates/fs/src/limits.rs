@@ -6,8 +6,10 @@
 pub const MAX_MAP_COUNT_PATH: &str = "/proc/sys/vm/max_map_count";
 
 /// What the operating system limits a process to, as read; `None` where it sets no limit or
-/// could not be read.
+/// could not be read. [`process_limits`] reads them; [`ProcessLimits::NONE`] and the `with_*`
+/// setters give others (to derive defaults for a process other than this one, or in tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ProcessLimits {
     /// The soft `RLIMIT_NOFILE` (`ulimit -n`): the most descriptors the process may hold open.
     /// `None` when unlimited.
@@ -15,6 +17,28 @@ pub struct ProcessLimits {
     /// `vm.max_map_count`: the most memory mappings the process may hold. `None` when
     /// [`MAX_MAP_COUNT_PATH`] is missing (not Linux, no `/proc`) or does not hold a number.
     pub max_map_count: Option<u64>,
+}
+
+impl ProcessLimits {
+    /// No limit known.
+    pub const NONE: Self = Self {
+        open_files: None,
+        max_map_count: None,
+    };
+
+    /// With the soft `RLIMIT_NOFILE` `open_files` (`None`: unlimited).
+    #[must_use]
+    pub const fn with_open_files(mut self, open_files: Option<u64>) -> Self {
+        self.open_files = open_files;
+        self
+    }
+
+    /// With `vm.max_map_count` `max_map_count` (`None`: not known).
+    #[must_use]
+    pub const fn with_max_map_count(mut self, max_map_count: Option<u64>) -> Self {
+        self.max_map_count = max_map_count;
+        self
+    }
 }
 
 /// Reads the process's limits now. A system call and a small file read: read once, not per use.

@@ -85,10 +85,11 @@ mod tests {
 
     #[test]
     fn the_default_shares_and_explicit_caps_are_their_own() {
-        let defaults = ProcessDefaults::derive(ProcessLimits {
-            open_files: Some(1024),
-            max_map_count: Some(100),
-        });
+        let defaults = ProcessDefaults::derive(
+            ProcessLimits::NONE
+                .with_open_files(Some(1024))
+                .with_max_map_count(Some(100)),
+        );
         let limits = SegmentLimits::from_defaults(&defaults);
         assert_eq!(limits.mapping_budget().unwrap().max_mappings(), 50);
         assert_eq!(limits.descriptor_cache().unwrap().max_open(), 512);
@@ -106,10 +107,11 @@ mod tests {
 
     #[test]
     fn unlimited_open_files_share_no_cache() {
-        let defaults = ProcessDefaults::derive(ProcessLimits {
-            open_files: None,
-            max_map_count: None,
-        });
+        let defaults = ProcessDefaults::derive(
+            ProcessLimits::NONE
+                .with_open_files(None)
+                .with_max_map_count(None),
+        );
         let limits = SegmentLimits::from_defaults(&defaults);
         assert_eq!(limits.cache_for(0), None);
         assert_eq!(limits.budget_for(0).unwrap().max_mappings(), 32_765);

@@ -184,10 +184,11 @@ fn a_derived_mapping_budget_holds_a_logdirs_mappings() {
     if std::env::var(CHILD).is_ok() {
         return;
     }
-    let defaults = ProcessDefaults::derive(ProcessLimits {
-        open_files: None,
-        max_map_count: Some(100),
-    });
+    let defaults = ProcessDefaults::derive(
+        ProcessLimits::NONE
+            .with_open_files(None)
+            .with_max_map_count(Some(100)),
+    );
     assert_eq!(defaults.max_segment_mappings, 50);
     let limits = SegmentLimits::from_defaults(&defaults);
     assert!(limits.descriptor_cache().is_none());

@@ -63,10 +63,11 @@ mod tests {
     use super::*;
 
     fn derive(open_files: Option<u64>, max_map_count: Option<u64>) -> ProcessDefaults {
-        ProcessDefaults::derive(ProcessLimits {
-            open_files,
-            max_map_count,
-        })
+        ProcessDefaults::derive(
+            ProcessLimits::NONE
+                .with_open_files(open_files)
+                .with_max_map_count(max_map_count),
+        )
     }
 
     #[test]
