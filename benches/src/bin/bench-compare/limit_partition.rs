@@ -128,13 +128,23 @@ fn decode_batch(batch: &[u8], next: &mut i64) -> Result<u64> {
 fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figure> {
     let size: u64 = bytes.iter().map(|b| b.len() as u64).sum();
     let payload = SHAPES[0].payload_bytes(bytes.len());
+    // The batches in one buffer, as seglog reads them from one mapping: 65,536 separate heap
+    // buffers made the limit's CRC 1.4x slower than seglog's over the same bytes.
+    let whole = bytes.concat();
+    let mut ranges = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    for b in bytes {
+        ranges.push(at..at + b.len());
+        at += b.len();
+    }
     let samples = measure(
         params,
         || {
             let clock = round_clock();
             let started = clock();
             let (mut next, mut values) = (0_i64, 0_u64);
-            for batch in bytes {
+            for range in &ranges {
+                let batch = whole.get(range.clone()).context("a batch past the buffer")?;
                 values += decode_batch(batch, &mut next)?;
             }
             let elapsed = clock().saturating_sub(started);
@@ -150,7 +160,7 @@ fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figur
         workload: "consume_records".to_owned(),
         unit: "MiB/s",
         samples,
-        note: "CRC-32C (crc-fast, the CRC seglog uses) and a minimal decode (offset, key, value borrowed) of the dataset's batches, already in memory".to_owned(),
+        note: "CRC-32C (crc-fast, the CRC seglog uses) and a minimal decode (offset, key, value borrowed) of the dataset's batches, already in memory, in one buffer".to_owned(),
     })
 }
 
