@@ -144,7 +144,9 @@ fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figur
             let started = clock();
             let (mut next, mut values) = (0_i64, 0_u64);
             for range in &ranges {
-                let batch = whole.get(range.clone()).context("a batch past the buffer")?;
+                let batch = whole
+                    .get(range.clone())
+                    .context("a batch past the buffer")?;
                 values += decode_batch(batch, &mut next)?;
             }
             let elapsed = clock().saturating_sub(started);
