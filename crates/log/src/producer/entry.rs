@@ -1,8 +1,7 @@
 //! Kafka's `ProducerStateEntry`: the state of one producer id.
 
-use std::collections::VecDeque;
-
 use super::batch_metadata::BatchMetadata;
+use super::recent_batches::RecentBatches;
 
 /// How many of a producer's latest batches are kept for duplicate detection (Kafka's
 /// `NUM_BATCHES_TO_RETAIN`; a producer has at most five requests in flight).
@@ -19,11 +18,12 @@ pub const NO_TIMESTAMP: i64 = -1;
 
 /// One producer id's state: its epoch, its last batches (oldest first, at most
 /// [`NUM_BATCHES_TO_RETAIN`], all of the current epoch), the coordinator epoch of its last
-/// marker, the first offset of its ongoing transaction and its last timestamp.
+/// marker, the first offset of its ongoing transaction and its last timestamp. It owns no heap
+/// memory, so a clone is a copy.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProducerStateEntry {
     producer_id: i64,
-    batches: VecDeque<BatchMetadata>,
+    batches: RecentBatches<NUM_BATCHES_TO_RETAIN>,
     producer_epoch: i16,
     coordinator_epoch: i32,
     last_timestamp: i64,
@@ -48,7 +48,7 @@ impl ProducerStateEntry {
     ) -> Self {
         Self {
             producer_id,
-            batches: VecDeque::with_capacity(NUM_BATCHES_TO_RETAIN),
+            batches: RecentBatches::new(),
             producer_epoch,
             coordinator_epoch,
             last_timestamp,
@@ -83,39 +83,46 @@ impl ProducerStateEntry {
     }
     /// The kept batches, oldest first.
     pub fn batch_metadata(&self) -> impl ExactSizeIterator<Item = &BatchMetadata> {
-        self.batches.iter()
+        self.batches.as_slice().iter()
     }
     /// Whether no batch is kept.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.batches.is_empty()
+        self.batches.as_slice().is_empty()
     }
     /// The base sequence of the oldest kept batch, or -1.
     #[must_use]
     pub fn first_seq(&self) -> i32 {
         self.batches
-            .front()
+            .as_slice()
+            .first()
             .map_or(NO_SEQUENCE, BatchMetadata::first_seq)
     }
     /// The last sequence of the newest kept batch, or -1.
     #[must_use]
     pub fn last_seq(&self) -> i32 {
-        self.batches.back().map_or(NO_SEQUENCE, |b| b.last_seq)
+        self.batches
+            .as_slice()
+            .last()
+            .map_or(NO_SEQUENCE, |b| b.last_seq)
     }
     /// The base offset of the oldest kept batch, or -1.
     #[must_use]
     pub fn first_data_offset(&self) -> i64 {
-        self.batches.front().map_or(-1, BatchMetadata::first_offset)
+        self.batches
+            .as_slice()
+            .first()
+            .map_or(-1, BatchMetadata::first_offset)
     }
     /// The last offset of the newest kept batch, or -1.
     #[must_use]
     pub fn last_data_offset(&self) -> i64 {
-        self.batches.back().map_or(-1, |b| b.last_offset)
+        self.batches.as_slice().last().map_or(-1, |b| b.last_offset)
     }
     /// The offset delta of the newest kept batch, or 0.
     #[must_use]
     pub fn last_offset_delta(&self) -> i32 {
-        self.batches.back().map_or(0, |b| b.offset_delta)
+        self.batches.as_slice().last().map_or(0, |b| b.offset_delta)
     }
 
     /// This state under another producer id and without its batches (Kafka's `withProducerId`):
@@ -141,7 +148,7 @@ impl ProducerStateEntry {
         timestamp: i64,
     ) {
         self.maybe_update_producer_epoch(producer_epoch);
-        self.add_batch_metadata(BatchMetadata {
+        self.batches.push(BatchMetadata {
             last_seq,
             last_offset,
             offset_delta,
@@ -157,19 +164,12 @@ impl ProducerStateEntry {
         }
     }
 
-    fn add_batch_metadata(&mut self, batch: BatchMetadata) {
-        if self.batches.len() == NUM_BATCHES_TO_RETAIN {
-            self.batches.pop_front();
-        }
-        self.batches.push_back(batch);
-    }
-
     /// Takes over `next`'s state (Kafka's `update(ProducerStateEntry)`): its epoch, its batches
     /// appended after ours, its coordinator epoch, transaction and timestamp.
     pub(crate) fn update(&mut self, next: &Self) {
         self.maybe_update_producer_epoch(next.producer_epoch);
-        for b in &next.batches {
-            self.add_batch_metadata(*b);
+        for b in next.batches.as_slice() {
+            self.batches.push(*b);
         }
         self.coordinator_epoch = next.coordinator_epoch;
         self.current_txn_first_offset = next.current_txn_first_offset;
@@ -207,6 +207,7 @@ impl ProducerStateEntry {
             return None;
         }
         self.batches
+            .as_slice()
             .iter()
             .find(|b| b.first_seq() == base_sequence && b.last_seq == last_sequence)
             .copied()

@@ -3,7 +3,8 @@
 //! epoch and its ongoing transaction; the validation of idempotent and transactional appends;
 //! the first unstable offset; and the `<offset>.snapshot` files, in Kafka's format.
 //!
-//! One Kafka class per file: `batch_metadata` (`BatchMetadata`), `entry` (`ProducerStateEntry`),
+//! One Kafka class per file: `batch_metadata` (`BatchMetadata`), `entry` (`ProducerStateEntry`,
+//! its last batches in `recent_batches`, inline where Kafka has a `Deque`),
 //! `txn` (`TxnMetadata`, `CompletedTxn`, `LastRecord`, `LogOffsetMetadata`), `append_info`
 //! (`ProducerAppendInfo`, `AppendOrigin`), `error` (its exceptions), `config`
 //! (`ProducerStateManagerConfig`), `snapshot_format` (the bytes), `snapshot_file` (the files),
@@ -19,6 +20,7 @@ mod entry;
 mod error;
 mod manager;
 mod read_only;
+mod recent_batches;
 mod replay;
 mod snapshot_file;
 mod snapshot_format;
