@@ -2,6 +2,8 @@
 //! its state after the last successful append, and collects the new state and the transactions
 //! started. Nothing changes in the manager until `ProducerStateManager::update` takes it.
 
+use std::sync::Arc;
+
 use super::entry::{NO_PRODUCER_EPOCH, NO_SEQUENCE, ProducerStateEntry};
 use super::error::ProducerError;
 use super::txn::{CompletedTxn, LogOffsetMetadata, TxnMetadata};
@@ -44,9 +46,13 @@ pub struct EndTxnMarker {
 /// The validation of one producer's appends (Kafka's `ProducerAppendInfo`).
 #[derive(Debug, Clone)]
 pub struct ProducerAppendInfo {
-    partition: String,
+    /// Shared with the manager: an append info is made per batch replayed.
+    partition: Arc<str>,
     producer_id: i64,
-    current: ProducerStateEntry,
+    /// The state's epoch before these appends (Kafka's `currentEntry.producerEpoch()`).
+    current_epoch: i16,
+    /// The state's last sequence before these appends (Kafka's `currentEntry.lastSeq()`).
+    current_last_seq: i32,
     origin: AppendOrigin,
     transactions: Vec<TxnMetadata>,
     updated: ProducerStateEntry,
@@ -56,17 +62,50 @@ impl ProducerAppendInfo {
     /// Starts validating appends of `producer_id` to `partition` (its name, as in Kafka's
     /// messages: `topic-N`) whose state is `current`.
     #[must_use]
+    #[expect(
+        clippy::needless_pass_by_value,
+        reason = "Kafka's constructor takes the entry; the manager borrows it through from_state"
+    )]
     pub fn new(
         partition: impl Into<String>,
         producer_id: i64,
         current: ProducerStateEntry,
         origin: AppendOrigin,
     ) -> Self {
-        let updated = current.with_producer_id(producer_id);
-        Self {
-            partition: partition.into(),
+        Self::from_state(
+            Arc::from(partition.into()),
             producer_id,
-            current,
+            Some(&current),
+            origin,
+        )
+    }
+
+    /// [`ProducerAppendInfo::new`] with the partition name shared and the state borrowed (`None`
+    /// for a producer never seen): what the manager makes per append, copying no batch of the
+    /// state (the sequence check reads only its epoch and last sequence).
+    pub(crate) fn from_state(
+        partition: Arc<str>,
+        producer_id: i64,
+        current: Option<&ProducerStateEntry>,
+        origin: AppendOrigin,
+    ) -> Self {
+        let (current_epoch, current_last_seq, updated) = match current {
+            Some(c) => (
+                c.producer_epoch(),
+                c.last_seq(),
+                c.with_producer_id(producer_id),
+            ),
+            None => (
+                NO_PRODUCER_EPOCH,
+                NO_SEQUENCE,
+                ProducerStateEntry::empty(producer_id),
+            ),
+        };
+        Self {
+            partition,
+            producer_id,
+            current_epoch,
+            current_last_seq,
             origin,
             transactions: Vec::new(),
             updated,
@@ -253,14 +292,14 @@ impl ProducerAppendInfo {
         }
         let current_last_seq = if !self.updated.is_empty() {
             self.updated.last_seq()
-        } else if producer_epoch == self.current.producer_epoch() {
-            self.current.last_seq()
+        } else if producer_epoch == self.current_epoch {
+            self.current_last_seq
         } else {
             NO_SEQUENCE
         };
         // No epoch at all (every batch of the producer deleted by retention or DeleteRecords):
         // any sequence is accepted.
-        if self.current.producer_epoch() == NO_PRODUCER_EPOCH
+        if self.current_epoch == NO_PRODUCER_EPOCH
             || in_sequence(current_last_seq, append_first_seq)
         {
             return Ok(());

@@ -8,10 +8,11 @@
 //! `txn` (`TxnMetadata`, `CompletedTxn`, `LastRecord`, `LogOffsetMetadata`), `append_info`
 //! (`ProducerAppendInfo`, `AppendOrigin`), `error` (its exceptions), `config`
 //! (`ProducerStateManagerConfig`), `snapshot_format` (the bytes), `snapshot_file` (the files),
-//! `manager` (`ProducerStateManager`), `replay` (batches read into the state: an append, a
-//! recovered segment, the log after a snapshot) and `read_only` (the state at an offset, read
-//! back without changing a byte). Kafka's `VerificationStateEntry` is not modelled:
-//! it exists for the transaction coordinator's verification, which seglog does not have.
+//! `manager` (`ProducerStateManager`; `manager/apply` takes an append's state into it),
+//! `replay` (batches read into the state: an append, a recovered segment, the log after a
+//! snapshot) and `read_only` (the state at an offset, read back without changing a byte).
+//! Kafka's `VerificationStateEntry` is not modelled: it exists for the transaction
+//! coordinator's verification, which seglog does not have.
 
 mod append_info;
 mod batch_metadata;

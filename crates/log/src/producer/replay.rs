@@ -130,9 +130,9 @@ pub(crate) fn recover_data_header<F: FileSystem>(
     manager: &mut ProducerStateManager<F>,
     h: &BatchHeader,
 ) -> Result<()> {
-    let mut info = manager.prepare_update(h.producer_id, AppendOrigin::Replication);
-    append_data_header(&mut info, h)?;
-    manager.update(&info);
+    manager.append_and_update(h.producer_id, AppendOrigin::Replication, |info| {
+        append_data_header(info, h)
+    })?;
     manager.update_map_end_offset(h.last_offset.saturating_add(1));
     Ok(())
 }
@@ -151,9 +151,10 @@ pub fn recover_batch<F: FileSystem>(
 ) -> Result<Option<(CompletedTxn, i64)>> {
     let mut done = None;
     if has_producer_id(batch) {
-        let mut info = manager.prepare_update(batch.producer_id(), AppendOrigin::Replication);
-        let completed = append_batch(&mut info, batch, None, TV_UNKNOWN)?;
-        manager.update(&info);
+        let completed =
+            manager.append_and_update(batch.producer_id(), AppendOrigin::Replication, |info| {
+                append_batch(info, batch, None, TV_UNKNOWN)
+            })?;
         if let Some(txn) = completed {
             let last_stable_offset = manager.last_stable_offset(&txn);
             manager.complete_txn(&txn)?;

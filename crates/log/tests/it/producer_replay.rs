@@ -140,3 +140,36 @@ fn a_control_batch_that_is_no_marker_is_refused() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_refused_batch_changes_no_producer_state() {
+    // Producer 1 opens a transaction at 0; its non-transactional batch at 2 is refused
+    // (Kafka's InvalidTxnStateException), as is a control batch of a new producer 4 that is no
+    // marker: neither leaves a trace in the state, though each was half recorded when refused.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let mut m = manager(dir.path());
+    let mut bytes = Vec::new();
+    data(&mut bytes, 0, 2, 1, 0, true);
+    data(&mut bytes, 2, 1, 1, 2, false);
+    marker(&mut bytes, 3, 4, ControlRecordType::LeaderChange);
+    let all: Vec<_> = batches(&bytes)
+        .map(|f| f.and_then(|f| f.v2()).expect("a batch"))
+        .collect();
+    let [open, stray, no_marker] = all.as_slice() else {
+        panic!("three batches");
+    };
+    assert_eq!(recover_batch(&mut m, open).expect("valid"), None);
+    let before = m.last_entry(1).cloned().expect("producer 1");
+    let refused = recover_batch(&mut m, stray).expect_err("not transactional");
+    assert!(
+        refused.to_string().contains("Expected transactional write"),
+        "{refused}"
+    );
+    recover_batch(&mut m, no_marker).expect_err("not a marker");
+    assert_eq!(m.last_entry(1), Some(&before));
+    assert_eq!(before.batch_metadata().len(), 1);
+    assert_eq!(m.last_entry(4), None);
+    assert_eq!(m.active_producers().len(), 1);
+    assert_eq!(m.map_end_offset(), 2);
+    assert_eq!(m.first_unstable_offset().map(|o| o.message_offset), Some(0));
+}

@@ -12,15 +12,18 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use seglog_fs::FileSystem;
 
 use super::append_info::{AppendOrigin, ProducerAppendInfo};
 use super::config::ProducerStateManagerConfig;
-use super::entry::{NO_PRODUCER_ID, ProducerStateEntry};
+use super::entry::ProducerStateEntry;
 use super::snapshot_file::{self, SnapshotFile};
 use super::txn::{CompletedTxn, LogOffsetMetadata, TxnMetadata};
 use crate::error::{Error, Result};
+
+mod apply;
 
 /// Kafka's `LATE_TRANSACTION_BUFFER_MS`: five minutes past the transaction timeout.
 pub const LATE_TRANSACTION_BUFFER_MS: i64 = 5 * 60 * 1000;
@@ -30,7 +33,8 @@ pub const LATE_TRANSACTION_BUFFER_MS: i64 = 5 * 60 * 1000;
 pub struct ProducerStateManager<F: FileSystem> {
     fs: F,
     dir: PathBuf,
-    partition: String,
+    /// Shared with every [`ProducerAppendInfo`] made.
+    partition: Arc<str>,
     config: ProducerStateManagerConfig,
     max_transaction_timeout_ms: i32,
     producers: HashMap<i64, ProducerStateEntry>,
@@ -82,7 +86,7 @@ impl<F: FileSystem> ProducerStateManager<F> {
         Self {
             fs,
             dir,
-            partition: partition.into(),
+            partition: Arc::from(partition.into()),
             config,
             max_transaction_timeout_ms,
             producers: HashMap::new(),
@@ -173,12 +177,8 @@ impl<F: FileSystem> ProducerStateManager<F> {
     /// Starts validating an append of `producer_id` (Kafka's `prepareUpdate`).
     #[must_use]
     pub fn prepare_update(&self, producer_id: i64, origin: AppendOrigin) -> ProducerAppendInfo {
-        let current = self
-            .producers
-            .get(&producer_id)
-            .cloned()
-            .unwrap_or_else(|| ProducerStateEntry::empty(producer_id));
-        ProducerAppendInfo::new(self.partition.clone(), producer_id, current, origin)
+        let current = self.producers.get(&producer_id);
+        ProducerAppendInfo::from_state(Arc::clone(&self.partition), producer_id, current, origin)
     }
 
     /// Takes over a validated append (Kafka's `update`).
@@ -187,23 +187,9 @@ impl<F: FileSystem> ProducerStateManager<F> {
     ///
     /// On the producer id -1, a caller's bug (Kafka's `IllegalArgumentException`).
     pub fn update(&mut self, info: &ProducerAppendInfo) {
-        assert!(
-            info.producer_id() != NO_PRODUCER_ID,
-            "Invalid producer id {} passed to update for partition{}",
-            info.producer_id(),
-            self.partition
-        );
-        let next = info.to_entry();
-        match self.producers.get_mut(&info.producer_id()) {
-            Some(current) => current.update(next),
-            None => {
-                self.producers.insert(info.producer_id(), next.clone());
-            }
-        }
-        for txn in info.started_transactions() {
-            self.ongoing.insert(txn.first_offset.message_offset, *txn);
-        }
-        self.update_oldest_txn_timestamp();
+        let slot = self.producers.entry(info.producer_id());
+        let last_timestamp = apply::take_over(slot, info, &self.partition);
+        self.start_transactions(info, last_timestamp);
     }
 
     fn update_oldest_txn_timestamp(&mut self) {
@@ -234,7 +220,7 @@ impl<F: FileSystem> ProducerStateManager<F> {
     pub fn complete_txn(&mut self, txn: &CompletedTxn) -> Result<()> {
         let Some(mut meta) = self.ongoing.remove(&txn.first_offset) else {
             return Err(Error::InvalidRequest {
-                partition: self.partition.clone(),
+                partition: self.partition.to_string(),
                 reason: format!(
                     "Attempted to complete transaction CompletedTxn[producerId={}, firstOffset={}, lastOffset={}, isAborted={}] on partition {} which was not started",
                     txn.producer_id,
