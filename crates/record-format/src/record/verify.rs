@@ -13,9 +13,9 @@ use crate::varint;
 ///
 /// The rules, in the iterator's terms: every length varint within the section and its body
 /// within it, every field read within the body (attributes, timestamp delta, offset delta, key,
-/// value, header count and headers with non-negative key lengths), a header count neither
-/// negative nor above the bytes left in the section, the body used exactly, offset deltas in
-/// `0..=last_offset_delta` and increasing, and no bytes after the last record.
+/// value, header count and headers with non-negative key lengths), a header count not negative,
+/// the body used exactly, offset deltas in `0..=last_offset_delta` and increasing, and no bytes
+/// after the last record.
 #[inline]
 pub(crate) fn last_delta(buf: &[u8], count: i32, last_offset_delta: i32) -> Option<i32> {
     let mut pos = 0usize;
@@ -30,7 +30,7 @@ pub(crate) fn last_delta(buf: &[u8], count: i32, last_offset_delta: i32) -> Opti
         let delta = varint32(body, &mut p)?;
         skip_nullable(body, &mut p)?;
         skip_nullable(body, &mut p)?;
-        skip_headers(buf.len(), body, &mut p)?;
+        skip_headers(body, &mut p)?;
         let d = i64::from(delta);
         if delta < 0 || delta > last_offset_delta || d <= previous || p != body_end {
             return None;
@@ -44,20 +44,16 @@ pub(crate) fn last_delta(buf: &[u8], count: i32, last_offset_delta: i32) -> Opti
     i32::try_from(previous).ok().filter(|&d| d >= 0)
 }
 
-/// The header count and the headers; `section_len` is the whole section's length, which the
-/// iterator compares the count with (Java's `ByteBuffer.remaining()`).
+/// The header count and the headers. The iterator also refuses a count above the bytes left in
+/// the section; no such count can pass here either, as every header takes at least two bytes of
+/// the body, so the loop ends at the body's end after at most half its length.
 #[inline]
-fn skip_headers(section_len: usize, body: &[u8], p: &mut usize) -> Option<()> {
+fn skip_headers(body: &[u8], p: &mut usize) -> Option<()> {
     let count = varint32(body, p)?;
     if count == 0 {
         return Some(());
     }
-    let count = u32::try_from(count).ok()?;
-    let rest = section_len.checked_sub(*p)?;
-    if usize::try_from(count).ok()? > rest {
-        return None;
-    }
-    for _ in 0..count {
+    for _ in 0..u32::try_from(count).ok()? {
         let key_len = varint32(body, p)?;
         skip(body, p, usize::try_from(key_len).ok()?)?;
         skip_nullable(body, p)?;
