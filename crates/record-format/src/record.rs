@@ -10,6 +10,8 @@
 use crate::error::{CorruptKind, Error, Field, Position, Result};
 use crate::varint::{self, VarintError};
 
+pub(crate) mod verify;
+
 /// One record header: a key (UTF-8 in Kafka, kept as bytes here) and a nullable value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Header<'a> {
