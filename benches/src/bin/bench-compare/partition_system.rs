@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
+use seglog_log::record::Record;
 use seglog_log::{Isolation, LoadOptions, LogConfig, PartitionLog, RealFs, SystemClock};
 
 use crate::pipe_drain::Drain;
@@ -112,6 +113,8 @@ fn consume_records(params: &Params, log: &PartitionLog) -> Result<Figure> {
     let size = log.size();
     let payload = SHAPES[0].payload_bytes(SHAPES[0].batches_for(params.dataset_mib));
     let mut buf = Vec::with_capacity(FETCH_MIB_BYTES as usize);
+    // A diagnostic, not a bench-compare figure: records lent, not owned (docs/perf/consume.md).
+    let borrowed = std::env::var_os("SEGLOG_BENCH_BORROWED_RECORDS").is_some_and(|v| v == "1");
     let samples = measure(
         params,
         || {
@@ -120,15 +123,20 @@ fn consume_records(params: &Params, log: &PartitionLog) -> Result<Figure> {
             let (mut offset, mut values) = (0_i64, 0_u64);
             while offset < end {
                 let fetch = log.read(offset, FETCH_MIB_BYTES, Isolation::HighWatermark, true)?;
-                let failed = fetch.for_each_record(&mut buf, |record| {
+                let mut each = |record: &Record| {
                     if record.offset != offset {
                         return ControlFlow::Break(format!("record {} at {offset}", record.offset));
                     }
-                    values += record.key.map_or(0, |k| k.len() as u64)
-                        + record.value.map_or(0, |v| v.len() as u64);
+                    values += record.key.as_ref().map_or(0, |k| k.len() as u64)
+                        + record.value.as_ref().map_or(0, |v| v.len() as u64);
                     offset += 1;
                     ControlFlow::Continue(())
-                })?;
+                };
+                let failed = if borrowed {
+                    fetch.for_each_record_ref(&mut buf, each)?
+                } else {
+                    fetch.for_each_record(&mut buf, |record| each(&record))?
+                };
                 if let Some(e) = failed {
                     bail!(e);
                 }
