@@ -86,6 +86,63 @@ pub(crate) fn last_offset(batches: &[u8]) -> i64 {
         .unwrap()
 }
 
+/// How [`append_random`] stamps its records.
+#[derive(Clone, Copy)]
+pub(crate) enum Stamps {
+    /// Anywhere in 50 s: the max rarely moves.
+    Scattered,
+    /// Rising with the offset, out of order by up to 2 s: the max moves often.
+    Rising,
+}
+
+/// Appends `appends` random appends of one to four batches each (as a follower fetch holds)
+/// from `first_offset`: 1 to 20 records a batch, values of 10 to 310 bytes, every codec, gaps of
+/// up to 2 offsets between batches (as compaction leaves them). Returns the next offset. The
+/// same `seed` gives the same batches.
+pub(crate) fn append_random(
+    seg: &LogSegment,
+    first_offset: i64,
+    appends: usize,
+    seed: u64,
+    stamps: Stamps,
+) -> i64 {
+    const CODECS: [Compression; 5] = [
+        Compression::None,
+        Compression::Gzip,
+        Compression::Snappy,
+        Compression::Lz4,
+        Compression::Zstd,
+    ];
+    let mut rng = seed;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let mut offset = first_offset;
+    for _ in 0..appends {
+        let mut chunk = Vec::new();
+        for _ in 0..=(next() % 4) {
+            let count = 1 + usize::try_from(next() % 20).unwrap();
+            let ts: Vec<i64> = (0..count)
+                .map(|_| match stamps {
+                    Stamps::Scattered => 1_000_000 + i64::try_from(next() % 50_000).unwrap(),
+                    Stamps::Rising => {
+                        1_000_000 + offset * 10 - i64::try_from(next() % 2_000).unwrap()
+                    }
+                })
+                .collect();
+            let codec = CODECS[usize::try_from(next() % 5).unwrap()];
+            let value_len = 10 + usize::try_from(next() % 300).unwrap();
+            chunk.extend(batch_with(offset, &ts, value_len, codec));
+            offset += count as i64 + i64::try_from(next() % 3).unwrap();
+        }
+        seg.append(last_offset(&chunk), &chunk).unwrap();
+    }
+    offset
+}
+
 /// Every (offset, value) a region holds.
 pub(crate) fn records_of(bytes: &[u8]) -> Vec<(i64, Vec<u8>)> {
     let mut out = Vec::new();

@@ -13,47 +13,12 @@
 use crate::common;
 
 use seglog_fs::RealFs;
-use seglog_record_format::Compression;
 use seglog_segment::{LogSegment, SegmentConfig};
-
-const CODECS: [Compression; 5] = [
-    Compression::None,
-    Compression::Gzip,
-    Compression::Snappy,
-    Compression::Lz4,
-    Compression::Zstd,
-];
 
 fn write_segment(dir: &std::path::Path, interval: u32, seed: u64) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
     let config = SegmentConfig::default().with_index_interval_bytes(interval);
     let seg = LogSegment::open(RealFs, dir, 100, config, false, "", 0).unwrap();
-    let mut rng = seed;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
-    let mut offset = 100_i64;
-    for _ in 0..200 {
-        // One append holds one to four batches, as a follower fetch does.
-        let mut chunk = Vec::new();
-        for _ in 0..=(next() % 4) {
-            let count = 1 + (next() % 20) as usize;
-            let ts: Vec<i64> = (0..count)
-                .map(|_| 1_000_000 + (next() % 50_000) as i64)
-                .collect();
-            let codec = CODECS[(next() % 5) as usize];
-            chunk.extend(common::batch_with(
-                offset,
-                &ts,
-                10 + (next() % 300) as usize,
-                codec,
-            ));
-            offset += count as i64 + (next() % 3) as i64; // gaps, as compaction leaves them
-        }
-        seg.append(common::last_offset(&chunk), &chunk).unwrap();
-    }
+    common::append_random(&seg, 100, 200, seed, common::Stamps::Scattered);
     seg.on_become_inactive().unwrap();
     let files = (
         std::fs::read(seg.log_path()).unwrap(),

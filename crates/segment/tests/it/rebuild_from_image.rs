@@ -23,13 +23,6 @@ use seglog_segment::{IndexImage, LogSegment, SegmentConfig, scan_segment};
 
 const BASE: i64 = 100;
 const LOG: &str = "00000000000000000100.log";
-const CODECS: [Compression; 5] = [
-    Compression::None,
-    Compression::Gzip,
-    Compression::Snappy,
-    Compression::Lz4,
-    Compression::Zstd,
-];
 
 fn config(interval: u32, max_index_size: u32) -> SegmentConfig {
     SegmentConfig::default()
@@ -50,33 +43,7 @@ fn random_log(seed: u64) -> (Vec<u8>, i64) {
         0,
     )
     .unwrap();
-    let mut rng = seed;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
-    let mut offset = BASE;
-    for _ in 0..150 {
-        let mut chunk = Vec::new();
-        for _ in 0..=(next() % 4) {
-            let count = 1 + (next() % 20) as usize;
-            // Rising, out of order by up to 2 s: the max moves often, so time entries fill.
-            let ts: Vec<i64> = (0..count)
-                .map(|_| 1_000_000 + offset * 10 - (next() % 2_000) as i64)
-                .collect();
-            let codec = CODECS[(next() % 5) as usize];
-            chunk.extend(common::batch_with(
-                offset,
-                &ts,
-                10 + (next() % 300) as usize,
-                codec,
-            ));
-            offset += count as i64 + (next() % 3) as i64;
-        }
-        seg.append(common::last_offset(&chunk), &chunk).unwrap();
-    }
+    let offset = common::append_random(&seg, BASE, 150, seed, common::Stamps::Rising);
     let log = std::fs::read(seg.log_path()).unwrap();
     seg.close().unwrap();
     (log, offset)
