@@ -201,16 +201,15 @@ fn wrong_txn_indexes_are_still_found_and_rewritten() {
     assert_eq!(files(&fs, "log"), logs_before);
 }
 
-/// Segments of idempotent producers only (no control batch): the plan's scan keeps their
-/// batches' headers, so neither the plan's `.txnindex` check nor the load reads a `.log` again
-/// after that scan; the state and snapshots are still byte for byte those the appends wrote.
-/// With the headers not kept, both walks read every batch's header again (the read count
-/// below more than doubles).
-#[test]
-fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
+/// 40 rounds of two plain records, each after a batch of 4 idempotent records of one of three
+/// producers when `idempotent`, appended to a new log that is then closed cleanly: the
+/// workload, the file system and the segments' base offsets (at least 4).
+fn written_and_closed(idempotent: bool) -> (Workload, SimFs, Vec<i64>) {
     let mut w = Workload::new();
     for round in 0..40 {
-        w.data(1 + round % 3, 4, false);
+        if idempotent {
+            w.data(1 + round % 3, 4, false);
+        }
         w.plain(2);
     }
     let fs = SimFs::new();
@@ -220,6 +219,17 @@ fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
     assert!(bases.len() >= 4, "{bases:?}");
     log.close().unwrap();
     drop(log);
+    (w, fs, bases)
+}
+
+/// Segments of idempotent producers only (no control batch): the plan's scan keeps their
+/// batches' headers, so neither the plan's `.txnindex` check nor the load reads a `.log` again
+/// after that scan; the state and snapshots are still byte for byte those the appends wrote.
+/// With the headers not kept, both walks read every batch's header again (the read count
+/// below more than doubles).
+#[test]
+fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
+    let (w, fs, bases) = written_and_closed(true);
     let snapshots = files(&fs, "snapshot");
     let txn_indexes = files(&fs, "txnindex");
     let fs = fs.crash(Tear::DropAll);
@@ -265,20 +275,7 @@ fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
 #[test]
 fn lost_indexes_are_written_from_the_scans_images_without_reading_again() {
     for idempotent in [false, true] {
-        let mut w = Workload::new();
-        for round in 0..40 {
-            if idempotent {
-                w.data(1 + round % 3, 4, false);
-            }
-            w.plain(2);
-        }
-        let fs = SimFs::new();
-        let (log, _) = open(&fs);
-        w.append_to(&log);
-        let bases: Vec<i64> = log.segments().keys().copied().collect();
-        assert!(bases.len() >= 4, "{bases:?}");
-        log.close().unwrap();
-        drop(log);
+        let (w, fs, bases) = written_and_closed(idempotent);
         let indexes = (files(&fs, "index"), files(&fs, "timeindex"));
         let snapshots = files(&fs, "snapshot");
         let fs = fs.crash(Tear::DropAll);
