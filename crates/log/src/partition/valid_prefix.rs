@@ -31,6 +31,17 @@ pub(crate) struct ValidPrefix {
 }
 
 impl ValidPrefix {
+    /// Whether recovery writes no `.txnindex` entry for the prefix, whatever the producer state
+    /// before it: its batches with a producer id are all data batches, whose headers the scan
+    /// kept (what [`Self::replay_without_reading`] replays). Only a marker completes a
+    /// transaction.
+    pub(crate) fn completes_no_transaction(&self) -> bool {
+        self.producer_id_batches == 0
+            || self.producer_batches.as_deref().is_some_and(|kept| {
+                u64::try_from(kept.len()).is_ok_and(|n| n == self.producer_id_batches)
+            })
+    }
+
     /// The replay of the prefix from offset `from` without reading it, as the walk replays it
     /// (`replay_header`): each kept data batch with a producer id recorded, then the state's end
     /// offset set past the last v2 batch (the offsets of a valid prefix only increase, so the

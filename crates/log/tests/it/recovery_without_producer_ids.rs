@@ -266,6 +266,37 @@ fn idempotent_segments_replay_from_the_scans_headers_without_reading_again() {
     assert_eq!(files(&fs, "txnindex"), txn_indexes);
 }
 
+/// Segments of idempotent producers only complete no transaction, so the plan judges their
+/// `.txnindex` files without replaying producer state: each must be empty. A stray entry
+/// (within the segment's offsets, so Kafka's sanity check passes it) is still found, in that
+/// segment alone, and the load rewrites the file empty; the state is still the appends'.
+#[test]
+fn a_stray_txn_entry_beside_idempotent_data_is_found_without_a_replay() {
+    let (w, fs, bases) = written_and_closed(true);
+    let fs = fs.crash(Tear::DropAll);
+    for (path, _) in files(&fs, "snapshot") {
+        fs.remove_file(&path).unwrap();
+    }
+    let victim = bases[bases.len() / 2];
+    let stray = naming::txn_index_file(&dir(), victim, "");
+    let entry = AbortedTxn::new(2, victim, victim + 1, victim).to_bytes();
+    let file = fs.open(&stray, OpenMode::CreateOrOpen).unwrap();
+    file.write_all_at(&entry, 0).unwrap();
+    file.sync_data().unwrap();
+    drop(file);
+
+    let plan = seglog_log::plan_partition(&fs, &dir(), 64, 4096, LoadOptions::default()).unwrap();
+    let flagged: Vec<i64> = plan.corrupt_txn_indexes.iter().map(|(b, _)| *b).collect();
+    assert_eq!(flagged, vec![victim], "{plan}");
+    let (log, report) = open(&fs);
+    assert_eq!(report.plan.corrupt_txn_indexes.len(), 1);
+    assert!(txn_entries(&log).iter().all(|(_, e)| e.is_empty()));
+    assert_eq!(facts(&log), expected(&w.batches).producers);
+    log.close().unwrap();
+    drop(log);
+    assert!(files(&fs, "txnindex").iter().all(|(_, b)| b.is_empty()));
+}
+
 /// Index files lost in a crash are written from the plan's scan (`SegmentScan::index_image`):
 /// the unclean reopen reads each `.log` once, in the scan's chunks, and not a batch header
 /// again, and the indexes it writes, as the producer state it rebuilds, are byte for byte what
