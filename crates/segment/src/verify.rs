@@ -40,7 +40,7 @@ pub struct OffsetBounds {
 }
 
 /// Where and why a walk stopped before the end of the file.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RecoveryStop {
     /// The byte position of the first byte not kept.
     pub position: u64,
@@ -49,7 +49,7 @@ pub struct RecoveryStop {
 }
 
 /// Why recovery stopped before the end of the file.
-#[derive(Debug)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StopReason {
     /// A batch failed framing or validation: a size below 14, a v2 batch below 61 bytes, a CRC

@@ -55,10 +55,15 @@ impl<F: FileSystem> Inner<F> {
             if let Some(cut) = cut {
                 self.keep_what_is_cut(cut, quarantine, report)?;
             }
-            // Found valid to its end by the plan's scan, and not changed since.
-            let known = valid.get(base).filter(|p| p.valid_bytes == segment.size());
-            let (recovery, replay) =
-                self.rebuild_segment(&mut txn, segments, segment, cut.is_some(), next_base, known)?;
+            let prefix = valid.get(base);
+            let (recovery, replay) = self.rebuild_segment(
+                &mut txn,
+                segments,
+                segment,
+                cut.is_some(),
+                next_base,
+                prefix,
+            )?;
             match recovery {
                 Ok(recovered) => {
                     let planned = cut.map_or(segment.size(), |c| c.position);
@@ -77,7 +82,8 @@ impl<F: FileSystem> Inner<F> {
                     {
                         Self::finish_txn_index(manager, segment, next_base, aborted, true)?;
                     } else {
-                        let known = known.filter(|_| cut.is_none());
+                        // The valid prefix the plan's scan found, which is all there is now.
+                        let known = prefix.filter(|p| p.valid_bytes == segment.size());
                         self.recover_txn_index(
                             &mut txn, segments, segment, next_base, true, known,
                         )?;
@@ -169,12 +175,14 @@ fn segment_files(dir: &Path, base: i64) -> [PathBuf; 4] {
 }
 
 impl<F: FileSystem> Inner<F> {
-    /// A segment recovered (`cut`: checked again and cut, as planned), or, the plan's scan
-    /// having checked every batch of one it does not cut, only its indexes rebuilt: written from
-    /// the scan's image when the plan kept one (`known`; producer state is then the caller's to
-    /// replay), else from the batch headers, with producer state replayed into the load's
-    /// manager in the same walk (returned for the caller to finish; a refused batch fails the
-    /// load once the indexes are whole).
+    /// A segment recovered, with the plan's scan of it (`prefix`) where it kept one. One the plan
+    /// cuts is cut and its indexes written from the scan's image (`LogSegment::recover_from`),
+    /// or, without an image or with a `.log` changed since, checked again and cut by the walk.
+    /// One it does not cut, every batch checked by the scan, gets only its indexes rebuilt:
+    /// written from the image when the `.log` has not changed, else from the batch headers,
+    /// with producer state replayed into the load's manager in the same walk (returned for the
+    /// caller to finish; a refused batch fails the load once the indexes are whole). Producer
+    /// state is otherwise the caller's to replay.
     fn rebuild_segment<'m>(
         &self,
         txn: &'m mut TxnRecovery<F>,
@@ -182,14 +190,21 @@ impl<F: FileSystem> Inner<F> {
         segment: &LogSegment<F>,
         cut: bool,
         next_base: Option<i64>,
-        known: Option<&ValidPrefix>,
+        prefix: Option<&ValidPrefix>,
     ) -> Result<(
         seglog_segment::Result<RecoveryReport>,
         Option<SegmentReplay<'m, F>>,
     )> {
+        let image = prefix.and_then(|p| p.index_image.as_deref());
         if cut {
-            return Ok((segment.recover_before(next_base), None));
+            let recovered = match image.map(|i| segment.recover_from(i)).transpose() {
+                Ok(Some(Some(report))) => Ok(report),
+                Ok(_) => segment.recover_before(next_base),
+                Err(e) => Err(e),
+            };
+            return Ok((recovered, None));
         }
+        let known = prefix.filter(|p| p.valid_bytes == segment.size());
         if let Some(image) = known.and_then(|k| k.index_image.as_deref()) {
             return Ok((segment.rebuild_indexes_from(image), None));
         }

@@ -55,17 +55,18 @@ const MAX_PLAN_HEADERS: usize = 1 << 18;
 /// before the images were kept.
 const MAX_PLAN_IMAGES: usize = 32 << 20;
 
-/// What the load reuses of a plan: the segments found valid to their end, with what their
-/// producer-state replay needs (see [`ValidPrefix::replay_without_reading`]).
+/// What the load reuses of a plan: the segments found valid to their end and those it cuts, with
+/// their valid prefix: the index image, and what their producer-state replay needs (see
+/// [`ValidPrefix::replay_without_reading`]).
 pub(super) type ValidSegments = BTreeMap<i64, ValidPrefix>;
 
 /// A plan, and what the load reuses of its scans.
 #[derive(Clone, Copy)]
 pub(super) struct ScannedPlan<'p> {
     pub(super) plan: &'p RecoveryPlan,
-    /// The segments its scans found valid to their end (see [`ValidSegments`]): one
-    /// whose `.log` still has the size the plan saw replays its producer state without a walk
-    /// when the scan kept what that needs.
+    /// The segments its scans found valid to their end, and those it cuts (see
+    /// [`ValidSegments`]): one whose `.log` has the size of its valid prefix (once cut) replays
+    /// its producer state without a walk when the scan kept what that needs.
     pub(super) valid: &'p ValidSegments,
 }
 
@@ -132,10 +133,11 @@ pub(super) fn plan_partition_listed<F: FileSystem>(
     let (live, segments) = planner.swaps(live, &swaps)?;
     planner.recover(&live, &segments, options)?;
     planner.producer_snapshots(&live, &segments, options)?;
+    let cut: BTreeSet<i64> = planner.plan.cuts.iter().map(|c| c.base_offset).collect();
     let valid = planner
         .verified
         .into_iter()
-        .filter(|(base, _)| planner.valid_to_end.contains(base))
+        .filter(|(base, _)| planner.valid_to_end.contains(base) || cut.contains(base))
         .map(|(base, (_, prefix))| (base, prefix))
         .collect();
     Ok((planner.plan, listed, valid))
@@ -174,9 +176,10 @@ impl<F: FileSystem> Planner<'_, F> {
                 .take()
                 .filter(|k| self.kept_headers + k.len() <= MAX_PLAN_HEADERS);
             self.kept_headers += kept.as_ref().map_or(0, Vec::len);
-            let image = scan.index_image.take().filter(|i| {
-                scan.stop.is_none() && self.kept_image_bytes + i.heap_bytes() <= MAX_PLAN_IMAGES
-            });
+            let image = scan
+                .index_image
+                .take()
+                .filter(|i| self.kept_image_bytes + i.heap_bytes() <= MAX_PLAN_IMAGES);
             self.kept_image_bytes += image.as_ref().map_or(0, IndexImage::heap_bytes);
             let prefix = ValidPrefix {
                 valid_bytes: scan.valid_bytes,

@@ -1,7 +1,10 @@
 //! The `.index` and `.timeindex` recovery writes for a segment, built from the batches a scan
 //! with recovery's rules found valid: the scan compares them with the files, and when those
 //! differ [`LogSegment::rebuild_indexes_from`](super::LogSegment::rebuild_indexes_from) writes
-//! them without walking the `.log` again.
+//! them without walking the `.log` again; when recovery cuts the segment,
+//! [`LogSegment::recover_from`](super::LogSegment::recover_from) cuts it and writes them.
+
+use crate::verify::RecoveryStop;
 
 /// The index bytes of a segment's valid prefix, as recovery would write them into indexes of
 /// the scan's `segment.index.bytes` at its `index.interval.bytes` (see
@@ -13,6 +16,10 @@ pub struct IndexImage {
     pub(super) max_index_size: u32,
     /// The bytes of the valid prefix the image was built from.
     pub(super) valid_bytes: u64,
+    /// The `.log`'s size when the scan read it: larger than `valid_bytes` when recovery cuts.
+    pub(super) scanned_size: u64,
+    /// Where and why the valid prefix ends before `scanned_size`.
+    pub(super) stop: Option<RecoveryStop>,
     pub(super) batches: u64,
     pub(super) offset_index: Vec<u8>,
     /// Every entry, recovery's final one (`final_entry`) included.
@@ -31,6 +38,12 @@ impl IndexImage {
     /// The bytes of the valid prefix it was built from.
     pub fn valid_bytes(&self) -> u64 {
         self.valid_bytes
+    }
+
+    /// The `.log`'s size when the scan read it: recovery cuts what lies past
+    /// [`valid_bytes`](Self::valid_bytes).
+    pub fn scanned_size(&self) -> u64 {
+        self.scanned_size
     }
 
     /// The time index entries appended batch by batch (recovery's final one left out).
@@ -62,6 +75,8 @@ impl IndexImageBuilder {
                 interval,
                 max_index_size,
                 valid_bytes: 0,
+                scanned_size: 0,
+                stop: None,
                 batches: 0,
                 offset_index: Vec::new(),
                 time_index: Vec::new(),
@@ -119,12 +134,20 @@ impl IndexImageBuilder {
         self.bytes_since_last_entry += size;
     }
 
-    /// The image of the `batches` batches of a valid prefix of `valid_bytes`, with recovery's
-    /// last step: the final time index entry, whatever the interval.
-    pub(super) fn finish(mut self, valid_bytes: u64, batches: u64) -> IndexImage {
+    /// The image of the `batches` batches of a valid prefix of `valid_bytes` in a `.log` of
+    /// `scanned_size` bytes (ended by `stop` when shorter), with recovery's last step: the final
+    /// time index entry, whatever the interval.
+    pub(super) fn finish(
+        mut self,
+        (valid_bytes, batches): (u64, u64),
+        scanned_size: u64,
+        stop: Option<RecoveryStop>,
+    ) -> IndexImage {
         self.image.final_entry = self.time_entry();
         self.image.valid_bytes = valid_bytes;
         self.image.batches = batches;
+        self.image.scanned_size = scanned_size;
+        self.image.stop = stop;
         self.image
     }
 }

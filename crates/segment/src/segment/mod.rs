@@ -36,6 +36,7 @@ mod log_file;
 mod mapping;
 mod read;
 mod recover;
+mod recover_image;
 mod recovery_scan;
 mod size;
 mod time_lookup;

@@ -7,7 +7,6 @@ use std::ops::ControlFlow;
 
 use seglog_record_format::FramedBatch;
 
-use super::index_image::IndexImage;
 use super::{BatchFacts, LogSegment, UNKNOWN, Writer, index_batch};
 use crate::error::{Error, Result};
 use crate::scan::{BatchHeader, Scan, ScanEnd, scan_selected};
@@ -155,57 +154,9 @@ impl<F: FileSystem> LogSegment<F> {
         })
     }
 
-    /// The indexes [`LogSegment::recover_before`] writes, written from `image`, which a scan
-    /// with recovery's rules ([`scan_segment`](crate::scan_segment), with the same next base
-    /// offset) built of this segment's valid prefix: nothing of the `.log` is read, and it is not
-    /// changed. The entries go through the indexes' own checks, so an entry they refuse fails
-    /// as the walk's would. An image built for other index settings or another segment is
-    /// ignored, and the headers are walked ([`LogSegment::rebuild_indexes`]).
-    ///
-    /// The report's `valid_bytes` is the image's: when the `.log` no longer has that size (it
-    /// changed since the scan), nothing is written, and the caller must stop.
-    pub fn rebuild_indexes_from(&self, image: &IndexImage) -> Result<RecoveryReport> {
-        let config = &self.config;
-        if image.base_offset != self.base_offset
-            || image.interval != config.index_interval_bytes
-            || image.max_index_size != config.max_index_size
-        {
-            return self.rebuild_indexes();
-        }
-        let mut w = self.writer.lock();
-        let mut report = RecoveryReport {
-            valid_bytes: image.valid_bytes,
-            bytes_truncated: 0,
-            batches: image.batches,
-            index_entries: (0, 0),
-            stop: None,
-        };
-        if self.size() != image.valid_bytes {
-            return Ok(report);
-        }
-        self.reset_indexes(&mut w)?;
-        let base = self.base_offset;
-        let offset_index = w.offset_index.get_mut()?;
-        for entry in image.offset_index.chunks_exact(8) {
-            let (relative, position) = split_be(entry);
-            offset_index.append(base + i64::from(relative), position)?;
-        }
-        let time_index = w.time_index.get_mut()?;
-        for entry in image.time_entries_before_final().chunks_exact(12) {
-            let (timestamp, relative) = entry.split_at(8);
-            let timestamp = i64::from_be_bytes(timestamp.try_into().unwrap_or_default());
-            let relative = u32::from_be_bytes(relative.try_into().unwrap_or_default());
-            time_index.maybe_append(timestamp, base + i64::from(relative), false)?;
-        }
-        let (timestamp, offset) = image.max;
-        w.set_max(TimestampOffset { timestamp, offset });
-        report.index_entries = finish_indexes(&mut w)?;
-        Ok(report)
-    }
-
     /// Recovery's start: both indexes and the `.txnindex` emptied, the largest timestamp and the
     /// index counter reset.
-    fn reset_indexes(&self, w: &mut Writer) -> Result<()> {
+    pub(super) fn reset_indexes(&self, w: &mut Writer) -> Result<()> {
         w.offset_index.get_mut()?.reset()?;
         w.time_index.get_mut()?.reset()?;
         // The entries come back only with producer state: see `LogSegment::append_aborted_txn`.
@@ -288,18 +239,9 @@ impl<F: FileSystem> LogSegment<F> {
     }
 }
 
-/// An offset index entry's two big-endian halves.
-fn split_be(entry: &[u8]) -> (u32, u32) {
-    let (a, b) = entry.split_at(4);
-    (
-        u32::from_be_bytes(a.try_into().unwrap_or_default()),
-        u32::from_be_bytes(b.try_into().unwrap_or_default()),
-    )
-}
-
 /// Recovery's end: the offset index trimmed, the final time index entry written and the time
 /// index trimmed. Returns the entries of each.
-fn finish_indexes(w: &mut Writer) -> Result<(usize, usize)> {
+pub(super) fn finish_indexes(w: &mut Writer) -> Result<(usize, usize)> {
     w.offset_index.get_mut()?.trim_to_valid_size()?;
     let max = w.max_timestamp_and_offset;
     w.time_index

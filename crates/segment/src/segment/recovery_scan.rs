@@ -50,10 +50,12 @@ pub struct SegmentScan {
     /// header). `None` otherwise.
     pub producer_batches: Option<Vec<BatchHeader>>,
     /// The index files recovery would write for the valid prefix, when they are not what the
-    /// files hold (`indexes_match` false): [`LogSegment::rebuild_indexes_from`] writes them
-    /// without another walk of the `.log`.
+    /// files hold (`indexes_match` false) or recovery cuts the segment (`stop`):
+    /// [`LogSegment::rebuild_indexes_from`] writes them, and [`LogSegment::recover_from`] cuts
+    /// the `.log` and writes them, without another walk of the `.log`.
     ///
     /// [`LogSegment::rebuild_indexes_from`]: super::LogSegment::rebuild_indexes_from
+    /// [`LogSegment::recover_from`]: super::LogSegment::recover_from
     pub index_image: Option<IndexImage>,
 }
 
@@ -127,7 +129,8 @@ pub fn scan_segment<F: FileSystem>(
         Ok(())
     })?;
     let (valid_bytes, batches, stop) = (scan.valid_bytes, scan.batches, scan.stop);
-    let image = expected.finish(valid_bytes, batches);
+    let image = expected.finish((valid_bytes, batches), size, stop.clone());
+    let cuts = stop.is_some();
     let indexes_match = file_equals(
         fs,
         &naming::offset_index_file(dir, base_offset, suffix),
@@ -150,7 +153,7 @@ pub fn scan_segment<F: FileSystem>(
         producer_id_batches,
         last_v2_offset,
         producer_batches,
-        index_image: (!indexes_match).then_some(image),
+        index_image: (!indexes_match || cuts).then_some(image),
     })
 }
 

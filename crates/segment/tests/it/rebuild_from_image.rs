@@ -3,7 +3,8 @@
 //! `.index` and `.timeindex` bytes, the same report, the same max timestamp, and the same files
 //! after one more append. Checked over random segments (every codec, timestamps out of order,
 //! offset gaps) at intervals and index sizes that fill the indexes; an image of other settings is
-//! ignored, and a stale one writes nothing.
+//! ignored, and a stale one writes nothing. `LogSegment::recover_from` does the same for a
+//! damaged segment, which it cuts where the walk cuts, with the walk's report.
 #![allow(
     clippy::unwrap_used,
     clippy::indexing_slicing,
@@ -199,5 +200,111 @@ fn a_stale_image_writes_nothing_and_says_so() {
     assert_eq!(report.valid_bytes, log.len() as u64);
     assert_ne!(report.valid_bytes, seg.size(), "the caller's check");
     assert_eq!(index_files(&seg), before, "a stale image wrote the indexes");
+    seg.close().unwrap();
+}
+
+/// The scan's image of a segment recovery cuts.
+fn image_of_cut(dir: &Path, config: SegmentConfig) -> IndexImage {
+    let scan = scan_segment(
+        &RealFs,
+        dir,
+        BASE,
+        "",
+        config.index_interval_bytes,
+        config.max_index_size,
+        None,
+    )
+    .unwrap();
+    assert!(scan.stop.is_some(), "the damage was not found");
+    scan.index_image.expect("no image kept for a cut")
+}
+
+/// `log` damaged: `0` torn inside its last 300 bytes, `1` a byte flipped near its middle (a CRC
+/// or framing failure there), `2` ten zero bytes after its end (a torn header).
+fn damaged(log: &[u8], how: u64, seed: u64) -> Vec<u8> {
+    let mut log = log.to_vec();
+    match how {
+        0 => log.truncate(log.len() - 1 - (seed as usize * 37) % 300),
+        1 => {
+            let at = log.len() / 2 + (seed as usize * 101) % 1000;
+            log[at] ^= 0x5a;
+        }
+        _ => log.extend_from_slice(&[0; 10]),
+    }
+    log
+}
+
+#[test]
+fn the_image_cuts_what_the_walk_cuts() {
+    let cases = [
+        (0, 1024, 1),
+        (1, 10 << 20, 3),
+        (700, 1200, 5),
+        (4096, 10 << 20, 6),
+        (100_000, 10 << 20, 7),
+    ];
+    for (interval, index_size, seed) in cases {
+        let (clean, _) = random_log(seed);
+        let config = config(interval, index_size);
+        for how in 0..3 {
+            let log = damaged(&clean, how, seed);
+            let case = format!("interval {interval}, index size {index_size}, damage {how}");
+
+            let walked = dir_with(&log);
+            let seg = LogSegment::open(RealFs, walked.path(), BASE, config, true, "", 0).unwrap();
+            let want_report = seg.recover().unwrap();
+            let next = seg.read_next_offset().unwrap();
+            let want = state_then_append(&seg, config, next);
+            seg.close().unwrap();
+            assert!(want_report.bytes_truncated > 0, "{case}");
+
+            let imaged = dir_with(&log);
+            let image = image_of_cut(imaged.path(), config);
+            assert_eq!(image.scanned_size(), log.len() as u64);
+            let seg = LogSegment::open(RealFs, imaged.path(), BASE, config, true, "", 0).unwrap();
+            let report = seg
+                .recover_from(&image)
+                .unwrap()
+                .expect("the image applies");
+            assert_eq!(format!("{report:?}"), format!("{want_report:?}"), "{case}");
+            assert_eq!(seg.size(), want_report.valid_bytes, "{case}");
+            let on_disk = std::fs::metadata(imaged.path().join(LOG)).unwrap().len();
+            assert_eq!(on_disk, want_report.valid_bytes, "{case}: the file not cut");
+            assert_eq!(state_then_append(&seg, config, next), want, "{case}");
+            seg.close().unwrap();
+            assert_eq!(
+                std::fs::read(imaged.path().join(LOG)).unwrap(),
+                std::fs::read(walked.path().join(LOG)).unwrap(),
+                "{case}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_image_that_no_longer_applies_changes_nothing() {
+    let (clean, _) = random_log(13);
+    let log = damaged(&clean, 0, 13);
+    let config = config(0, 10 << 20);
+    let dir = dir_with(&log);
+    let image = image_of_cut(dir.path(), config);
+    // Other settings.
+    let other = self::config(4096, 10 << 20);
+    let seg = LogSegment::open(RealFs, dir.path(), BASE, other, true, "", 0).unwrap();
+    assert!(seg.recover_from(&image).unwrap().is_none());
+    assert_eq!(seg.size(), log.len() as u64);
+    seg.close().unwrap();
+    // The `.log` changed size since the scan (here: cut by hand).
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join(LOG))
+        .unwrap();
+    file.set_len(image.valid_bytes()).unwrap();
+    drop(file);
+    let seg = LogSegment::open(RealFs, dir.path(), BASE, config, true, "", 0).unwrap();
+    let before = index_files(&seg);
+    assert!(seg.recover_from(&image).unwrap().is_none());
+    assert_eq!(index_files(&seg), before);
+    assert_eq!(seg.size(), image.valid_bytes());
     seg.close().unwrap();
 }
