@@ -23,6 +23,7 @@ mod imp {
             Self(std::cell::UnsafeCell::new(value))
         }
 
+        #[inline(always)]
         pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
             f(self.0.get())
         }

@@ -39,7 +39,7 @@ impl<E: Entry> IndexReader<E> {
     }
 
     /// As [`Index::lookup`](crate::Index::lookup).
-    #[inline]
+    #[inline(always)]
     pub fn lookup(&self, target: i64) -> Result<E::Decoded> {
         self.inner.lookup(target)
     }
@@ -78,7 +78,7 @@ impl<E: Entry> Reader<E, MmapMemory> {
     }
 
     /// As `IndexFile::lookup`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
         match self.lookup_mapped(target) {
             Some(found) => Ok(found),

@@ -187,7 +187,7 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// evicted), or a swap raced with the check; the caller then pins ([`SwapCell::pin`]),
     /// which also tells closed from evicted. `f` must be short and run no caller code: a
     /// retirement waits for it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn with_hazard<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
         if !self.hazard_readers {
             return None;
@@ -521,29 +521,34 @@ fn slot_id<M>(slot: &Slot<M>) -> usize {
     std::ptr::from_ref(slot).addr()
 }
 
-#[inline]
+#[inline(always)]
 fn with_slot<M: Memory, X, R>(
     cell: &SwapCell<M, X>,
     slot: usize,
     f: impl FnOnce(&M) -> R,
 ) -> Option<R> {
     let slot = cell.slots.get(slot)?;
-    slot.mem.with(|p| {
-        #[expect(
-            unsafe_code,
-            reason = "shared read of a pinned or hazard-protected mapping"
-        )]
-        // SAFETY: `p` comes from the slot's `UnsafeCell` (non-null, aligned, valid), and no
-        // `&mut` to the contents exists while this `&` lives, because the caller either
-        // - holds a pin whose `fetch_add` found the bit clear: the slot is neither reclaimed
-        //   (that needs "retired, no pins") nor reinstalled (that needs `EMPTY`) before unpin;
-        // - or published the slot in its hazard word and then found it still active
-        //   (`with_hazard`): `retire` waits, after its flip and heavy fence, until no hazard
-        //   word names the slot before it sets the bit, so neither can happen before `f` ends;
-        // - or owns an owned cell and reads the slot `active` named (`with_owned`): only its
-        //   own `&mut` swaps retire, and they cannot overlap this call (docs/unsafe.md, "The
-        //   owner's reads").
-        let mem = unsafe { &*p };
-        mem.as_ref().map(f)
-    })
+    // Inlined to the last closure: a reader's lookup runs its whole search in `f`, and LLVM
+    // left this closure out of line, a call with its arguments through memory.
+    slot.mem.with(
+        #[inline(always)]
+        |p| {
+            #[expect(
+                unsafe_code,
+                reason = "shared read of a pinned or hazard-protected mapping"
+            )]
+            // SAFETY: `p` comes from the slot's `UnsafeCell` (non-null, aligned, valid), and no
+            // `&mut` to the contents exists while this `&` lives, because the caller either
+            // - holds a pin whose `fetch_add` found the bit clear: the slot is neither reclaimed
+            //   (that needs "retired, no pins") nor reinstalled (that needs `EMPTY`) before unpin;
+            // - or published the slot in its hazard word and then found it still active
+            //   (`with_hazard`): `retire` waits, after its flip and heavy fence, until no hazard
+            //   word names the slot before it sets the bit, so neither can happen before `f` ends;
+            // - or owns an owned cell and reads the slot `active` named (`with_owned`): only its
+            //   own `&mut` swaps retire, and they cannot overlap this call (docs/unsafe.md, "The
+            //   owner's reads").
+            let mem = unsafe { &*p };
+            mem.as_ref().map(f)
+        },
+    )
 }
