@@ -244,9 +244,11 @@ impl<E: Entry, M: Memory> Reader<E, M> {
         let entries = meta.entries.load(Ordering::Acquire);
         // The count is not clamped to the mapping's capacity first: the floor search clamps it
         // to the words viewed, which are never more (one dependent step less before the probe).
-        self.cell.with_hazard(|mem| {
-            floor_or_absent::<E, M>(mem.cells(), entries, meta.base_offset, target)
-        })
+        // Inlined, as `with_slot`'s closure: the search is the lookup.
+        self.cell.with_hazard(
+            #[inline(always)]
+            |mem| floor_or_absent::<E, M>(mem.cells(), entries, meta.base_offset, target),
+        )
     }
 
     /// The published entry count, clamped to the current mapping.
