@@ -194,7 +194,14 @@ impl<M: Memory, X> SwapCell<M, X> {
         }
         let hazard = Hazard::mine()?;
         let index = self.active.load(Ordering::Relaxed);
-        let slot = self.slots.get(index)?;
+        // Chosen by a branch, not by `index * size_of::<Slot>()`: predicted, the branch lets the
+        // mapping's fields load without waiting on `active`.
+        let [first, second] = &self.slots;
+        let slot = match index {
+            0 => first,
+            1 => second,
+            _ => return None,
+        };
         hazard.publish(slot_id(slot));
         // Acquire: pairs with the install's release (the mapping in the slot is complete).
         // The hazard's fence orders this load after the publication: if the slot is still
@@ -205,7 +212,7 @@ impl<M: Memory, X> SwapCell<M, X> {
         if let Some(member) = &self.member {
             member.touch();
         }
-        let result = with_slot(self, index, f);
+        let result = read_slot(slot, f);
         drop(hazard);
         result
     }
@@ -527,7 +534,12 @@ fn with_slot<M: Memory, X, R>(
     slot: usize,
     f: impl FnOnce(&M) -> R,
 ) -> Option<R> {
-    let slot = cell.slots.get(slot)?;
+    read_slot(cell.slots.get(slot)?, f)
+}
+
+/// Runs `f` on `slot`'s mapping; the caller protects it as [`with_slot`] says.
+#[inline(always)]
+fn read_slot<M: Memory, R>(slot: &Slot<M>, f: impl FnOnce(&M) -> R) -> Option<R> {
     // Inlined to the last closure: a reader's lookup runs its whole search in `f`, and LLVM
     // left this closure out of line, a call with its arguments through memory.
     slot.mem.with(
