@@ -528,6 +528,7 @@ fn slot_id<M>(slot: &Slot<M>) -> usize {
     std::ptr::from_ref(slot).addr()
 }
 
+/// Runs `f` on the mapping of `cell`'s slot number `slot` ([`read_slot`]).
 #[inline(always)]
 fn with_slot<M: Memory, X, R>(
     cell: &SwapCell<M, X>,
@@ -537,7 +538,8 @@ fn with_slot<M: Memory, X, R>(
     read_slot(cell.slots.get(slot)?, f)
 }
 
-/// Runs `f` on `slot`'s mapping; the caller protects it as [`with_slot`] says.
+/// Runs `f` on `slot`'s mapping; `None` for an empty slot. The caller holds a pin on the slot, a
+/// hazard word it validated, or the owned cell (the SAFETY argument below).
 #[inline(always)]
 fn read_slot<M: Memory, R>(slot: &Slot<M>, f: impl FnOnce(&M) -> R) -> Option<R> {
     // Inlined to the last closure: a reader's lookup runs its whole search in `f`, and LLVM
