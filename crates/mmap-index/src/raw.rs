@@ -83,6 +83,10 @@ fn view_of<E: Entry, M: Memory, R>(
 /// warm lookup costs a few dozen nanoseconds, and that plumbing cost about half of them.
 /// `entries` may exceed the slots `cells` covers: [`Entry::floor_warm`] searches only slots
 /// below both.
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
 #[inline(always)]
 fn floor_or_absent<E: Entry, M: Memory>(
     cells: &[M::Word],
@@ -237,6 +241,10 @@ impl<E: Entry, M: Memory> Reader<E, M> {
     /// thread's hazard word, with no pin (`SwapCell::with_hazard`); `None` when the index is
     /// closed or evicted, or the hazard read could not be had: [`view`](Self::view) then pins,
     /// reports it or maps it again.
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
     #[inline(always)]
     pub(crate) fn lookup_mapped(&self, target: i64) -> Option<E::Decoded> {
         // Loaded before the hazard's publication, as before a pin in `view`.

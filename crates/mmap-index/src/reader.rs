@@ -39,6 +39,10 @@ impl<E: Entry> IndexReader<E> {
     }
 
     /// As [`Index::lookup`](crate::Index::lookup).
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
     #[inline(always)]
     pub fn lookup(&self, target: i64) -> Result<E::Decoded> {
         self.inner.lookup(target)
@@ -78,6 +82,10 @@ impl<E: Entry> Reader<E, MmapMemory> {
     }
 
     /// As `IndexFile::lookup`.
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
     #[inline(always)]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
         match self.lookup_mapped(target) {

@@ -122,11 +122,11 @@ pub enum Floor {
 /// - the warm section (cache-resident, the common case) branch-free, each probe's dependency
 ///   chain an address, one load, one compare and one conditional move: searching whole entries
 ///   rather than words (no stride arithmetic) and comparing in the stored width halved its cost;
-/// - the cold range (up to 10 MiB, mostly cache and TLB misses) branch-free too, and while the
-///   window spans more than a few cache lines each probe prefetches the four probes two levels
-///   down, so that three levels' misses are in flight at once whatever the compares find (a
-///   branchy search overlaps misses only when the predictor guesses the half; docs/benchmarks.md
-///   has the figures).
+/// - the cold range (up to 10 MiB, mostly cache and TLB misses) branch-free too, and, in a range
+///   too large for a core's L2, while the window spans more than a few cache lines each probe
+///   prefetches the four probes two levels down, so that three levels' misses are in flight at
+///   once whatever the compares find (a branchy search overlaps misses only when the predictor
+///   guesses the half; docs/benchmarks.md and docs/perf/index.md have the figures).
 #[inline]
 pub(crate) fn floor_warm<C, K: Ord + Copy>(
     slots: &[C],

@@ -187,6 +187,10 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// evicted), or a swap raced with the check; the caller then pins ([`SwapCell::pin`]),
     /// which also tells closed from evicted. `f` must be short and run no caller code: a
     /// retirement waits for it.
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
     #[inline(always)]
     pub(crate) fn with_hazard<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
         if !self.hazard_readers {
@@ -529,6 +533,10 @@ fn slot_id<M>(slot: &Slot<M>) -> usize {
 }
 
 /// Runs `f` on the mapping of `cell`'s slot number `slot` ([`read_slot`]).
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
 #[inline(always)]
 fn with_slot<M: Memory, X, R>(
     cell: &SwapCell<M, X>,
@@ -540,6 +548,10 @@ fn with_slot<M: Memory, X, R>(
 
 /// Runs `f` on `slot`'s mapping; `None` for an empty slot. The caller holds a pin on the slot, a
 /// hazard word it validated, or the owned cell (the SAFETY argument below).
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
 #[inline(always)]
 fn read_slot<M: Memory, R>(slot: &Slot<M>, f: impl FnOnce(&M) -> R) -> Option<R> {
     // Inlined to the last closure: a reader's lookup runs its whole search in `f`, and LLVM
