@@ -23,6 +23,11 @@ mod imp {
             Self(std::cell::UnsafeCell::new(value))
         }
 
+        #[expect(
+            clippy::inline_always,
+            reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+        )]
+        #[inline(always)]
         pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
             f(self.0.get())
         }

@@ -83,7 +83,11 @@ fn view_of<E: Entry, M: Memory, R>(
 /// warm lookup costs a few dozen nanoseconds, and that plumbing cost about half of them.
 /// `entries` may exceed the slots `cells` covers: [`Entry::floor_warm`] searches only slots
 /// below both.
-#[inline]
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
+#[inline(always)]
 fn floor_or_absent<E: Entry, M: Memory>(
     cells: &[M::Word],
     entries: usize,
@@ -237,16 +241,22 @@ impl<E: Entry, M: Memory> Reader<E, M> {
     /// thread's hazard word, with no pin (`SwapCell::with_hazard`); `None` when the index is
     /// closed or evicted, or the hazard read could not be had: [`view`](Self::view) then pins,
     /// reports it or maps it again.
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
+    #[inline(always)]
     pub(crate) fn lookup_mapped(&self, target: i64) -> Option<E::Decoded> {
         // Loaded before the hazard's publication, as before a pin in `view`.
         let meta = self.cell.extra();
         let entries = meta.entries.load(Ordering::Acquire);
         // The count is not clamped to the mapping's capacity first: the floor search clamps it
         // to the words viewed, which are never more (one dependent step less before the probe).
-        self.cell.with_hazard(|mem| {
-            floor_or_absent::<E, M>(mem.cells(), entries, meta.base_offset, target)
-        })
+        // Inlined, as `with_slot`'s closure: the search is the lookup.
+        self.cell.with_hazard(
+            #[inline(always)]
+            |mem| floor_or_absent::<E, M>(mem.cells(), entries, meta.base_offset, target),
+        )
     }
 
     /// The published entry count, clamped to the current mapping.

@@ -39,7 +39,11 @@ impl<E: Entry> IndexReader<E> {
     }
 
     /// As [`Index::lookup`](crate::Index::lookup).
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
+    #[inline(always)]
     pub fn lookup(&self, target: i64) -> Result<E::Decoded> {
         self.inner.lookup(target)
     }
@@ -78,7 +82,11 @@ impl<E: Entry> Reader<E, MmapMemory> {
     }
 
     /// As `IndexFile::lookup`.
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
+    #[inline(always)]
     pub(crate) fn lookup(&self, target: i64) -> Result<E::Decoded> {
         match self.lookup_mapped(target) {
             Some(found) => Ok(found),

@@ -122,11 +122,11 @@ pub enum Floor {
 /// - the warm section (cache-resident, the common case) branch-free, each probe's dependency
 ///   chain an address, one load, one compare and one conditional move: searching whole entries
 ///   rather than words (no stride arithmetic) and comparing in the stored width halved its cost;
-/// - the cold range (up to 10 MiB, mostly cache and TLB misses) branch-free too, and while the
-///   window spans more than a few cache lines each probe prefetches the four probes two levels
-///   down, so that three levels' misses are in flight at once whatever the compares find (a
-///   branchy search overlaps misses only when the predictor guesses the half; docs/benchmarks.md
-///   has the figures).
+/// - the cold range (up to 10 MiB, mostly cache and TLB misses) branch-free too, and, in a range
+///   too large for a core's L2, while the window spans more than a few cache lines each probe
+///   prefetches the four probes two levels down, so that three levels' misses are in flight at
+///   once whatever the compares find (a branchy search overlaps misses only when the predictor
+///   guesses the half; docs/benchmarks.md and docs/perf/index.md have the figures).
 #[inline]
 pub(crate) fn floor_warm<C, K: Ord + Copy>(
     slots: &[C],
@@ -164,14 +164,29 @@ pub(crate) fn floor_warm<C, K: Ord + Copy>(
 }
 
 /// The second part of the lookup search (see [`floor_warm`]): the floor search of the cold range
-/// `range`, given `key(range[0]) <= target`.
+/// `range`, given `key(range[0]) <= target`. A range larger than [`COLD_PREFETCH_RANGE_BYTES`]
+/// prefetches; a smaller one is searched as the warm section is.
 #[inline]
 pub(crate) fn floor_cold<C, K: Ord + Copy>(range: &[C], target: K, key: impl Fn(&C) -> K) -> usize {
+    if size_of_val(range) > COLD_PREFETCH_RANGE_BYTES {
+        floor_cold_in::<true, C, K>(range, target, key)
+    } else {
+        floor_cold_in::<false, C, K>(range, target, key)
+    }
+}
+
+/// [`floor_cold`]'s loop, with the prefetch of the probes two levels down (`PREFETCH`) or without.
+#[inline]
+fn floor_cold_in<const PREFETCH: bool, C, K: Ord + Copy>(
+    range: &[C],
+    target: K,
+    key: impl Fn(&C) -> K,
+) -> usize {
     let (mut base, mut size) = (0, range.len());
     while size > 1 {
         let half = size / 2;
         let mid = base + half;
-        if size > COLD_PREFETCH_ABOVE {
+        if PREFETCH && size > COLD_PREFETCH_ABOVE {
             // The four probes two levels down: `base` or `mid`, plus 0 or the next level's
             // half, plus the half after that.
             let next = size - half;
@@ -191,6 +206,12 @@ pub(crate) fn floor_cold<C, K: Ord + Copy>(range: &[C], target: K, key: impl Fn(
 
 /// The cold search prefetches while its window holds more entries than this.
 const COLD_PREFETCH_ABOVE: usize = 16;
+
+/// The cold search prefetches only in a range larger than this: one that fits a core's L2 (1 MiB
+/// on the project's machine) stays there between lookups, and prefetching it only adds work
+/// (about 20 instructions per probe) that keeps successive lookups from overlapping
+/// (docs/perf/index.md, 2026-12-06).
+const COLD_PREFETCH_RANGE_BYTES: usize = 1 << 20;
 
 #[cfg(all(test, not(loom)))]
 mod tests {
@@ -265,6 +286,26 @@ mod tests {
                     );
                 }
             }
+            // Both loops, whatever the range's size picks (`COLD_PREFETCH_RANGE_BYTES`).
+            for target in keys[0]..=key + 2 {
+                let oracle = keys.partition_point(|&k| k <= target) - 1;
+                assert_eq!(floor_cold_in::<true, _, _>(&keys, target, |&k| k), oracle);
+                assert_eq!(floor_cold_in::<false, _, _>(&keys, target, |&k| k), oracle);
+            }
+        }
+    }
+
+    #[test]
+    fn cold_search_of_a_range_past_the_prefetch_size_matches_a_sorted_oracle() {
+        // Past `COLD_PREFETCH_RANGE_BYTES`, so `floor_cold` takes the prefetching loop.
+        let n = COLD_PREFETCH_RANGE_BYTES / size_of::<i64>() + 3;
+        let keys: Vec<i64> = (0..n)
+            .map(|i| i64::try_from(i * 3 + i % 2).unwrap())
+            .collect();
+        let last = keys[n - 1];
+        for target in (0..=last + 2).step_by(7).chain(last - 40..=last + 2) {
+            let oracle = keys.partition_point(|&k| k <= target) - 1;
+            assert_eq!(floor_cold(&keys, target, |&k| k), oracle, "t {target}");
         }
     }
 

@@ -39,6 +39,10 @@ pub(crate) struct MmapMemory {
     /// there read as zeros without touching memory. Raised (`Release`) by the writer after it
     /// allocated the blocks and before it stores into them; read `Acquire`.
     backed: std::sync::atomic::AtomicUsize,
+    /// `backed` in whole words, at most `words`: the length of [`Memory::cells`], kept ready so
+    /// that a lookup's first probe waits on one load rather than on its arithmetic. Raised with
+    /// `backed`, after it.
+    viewed: std::sync::atomic::AtomicUsize,
     /// False for a `PROT_READ` mapping, which must never be stored to.
     writable: bool,
     /// The live-mapping counter this mapping is counted in.
@@ -55,8 +59,13 @@ impl MmapMemory {
         backed: usize,
     ) -> io::Result<Self> {
         let map = Self::map_counted(file, len, writable, &LIVE_MAPPINGS, true)?;
+        let backed = backed.min(len);
         map.backed
-            .store(backed.min(len), std::sync::atomic::Ordering::Release);
+            .store(backed, std::sync::atomic::Ordering::Release);
+        map.viewed.store(
+            backed.div_ceil(4).min(map.words),
+            std::sync::atomic::Ordering::Release,
+        );
         Ok(map)
     }
 
@@ -68,8 +77,17 @@ impl MmapMemory {
 
     /// Records that the first `bytes` bytes (at most the mapping) now have disk blocks.
     pub(crate) fn set_backed(&self, bytes: usize) {
-        self.backed.fetch_max(
-            bytes.min(self.words * 4),
+        self.set_viewed(bytes);
+    }
+
+    /// Raises `backed` to `bytes` (at most the mapping), then `viewed`. Only ever raised once
+    /// the mapping is shared: the words a lookup views only grow while the mapping lives.
+    fn set_viewed(&self, bytes: usize) {
+        let bytes = bytes.min(self.words * 4);
+        self.backed
+            .fetch_max(bytes, std::sync::atomic::Ordering::Release);
+        self.viewed.fetch_max(
+            bytes.div_ceil(4).min(self.words),
             std::sync::atomic::Ordering::Release,
         );
     }
@@ -99,6 +117,7 @@ impl MmapMemory {
                 map: None,
                 words: 0,
                 backed: std::sync::atomic::AtomicUsize::new(0),
+                viewed: std::sync::atomic::AtomicUsize::new(0),
                 writable,
                 counter: &LIVE_MAPPINGS,
             });
@@ -124,6 +143,7 @@ impl MmapMemory {
             words: len / 4,
             // Anonymous memory has no holes; the bytes past the copy are zeros, left untouched.
             backed: std::sync::atomic::AtomicUsize::new(bytes.len()),
+            viewed: std::sync::atomic::AtomicUsize::new(bytes.len().div_ceil(4).min(len / 4)),
             writable,
             counter: &LIVE_MAPPINGS,
         })
@@ -153,6 +173,7 @@ impl MmapMemory {
                 map: None,
                 words: 0,
                 backed: std::sync::atomic::AtomicUsize::new(0),
+                viewed: std::sync::atomic::AtomicUsize::new(0),
                 writable,
                 counter,
             });
@@ -188,6 +209,7 @@ impl MmapMemory {
             // A data file's mapping is viewed only below a published length (`cells_up_to`);
             // an index's is narrowed by `map`.
             backed: std::sync::atomic::AtomicUsize::new(len),
+            viewed: std::sync::atomic::AtomicUsize::new(len / 4),
             writable,
             counter,
         })
@@ -196,7 +218,7 @@ impl MmapMemory {
     /// The mapped words that may be viewed (below `backed`) as atomics.
     #[inline]
     fn atomics(&self) -> &[std::sync::atomic::AtomicU32] {
-        self.atomics_prefix(self.backed_bytes().div_ceil(4))
+        self.atomics_prefix(self.viewed.load(std::sync::atomic::Ordering::Acquire))
     }
 
     /// The first `words` mapped words (at most all of them) as atomics.

@@ -187,14 +187,25 @@ impl<M: Memory, X> SwapCell<M, X> {
     /// evicted), or a swap raced with the check; the caller then pins ([`SwapCell::pin`]),
     /// which also tells closed from evicted. `f` must be short and run no caller code: a
     /// retirement waits for it.
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+    )]
+    #[inline(always)]
     pub(crate) fn with_hazard<R>(&self, f: impl FnOnce(&M) -> R) -> Option<R> {
         if !self.hazard_readers {
             return None;
         }
         let hazard = Hazard::mine()?;
         let index = self.active.load(Ordering::Relaxed);
-        let slot = self.slots.get(index)?;
+        // Chosen by a branch, not by `index * size_of::<Slot>()`: predicted, the branch lets the
+        // mapping's fields load without waiting on `active`.
+        let [first, second] = &self.slots;
+        let slot = match index {
+            0 => first,
+            1 => second,
+            _ => return None,
+        };
         hazard.publish(slot_id(slot));
         // Acquire: pairs with the install's release (the mapping in the slot is complete).
         // The hazard's fence orders this load after the publication: if the slot is still
@@ -205,7 +216,7 @@ impl<M: Memory, X> SwapCell<M, X> {
         if let Some(member) = &self.member {
             member.touch();
         }
-        let result = with_slot(self, index, f);
+        let result = read_slot(slot, f);
         drop(hazard);
         result
     }
@@ -521,29 +532,49 @@ fn slot_id<M>(slot: &Slot<M>) -> usize {
     std::ptr::from_ref(slot).addr()
 }
 
-#[inline]
+/// Runs `f` on the mapping of `cell`'s slot number `slot` ([`read_slot`]).
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
+#[inline(always)]
 fn with_slot<M: Memory, X, R>(
     cell: &SwapCell<M, X>,
     slot: usize,
     f: impl FnOnce(&M) -> R,
 ) -> Option<R> {
-    let slot = cell.slots.get(slot)?;
-    slot.mem.with(|p| {
-        #[expect(
-            unsafe_code,
-            reason = "shared read of a pinned or hazard-protected mapping"
-        )]
-        // SAFETY: `p` comes from the slot's `UnsafeCell` (non-null, aligned, valid), and no
-        // `&mut` to the contents exists while this `&` lives, because the caller either
-        // - holds a pin whose `fetch_add` found the bit clear: the slot is neither reclaimed
-        //   (that needs "retired, no pins") nor reinstalled (that needs `EMPTY`) before unpin;
-        // - or published the slot in its hazard word and then found it still active
-        //   (`with_hazard`): `retire` waits, after its flip and heavy fence, until no hazard
-        //   word names the slot before it sets the bit, so neither can happen before `f` ends;
-        // - or owns an owned cell and reads the slot `active` named (`with_owned`): only its
-        //   own `&mut` swaps retire, and they cannot overlap this call (docs/unsafe.md, "The
-        //   owner's reads").
-        let mem = unsafe { &*p };
-        mem.as_ref().map(f)
-    })
+    read_slot(cell.slots.get(slot)?, f)
+}
+
+/// Runs `f` on `slot`'s mapping; `None` for an empty slot. The caller holds a pin on the slot, a
+/// hazard word it validated, or the owned cell (the SAFETY argument below).
+#[expect(
+    clippy::inline_always,
+    reason = "a reader's lookup compiles into its caller (docs/perf/index.md, 2026-12-06)"
+)]
+#[inline(always)]
+fn read_slot<M: Memory, R>(slot: &Slot<M>, f: impl FnOnce(&M) -> R) -> Option<R> {
+    // Inlined to the last closure: a reader's lookup runs its whole search in `f`, and LLVM
+    // left this closure out of line, a call with its arguments through memory.
+    slot.mem.with(
+        #[inline(always)]
+        |p| {
+            #[expect(
+                unsafe_code,
+                reason = "shared read of a pinned or hazard-protected mapping"
+            )]
+            // SAFETY: `p` comes from the slot's `UnsafeCell` (non-null, aligned, valid), and no
+            // `&mut` to the contents exists while this `&` lives, because the caller either
+            // - holds a pin whose `fetch_add` found the bit clear: the slot is neither reclaimed
+            //   (that needs "retired, no pins") nor reinstalled (that needs `EMPTY`) before unpin;
+            // - or published the slot in its hazard word and then found it still active
+            //   (`with_hazard`): `retire` waits, after its flip and heavy fence, until no hazard
+            //   word names the slot before it sets the bit, so neither can happen before `f` ends;
+            // - or owns an owned cell and reads the slot `active` named (`with_owned`): only its
+            //   own `&mut` swaps retire, and they cannot overlap this call (docs/unsafe.md, "The
+            //   owner's reads").
+            let mem = unsafe { &*p };
+            mem.as_ref().map(f)
+        },
+    )
 }
