@@ -10,6 +10,7 @@
 use crate::error::{CorruptKind, Error, Field, Position, Result};
 use crate::varint::{self, VarintError};
 
+mod each;
 pub(crate) mod verify;
 
 /// One record header: a key (UTF-8 in Kafka, kept as bytes here) and a nullable value.
@@ -349,7 +350,11 @@ impl<'a> Records<'a> {
     }
 
     /// Decodes the record at `self.pos` (the body of `DefaultRecord.readFrom`).
-    #[inline]
+    #[expect(
+        clippy::inline_always,
+        reason = "one call site, the iterator's step, inlined into try_for_each_view's loop"
+    )]
+    #[inline(always)]
     fn decode(&mut self) -> Result<RecordView<'a>> {
         let buf = self.buf;
         let start = self.pos;
@@ -550,22 +555,7 @@ impl<'a> Iterator for Records<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.read >= self.ctx.count {
-            return None;
-        }
-        self.read += 1;
-        let rec = match self.decode() {
-            Ok(r) => r,
-            Err(e) => return Some(Err(e)),
-        };
-        if self.read == self.ctx.count && self.pos != self.buf.len() {
-            let kind = CorruptKind::RecordsRemaining {
-                remaining: to_u64(self.buf.len() - self.pos),
-            };
-            let pos = self.pos;
-            return Some(Err(self.err(pos, Field::Records, kind)));
-        }
-        Some(Ok(rec))
+        self.step()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

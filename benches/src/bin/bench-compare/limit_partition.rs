@@ -92,8 +92,9 @@ fn varint(bytes: &[u8], at: &mut usize) -> Result<i64> {
 }
 
 /// The records of one uncompressed v2 batch after its CRC is checked: (records, key and value bytes),
-/// offsets checked against `next`.
-fn decode_batch(batch: &[u8], next: &mut i64) -> Result<u64> {
+/// offsets checked against `next`. With `owned`, each key and value is also copied into a new
+/// buffer, dropped at once (a diagnostic, docs/perf/consume.md section 9).
+fn decode_batch(batch: &[u8], next: &mut i64, owned: bool) -> Result<u64> {
     let field = |at: usize, len: usize| batch.get(at..at + len).context("short batch header");
     let base = i64::from_be_bytes(field(0, 8)?.try_into()?);
     let crc = u32::from_be_bytes(field(17, 4)?.try_into()?);
@@ -116,7 +117,11 @@ fn decode_batch(batch: &[u8], next: &mut i64) -> Result<u64> {
             let len = varint(batch, &mut at)?;
             if len > 0 {
                 let part = batch.get(at..at + len as usize).context("short record")?;
-                payload += part.len() as u64;
+                payload += if owned {
+                    std::hint::black_box(part.to_vec()).len() as u64
+                } else {
+                    part.len() as u64
+                };
                 at += len as usize;
             }
         }
@@ -137,6 +142,8 @@ fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figur
         ranges.push(at..at + b.len());
         at += b.len();
     }
+    // A diagnostic, not a bench-compare figure: the limit's work plus what owned records add.
+    let owned = std::env::var_os("SEGLOG_BENCH_LIMIT_OWNED").is_some_and(|v| v == "1");
     let samples = measure(
         params,
         || {
@@ -147,7 +154,7 @@ fn consume_records(params: &Params, bytes: &[Vec<u8>], end: i64) -> Result<Figur
                 let batch = whole
                     .get(range.clone())
                     .context("a batch past the buffer")?;
-                values += decode_batch(batch, &mut next)?;
+                values += decode_batch(batch, &mut next, owned)?;
             }
             let elapsed = clock().saturating_sub(started);
             ensure!(

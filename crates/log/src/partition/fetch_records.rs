@@ -157,10 +157,8 @@ fn decode_batch<B>(bytes: &[u8], at: usize, f: &mut impl Sink<B>) -> rf::Result<
     if let Batch::V2(v2) = &batch
         && !v2.is_compressed()
     {
-        for record in v2.records()? {
-            if let ControlFlow::Break(b) = f.view(&record?) {
-                return Ok(Step::Stopped(b));
-            }
+        if let Some(b) = v2.records()?.try_for_each_view(|record| f.view(record))? {
+            return Ok(Step::Stopped(b));
         }
     } else {
         for record in batch.to_records()? {

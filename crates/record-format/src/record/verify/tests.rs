@@ -1,7 +1,10 @@
 //! The fast walk against the record iterator: on valid batches, on records encoded with odd
 //! but legal fields, and on thousands of damaged ones (CRC recomputed so the records decide),
 //! the walk accepts exactly what the iterator accepts, with the same last offset, and
-//! `verify_records` returns exactly the iterator's answer, errors included.
+//! `verify_records` returns exactly the iterator's answer, errors included. On the same batches
+//! `Records::try_for_each_view` hands over exactly the iterator's records, then its error.
+
+use std::ops::ControlFlow;
 
 use proptest::prelude::*;
 
@@ -21,12 +24,53 @@ fn slow(batch: &RecordBatch<'_>) -> Result<Option<i64>> {
     Ok(last)
 }
 
+/// `try_for_each_view` against the iterator: the same records (every field), then the same
+/// error or none; and a break after the first record stops there.
+fn same_as_iterator(batch: &RecordBatch<'_>) -> std::result::Result<(), TestCaseError> {
+    let Ok(records) = batch.records() else {
+        return Ok(());
+    };
+    let mut expected = Vec::new();
+    let mut expected_err = None;
+    for r in records.clone() {
+        match r {
+            Ok(v) => expected.push(v),
+            Err(e) => expected_err = Some(e),
+        }
+    }
+    let mut got = Vec::new();
+    let mut fused = records.clone();
+    let end = fused.try_for_each_view(|v| {
+        got.push(*v);
+        ControlFlow::<()>::Continue(())
+    });
+    prop_assert_eq!(&got, &expected);
+    prop_assert_eq!(end.err(), expected_err);
+    prop_assert!(
+        fused.next().is_none(),
+        "nothing after the end or the first error"
+    );
+    let mut seen = 0;
+    let stopped = records.clone().try_for_each_view(|_| {
+        seen += 1;
+        ControlFlow::Break(7)
+    });
+    if let Some(first) = records.clone().next() {
+        prop_assert_eq!(seen, usize::from(first.is_ok()));
+        prop_assert_eq!(stopped, first.map(|_| Some(7)));
+    } else {
+        prop_assert_eq!(stopped, Ok(None));
+    }
+    Ok(())
+}
+
 /// Compares the walk and `verify_records` with the iterator on `buf`; returns whether the
 /// records were accepted, or `None` when the walk does not apply (header refused, count 0).
 fn agree(buf: &[u8]) -> std::result::Result<Option<bool>, TestCaseError> {
     let batch = RecordBatch::parse(buf).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert!(batch.validate().is_ok(), "the CRC must not decide");
     let expected = slow(&batch);
+    same_as_iterator(&batch)?;
     let got = batch.verify_records(&mut Vec::new(), DEFAULT_MAX_DECOMPRESSED_BYTES);
     prop_assert_eq!(&got, &expected);
     if batch.check_header().is_err() || batch.records_count() == 0 {
