@@ -1,10 +1,10 @@
 //! Appending whole, offset-assigned batches to the `.log` and indexing them (Kafka's `append`).
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use seglog_record_format as rf;
 
-use super::{BatchFacts, LogSegment, MAX_SEGMENT_SIZE, index_batch};
+use super::{BatchFacts, LogSegment, MAX_SEGMENT_SIZE, Writer, index_batch};
 use crate::error::{Error, Result};
 use seglog_fs::{File, FileSystem};
 
@@ -20,7 +20,23 @@ impl<F: FileSystem> LogSegment<F> {
             return Ok(());
         }
         let mut w = self.writer.lock();
-        let batches = frame_whole(&self.path(), records)?;
+        let mut batches = std::mem::take(&mut w.batch_facts);
+        let appended = self.append_framed(&mut w, &mut batches, largest_offset, records);
+        batches.clear();
+        w.batch_facts = batches;
+        appended
+    }
+
+    /// [`LogSegment::append`] under the writer's lock, framing `records` into `batches`.
+    fn append_framed(
+        &self,
+        w: &mut Writer,
+        batches: &mut Vec<BatchFacts>,
+        largest_offset: i64,
+        records: &[u8],
+    ) -> Result<()> {
+        frame_whole(|| self.log_path(), records, batches)?;
+        let batches = &*batches;
         let physical_position = self.size.load_by_writer();
         if !self.can_convert_to_relative_offset(largest_offset) {
             return Err(Error::OffsetOverflow {
@@ -40,7 +56,7 @@ impl<F: FileSystem> LogSegment<F> {
         let entries = index_entries(
             w.bytes_since_last_index_entry,
             self.config.index_interval_bytes,
-            &batches,
+            batches,
         );
         if entries > 0 {
             w.offset_index.get_mut()?.reserve(entries)?;
@@ -59,10 +75,10 @@ impl<F: FileSystem> LogSegment<F> {
         if physical_position == 0 {
             w.rolling_based_timestamp = batches.first().map(|b| b.max_timestamp);
         }
-        Self::load_max_timestamp(&mut w)?;
+        Self::load_max_timestamp(w)?;
         let mut position = physical_position;
-        for batch in &batches {
-            index_batch(&mut w, self.config.index_interval_bytes, batch, position)?;
+        for batch in batches {
+            index_batch(w, self.config.index_interval_bytes, batch, position)?;
             position += batch.size;
         }
         self.size.publish(new_size);
@@ -90,13 +106,17 @@ fn index_entries(mut since: u64, interval: u32, batches: &[BatchFacts]) -> usize
     entries
 }
 
-/// Frames `records` completely, or refuses them: `append` takes whole batches only.
-fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
+/// Frames `records` completely into `facts`, or refuses them: `append` takes whole batches only.
+/// `path` names the `.log` in the error (the path lock is taken only then).
+fn frame_whole(
+    path: impl Fn() -> PathBuf,
+    records: &[u8],
+    facts: &mut Vec<BatchFacts>,
+) -> Result<()> {
     let invalid = |reason: String| Error::InvalidRecords {
-        path: path.to_path_buf(),
+        path: path(),
         reason,
     };
-    let mut facts = Vec::new();
     let mut batches = rf::batches(records);
     for batch in &mut batches {
         let batch = batch.map_err(|e| invalid(e.to_string()))?;
@@ -113,5 +133,5 @@ fn frame_whole(path: &Path, records: &[u8]) -> Result<Vec<BatchFacts>> {
             records.len() - batches.position()
         )));
     }
-    Ok(facts)
+    Ok(())
 }

@@ -147,6 +147,9 @@ struct Writer {
     published_max: Arc<AtomicI64>,
     rolling_based_timestamp: Option<i64>,
     created_ms: i64,
+    /// The batches of the append in progress, kept empty between appends: an append framing
+    /// into it allocates nothing.
+    batch_facts: Vec<BatchFacts>,
 }
 
 impl Writer {
@@ -326,6 +329,7 @@ impl<F: FileSystem> LogSegment<F> {
                 published_max,
                 rolling_based_timestamp: None,
                 created_ms: now_ms,
+                batch_facts: Vec::new(),
             }),
             txn_index: Mutex::new(txn_index),
         })
