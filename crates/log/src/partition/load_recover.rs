@@ -197,10 +197,10 @@ impl<F: FileSystem> Inner<F> {
     )> {
         let image = prefix.and_then(|p| p.index_image.as_deref());
         if cut {
-            let recovered = match image.map(|i| segment.recover_from(i)).transpose() {
-                Ok(Some(Some(report))) => Ok(report),
-                Ok(_) => segment.recover_before(next_base),
-                Err(e) => Err(e),
+            let recovered = match image.map(|i| segment.recover_from(i)) {
+                Some(Ok(Some(report))) => Ok(report),
+                Some(Err(e)) => Err(e),
+                None | Some(Ok(None)) => segment.recover_before(next_base),
             };
             return Ok((recovered, None));
         }

@@ -185,8 +185,8 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
         .all(|(.., prefix)| prefix.is_some_and(ValidPrefix::completes_no_transaction));
     let mut out = Vec::new();
     for (base, next_base, suffix, prefix) in range {
-        let log = naming::log_file(dir, base, suffix);
         let expected = if replay {
+            let log = naming::log_file(dir, base, suffix);
             // A batch the replay refuses fails the load itself; the plan leaves that to it.
             let Ok(expected) = replay_log(fs, &mut manager, (base, next_base), &log, from, prefix)
             else {

@@ -149,6 +149,16 @@ fn an_unclean_reopen_rebuilds_the_same_txn_indexes_and_snapshots() {
     assert_eq!(files(&fs, "snapshot"), snapshots);
 }
 
+/// Writes, durably, one aborted transaction within `base`'s offsets (so Kafka's sanity check
+/// passes it) into that segment's `.txnindex`.
+fn write_stray_txn_entry(fs: &SimFs, base: i64) {
+    let stray = naming::txn_index_file(&dir(), base, "");
+    let entry = AbortedTxn::new(2, base, base + 1, base).to_bytes();
+    let file = fs.open(&stray, OpenMode::CreateOrOpen).unwrap();
+    file.write_all_at(&entry, 0).unwrap();
+    file.sync_data().unwrap();
+}
+
 /// What the plan's shortcut must still catch: a `.txnindex` beside a segment without producer
 /// ids that holds an entry (which passes Kafka's sanity check) is not what the markers give, and
 /// is rewritten empty; a deleted `.txnindex` of a segment with an aborted transaction is
@@ -170,12 +180,7 @@ fn wrong_txn_indexes_are_still_found_and_rewritten() {
     // `.txnindex`.
     let aborting = entries.iter().find(|(_, e)| !e.is_empty()).unwrap().0;
     let victim = *plain.iter().find(|b| *b > aborting).unwrap();
-    let stray = naming::txn_index_file(&dir(), victim, "");
-    let entry = AbortedTxn::new(2, victim, victim + 1, victim).to_bytes();
-    let file = fs.open(&stray, OpenMode::CreateOrOpen).unwrap();
-    file.write_all_at(&entry, 0).unwrap();
-    file.sync_data().unwrap();
-    drop(file);
+    write_stray_txn_entry(&fs, victim);
     let lost = naming::txn_index_file(&dir(), *aborting, "");
     fs.remove_file(&lost).unwrap();
     for (path, _) in files(&fs, "snapshot") {
@@ -278,12 +283,7 @@ fn a_stray_txn_entry_beside_idempotent_data_is_found_without_a_replay() {
         fs.remove_file(&path).unwrap();
     }
     let victim = bases[bases.len() / 2];
-    let stray = naming::txn_index_file(&dir(), victim, "");
-    let entry = AbortedTxn::new(2, victim, victim + 1, victim).to_bytes();
-    let file = fs.open(&stray, OpenMode::CreateOrOpen).unwrap();
-    file.write_all_at(&entry, 0).unwrap();
-    file.sync_data().unwrap();
-    drop(file);
+    write_stray_txn_entry(&fs, victim);
 
     let plan = seglog_log::plan_partition(&fs, &dir(), 64, 4096, LoadOptions::default()).unwrap();
     let flagged: Vec<i64> = plan.corrupt_txn_indexes.iter().map(|(b, _)| *b).collect();

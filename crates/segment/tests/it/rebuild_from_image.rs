@@ -20,7 +20,7 @@ use crate::common;
 
 use seglog_fs::RealFs;
 use seglog_record_format::Compression;
-use seglog_segment::{IndexImage, LogSegment, SegmentConfig, scan_segment};
+use seglog_segment::{IndexImage, LogSegment, SegmentConfig, SegmentScan, scan_segment};
 
 const BASE: i64 = 100;
 const LOG: &str = "00000000000000000100.log";
@@ -57,8 +57,9 @@ fn dir_with(log: &[u8]) -> tempfile::TempDir {
     dir
 }
 
-fn image_of(dir: &Path, config: SegmentConfig) -> IndexImage {
-    let scan = scan_segment(
+/// The recovery scan of the segment in `dir` at `config`'s index settings.
+fn scan(dir: &Path, config: SegmentConfig) -> SegmentScan {
+    scan_segment(
         &RealFs,
         dir,
         BASE,
@@ -67,7 +68,11 @@ fn image_of(dir: &Path, config: SegmentConfig) -> IndexImage {
         config.max_index_size,
         None,
     )
-    .unwrap();
+    .unwrap()
+}
+
+fn image_of(dir: &Path, config: SegmentConfig) -> IndexImage {
+    let scan = scan(dir, config);
     assert!(scan.stop.is_none(), "{:?}", scan.stop);
     assert!(!scan.indexes_match);
     scan.index_image
@@ -205,16 +210,7 @@ fn a_stale_image_writes_nothing_and_says_so() {
 
 /// The scan's image of a segment recovery cuts.
 fn image_of_cut(dir: &Path, config: SegmentConfig) -> IndexImage {
-    let scan = scan_segment(
-        &RealFs,
-        dir,
-        BASE,
-        "",
-        config.index_interval_bytes,
-        config.max_index_size,
-        None,
-    )
-    .unwrap();
+    let scan = scan(dir, config);
     assert!(scan.stop.is_some(), "the damage was not found");
     scan.index_image.expect("no image kept for a cut")
 }
