@@ -31,6 +31,7 @@ mod log_dirs;
 mod offsets;
 mod produce;
 mod recover;
+mod recover_check;
 mod stats;
 mod term;
 mod when;

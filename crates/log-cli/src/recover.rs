@@ -15,6 +15,8 @@ use seglog_log::{
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
+use crate::recover_check::{self, Diagnosis, diagnose};
+use seglog_log::inspect::{CheckReport, Finding};
 
 /// The flags of `seglog recover`.
 #[derive(Debug, Clone, clap::Args)]
@@ -56,16 +58,24 @@ point on; the segments after it are dropped. What is dropped (a cut tail, later 
 damaged .swap), and any stray entry named like a segment file that is not one (123.log, a
 directory 00000000000000000000.log), is moved to <partition>/seglog-quarantine/<n>/ (a Kafka
 broker ignores it), with a plan.txt saying what it is and how to put it back; --discard deletes
-it instead. After a clean
-shutdown nothing is rescanned but a damaged active segment; after an unclean one, the segments
-from the recovery point on; a valid index is left alone. A killed recover, run again, ends as one
-uninterrupted run would. Afterwards `seglog check` passes.
+it instead. Recover first runs `seglog check`'s checks: a partition where they find a problem in
+a segment (its batches, its .index, .timeindex or .txnindex) is recovered from that segment on,
+as after an unclean shutdown, whatever the clean-shutdown marker says; each problem is listed
+with what repairs it. Otherwise Kafka's rule: after a clean shutdown nothing is rescanned but a
+damaged active segment; after an unclean one, the segments from the recovery point on; a valid
+index is left alone. A killed recover, run again, ends as one uninterrupted run would.
+Afterwards `seglog check` passes.
 
 Exit status: 0 when the directory is healthy afterwards (nothing was needed, or it was
-repaired; the summary lists every change); with --dry-run, 0 when nothing needs doing and 1 when
-recovery would change something (listed); 2 on bad usage or a failure.";
+repaired; the summary lists every change); 1 when check found a problem recovery cannot repair
+(a directory that is not a partition: listed, left as it is); with --dry-run, 0 when nothing
+needs doing and 1 when recovery would change something (listed); 2 on bad usage or a failure.";
 
-fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<LogDirOptions> {
+fn options(
+    o: &RecoverArgs,
+    bar: Option<Arc<crate::term::Progress>>,
+    found: &Diagnosis,
+) -> Result<LogDirOptions> {
     let pairs: Vec<(&str, &str)> = o
         .configs
         .iter()
@@ -85,7 +95,9 @@ fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<L
             let progress: Arc<seglog_log::ProgressFn> = Arc::new(move |_| bar.inc(1));
             progress
         }))
-        .with_recover_all(o.full)
+        // A check that could not finish leaves nothing to trust: every segment is recovered.
+        .with_recover_all(o.full || found.failed.is_some())
+        .with_recover_from(found.report.recover_from())
         .with_discard(o.discard))
 }
 
@@ -99,8 +111,17 @@ pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Res
         _ => (path.to_path_buf(), None),
     };
     let selected = |tp: &TopicPartition| only.as_ref().is_none_or(|o| o == tp);
+    // What `check` finds decides what is recovered beyond Kafka's rules (recover_check.rs).
+    let found = diagnose(path)?;
+    if let Some(why) = &found.failed {
+        writeln!(
+            out,
+            "check could not finish ({why}): every segment is recovered, as with --full"
+        )?;
+    }
+    let found = &found;
     if o.dry_run {
-        let plan = plan_recovery(&RealFs, &log_dir, &options(o, None)?).map_err(lib)?;
+        let plan = plan_recovery(&RealFs, &log_dir, &options(o, None, found)?).map_err(lib)?;
         let mut changes = false;
         if only.is_none() {
             for dir in &plan.deleted_dirs {
@@ -108,10 +129,16 @@ pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Res
                 print_deleted_dir(out, dir, o.json, true)?;
             }
         }
+        let mut shown = Vec::new();
         for (tp, p) in plan.partitions.iter().filter(|(tp, _)| selected(tp)) {
-            changes |= !p.is_empty();
-            print_partition(out, tp, p, None, o, true)?;
+            changes |= !p.is_empty()
+                || recover_check::in_partition(&found.report, tp)
+                    .next()
+                    .is_some();
+            print_partition(out, tp, p, None, o, true, &found.report)?;
+            shown.push(tp.clone());
         }
+        changes |= print_outside(out, &found.report, &shown, o.json)?;
         if changes && !o.json {
             writeln!(out, "dry run: nothing was changed")?;
         }
@@ -123,7 +150,7 @@ pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Res
     }
     let dirs = inspect::partition_dirs(&RealFs, path).map_err(lib)?;
     let bar = Arc::new(progress(dirs.len() as u64, "recovering"));
-    let options = options(o, Some(Arc::clone(&bar)))?;
+    let options = options(o, Some(Arc::clone(&bar)), found)?;
     // One partition given: it alone is opened, nothing else in its log directory is touched.
     let (dir, report) = if only.is_some() {
         let (dir, _, report) = LogDir::open_partition(RealFs, path, options).map_err(lib)?;
@@ -136,10 +163,13 @@ pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Res
         print_deleted_dir(out, removed, o.json, false)?;
     }
     let mut quarantined = false;
+    let mut shown = Vec::new();
     for (tp, load) in report.logs.iter().filter(|(tp, _)| selected(tp)) {
         quarantined |= load.quarantine.is_some();
-        print_partition(out, tp, &load.plan, Some(load), o, false)?;
+        print_partition(out, tp, &load.plan, Some(load), o, false, &found.report)?;
+        shown.push(tp.clone());
     }
+    print_outside(out, &found.report, &shown, o.json)?;
     if quarantined && !o.json {
         writeln!(out, "{RESTORE_HINT}")?;
     }
@@ -152,7 +182,33 @@ pub(crate) fn recover(path: &Path, o: &RecoverArgs, out: &mut impl Write) -> Res
             report.failed.len()
         );
     }
+    let left = found.report.left_to_operator().count();
+    if left > 0 {
+        if !o.json {
+            writeln!(
+                out,
+                "{left} problems that recovery cannot repair are left as they are (listed above); `seglog check` still reports them"
+            )?;
+        }
+        return Ok(Outcome::Problems);
+    }
     Ok(Outcome::Clean)
+}
+
+/// Prints the problems found outside the partitions printed (checkpoints, directories that are
+/// not partitions); returns whether there were any.
+fn print_outside(
+    out: &mut impl Write,
+    report: &CheckReport,
+    shown: &[TopicPartition],
+    json: bool,
+) -> Result<bool> {
+    let mut any = false;
+    for finding in recover_check::outside(report, shown) {
+        any = true;
+        recover_check::print_finding(out, finding, json, "")?;
+    }
+    Ok(any)
 }
 
 /// What a recover could not do beyond the partitions it recovered: partitions that failed to
@@ -288,12 +344,17 @@ fn print_partition(
     load: Option<&LoadReport>,
     o: &RecoverArgs,
     dry_run: bool,
+    found: &CheckReport,
 ) -> Result<()> {
-    let moved: Vec<(PathBuf, Option<PathBuf>)> = load.map(|l| l.moved.clone()).unwrap_or_default();
+    let own: Vec<&Finding> = recover_check::in_partition(found, tp).collect();
     if o.json {
-        return print_json(out, tp, plan, load, &moved, o, dry_run);
+        return print_json(out, tp, plan, load, o, dry_run, &own);
     }
-    print_text(out, tp, plan, load, &moved, o, dry_run)
+    let found = Found {
+        own,
+        elsewhere: !found.is_clean(),
+    };
+    print_text(out, tp, plan, load, o, dry_run, &found)
 }
 
 fn print_json(
@@ -301,10 +362,11 @@ fn print_json(
     tp: &TopicPartition,
     plan: &RecoveryPlan,
     load: Option<&LoadReport>,
-    moved: &[(PathBuf, Option<PathBuf>)],
     o: &RecoverArgs,
     dry_run: bool,
+    found: &[&Finding],
 ) -> Result<()> {
+    let moved: &[(PathBuf, Option<PathBuf>)] = load.map_or(&[], |l| &l.moved);
     {
         let mut value = plan_json(plan);
         let fields = [
@@ -336,6 +398,16 @@ fn print_json(
             (
                 "quarantine",
                 serde_json::json!(load.and_then(|l| l.quarantine.as_deref()).map(path_str)),
+            ),
+            // What `check` found in the partition's files, and what repairs each.
+            (
+                "found",
+                serde_json::json!(
+                    found
+                        .iter()
+                        .map(|f| recover_check::finding_json(f))
+                        .collect::<Vec<_>>()
+                ),
             ),
             // The summary fields of earlier versions.
             ("segments_scanned", serde_json::json!(plan.scanned.len())),
@@ -369,28 +441,44 @@ fn print_json(
     }
 }
 
+/// What `check` found, as one partition's text shows it.
+struct Found<'a> {
+    /// The problems in the partition's files.
+    own: Vec<&'a Finding>,
+    /// Whether `check` found problems at all (here or elsewhere).
+    elsewhere: bool,
+}
+
 fn print_text(
     out: &mut impl Write,
     tp: &TopicPartition,
     plan: &RecoveryPlan,
     load: Option<&LoadReport>,
-    moved: &[(PathBuf, Option<PathBuf>)],
     o: &RecoverArgs,
     dry_run: bool,
+    found: &Found<'_>,
 ) -> Result<()> {
+    let moved: &[(PathBuf, Option<PathBuf>)] = load.map_or(&[], |l| &l.moved);
     let rebuilt_txn: &[i64] = load.map_or(&[], |l| &l.rebuilt_txn_indexes);
-    let nothing = plan.is_empty() && rebuilt_txn.is_empty();
-    let head = match (nothing, dry_run) {
-        (true, true) => "nothing to recover".to_owned(),
-        (false, true) => "recovery would".to_owned(),
-        (true, false) => "nothing needed recovery".to_owned(),
-        (false, false) => "recovered".to_owned(),
+    // Never "nothing" beside a problem `check` reports.
+    let nothing = plan.is_empty() && rebuilt_txn.is_empty() && found.own.is_empty();
+    let head = match (nothing, dry_run, found.elsewhere) {
+        // A problem outside the partition's files (a checkpoint) is listed after the partitions.
+        (true, true, true) => "its files need no recovery".to_owned(),
+        (true, false, true) => "its files needed no recovery".to_owned(),
+        (true, true, false) => "nothing to recover".to_owned(),
+        (false, true, _) => "recovery would".to_owned(),
+        (true, false, false) => "nothing needed recovery".to_owned(),
+        (false, false, _) => "recovered".to_owned(),
     };
     let end = load.map_or_else(String::new, |l| {
         format!(" (log end offset {})", l.log_end_offset)
     });
     let colon = if nothing { "" } else { ":" };
     writeln!(out, "{tp}: {head}{end}{colon}")?;
+    for finding in &found.own {
+        recover_check::print_finding(out, finding, false, "  ")?;
+    }
     for line in plan.to_string().lines() {
         writeln!(out, "  {line}")?;
     }

@@ -27,8 +27,8 @@ pub struct LogDirPlan {
     pub partitions: BTreeMap<TopicPartition, RecoveryPlan>,
 }
 
-/// Plans the open of the log directory `path` with `options` (its `recover_all`, `discard` and
-/// `default_config`), partition by partition, changing nothing.
+/// Plans the open of the log directory `path` with `options` (its `recover_all`, `recover_from`,
+/// `discard` and `default_config`), partition by partition, changing nothing.
 pub fn plan_recovery<F: FileSystem>(
     fs: &F,
     path: &Path,
@@ -63,8 +63,13 @@ pub fn plan_recovery<F: FileSystem>(
         match TopicPartition::parse_dir(&entry)? {
             (tp, DirKind::Live) => {
                 let config = read_partition_config(fs, &entry, &options.default_config)?;
+                let (recovery_point, had_clean_shutdown) = options.load_point(
+                    &tp,
+                    recovery_points.get(&tp).copied().unwrap_or(0),
+                    had_clean_shutdown,
+                );
                 let load = LoadOptions {
-                    recovery_point: recovery_points.get(&tp).copied().unwrap_or(0),
+                    recovery_point,
                     log_start_offset: log_starts.get(&tp).copied().unwrap_or(0),
                     had_clean_shutdown,
                     discard: options.discard,

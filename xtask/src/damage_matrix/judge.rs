@@ -26,6 +26,8 @@ pub(super) struct Verdict {
     pub(super) rule: String,
     pub(super) kinds: String,
     pub(super) failure: Option<String>,
+    /// How the plain recover of the contract ended (`plain.rs`).
+    pub(super) plain: &'static str,
 }
 
 pub(super) fn judge(bin: &Path, meta: &Meta, facts: &Facts) -> Verdict {
@@ -43,7 +45,10 @@ pub(super) fn judge(bin: &Path, meta: &Meta, facts: &Facts) -> Verdict {
         (true, true) => "check 1, all kept",
         (true, false) => "check 1, records dropped",
     };
-    let failure = run(bin, meta, &exp).err().map(|e| format!("{e:#}"));
+    let (failure, plain) = match run(bin, meta, &exp) {
+        Ok(plain) => (None, plain),
+        Err(e) => (Some(format!("{e:#}")), "failed"),
+    };
     let kinds = match (meta.expect.as_str(), exp.kinds.is_empty()) {
         ("problem", _) => "a documented problem (the family's)".to_owned(),
         ("note", _) => "Kafka accepts it: a note or nothing (the family's)".to_owned(),
@@ -55,6 +60,7 @@ pub(super) fn judge(bin: &Path, meta: &Meta, facts: &Facts) -> Verdict {
         rule: exp.rule,
         kinds,
         failure,
+        plain,
     }
 }
 
@@ -126,7 +132,7 @@ fn named(ran: &Ran, what: &str, part: &str) -> Result<()> {
     Ok(())
 }
 
-fn consumed(out: &str) -> Result<Vec<Rec>> {
+pub(super) fn consumed(out: &str) -> Result<Vec<Rec>> {
     out.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -138,7 +144,7 @@ fn consumed(out: &str) -> Result<Vec<Rec>> {
         .collect()
 }
 
-fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
+fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<&'static str> {
     let part = meta.dir.to_str().context("a case path that is not UTF-8")?;
     let log_dir = meta.dir.parent().context("the case's log directory")?;
     let before = tree(log_dir)?;
@@ -212,8 +218,15 @@ fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
     unchanged(&before, log_dir, "a read-only command")?;
     seglog(bin, &["recover", "--full", "--dry-run", part], &[0, 1])?;
     unchanged(&before, log_dir, "recover --dry-run")?;
+    // check, a plain recover, check: on a copy, before the directory is recovered below
+    let plain = super::plain::contract(bin, meta, exp, check.code == 1)?;
+    full_recover(bin, meta, exp, &before)?;
+    Ok(plain)
+}
 
-    // recovery: exactly the rules' prefix, every dropped byte set aside, the report true
+/// `recover --full`: exactly the rules' prefix, every dropped byte set aside, the report true.
+fn full_recover(bin: &Path, meta: &Meta, exp: &Expected, before: &Tree) -> Result<()> {
+    let part = meta.dir.to_str().context("a case path that is not UTF-8")?;
     let rec = seglog(bin, &["recover", "--full", "--json", part], &[0])?;
     let after = seglog(bin, &["check", part], &[0, 1])?;
     ensure!(
@@ -244,7 +257,7 @@ fn run(bin: &Path, meta: &Meta, exp: &Expected) -> Result<()> {
             exp.kept.get(first_diff).map(|r| r.offset)
         );
     }
-    quarantine(&before, meta, exp, &rec.stdout)
+    quarantine(before, meta, exp, &rec.stdout)
 }
 
 /// Every byte of every original `.log` is either still in the partition or in its quarantine, the

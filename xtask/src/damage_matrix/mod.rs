@@ -7,7 +7,8 @@
 //! 3. each case is judged with the real `seglog` binary (`judge`) against those facts and the
 //!    documented rules (`rules`): no signal, panic or hang; read-only commands change no byte;
 //!    `check` exits 1 exactly on damage; `recover` keeps exactly the rules' prefix, sets aside
-//!    every dropped byte and reports it.
+//!    every dropped byte and reports it; and on a copy, the recover contract (`plain`): check, a
+//!    plain recover, check, which passes after a recover that exited 0.
 //!
 //! Counts per family, per outcome and per deciding rule are printed; the families and their counts
 //! are in docs/reliability.md, section 3. The oracle is the kafka-interop harness (the same Maven
@@ -15,6 +16,7 @@
 
 mod facts;
 mod judge;
+mod plain;
 mod proc;
 mod rules;
 
@@ -114,6 +116,7 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
                             rule: String::new(),
                             kinds: String::new(),
                             failure: Some("the oracle said nothing about this case".into()),
+                            plain: "not run",
                         },
                     };
                     if verdict.failure.is_none() && !keep {
@@ -210,6 +213,7 @@ fn report(
 ) -> Result<()> {
     let mut families: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
     let mut outcomes: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut plain: BTreeMap<&str, usize> = BTreeMap::new();
     let mut rules: BTreeMap<String, usize> = BTreeMap::new();
     let mut codecs: BTreeMap<&str, usize> = BTreeMap::new();
     let mut failed = Vec::new();
@@ -219,6 +223,7 @@ fn report(
         let f = families.entry(m.family.as_str()).or_default();
         f.0 += 1;
         *outcomes.entry(v.outcome).or_default() += 1;
+        *plain.entry(v.plain).or_default() += 1;
         *codecs.entry(m.codec.as_str()).or_default() += 1;
         // the rule's kind, without the case's byte positions
         *rules.entry(v.kinds.clone()).or_default() += 1;
@@ -255,6 +260,10 @@ fn report(
     }
     println!("damage-matrix: per outcome:");
     for (o, n) in &outcomes {
+        println!("damage-matrix:   {n:>5}  {o}");
+    }
+    println!("damage-matrix: the recover contract (check, plain recover, check):");
+    for (o, n) in &plain {
         println!("damage-matrix:   {n:>5}  {o}");
     }
     println!("damage-matrix: per codec of the damaged batch:");

@@ -60,7 +60,7 @@ fn open(dir: &Path) -> PartitionLog {
 
 /// A partition `logs/t-0` of several segments with aborted and committed transactions, its
 /// `.txnindex` files and snapshots written by an (unclean) reopen. Returns the partition dir.
-fn partition(root: &Path) -> PathBuf {
+pub(crate) fn partition(root: &Path) -> PathBuf {
     let dir = root.join("logs").join("t-0");
     let log = open(&dir);
     let mut offset = 0;

@@ -30,6 +30,7 @@ mod read_only;
 mod reader_offsets;
 mod reasoned_recovery;
 mod recover_plan;
+mod recover_repairs_check;
 mod refusals;
 mod run;
 mod snapshot;

@@ -26,7 +26,7 @@ mod partition;
 mod records;
 mod segment_log;
 
-pub use check::{CheckReport, Finding, Severity};
+pub use check::{CheckReport, Finding, Repair, Severity};
 pub use index::{open_offset_index, open_time_index};
 pub use judged::{JudgedEnd, next_segment_base_offset};
 pub use log_dir::{LogDirView, partition_dirs};

@@ -93,8 +93,13 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                     let Some((tp, dir)) = partitions.get(i) else {
                         return;
                     };
+                    let (recovery_point, had_clean_shutdown) = options.load_point(
+                        tp,
+                        recovery_points.get(tp).copied().unwrap_or(0),
+                        had_clean_shutdown,
+                    );
                     let load = LoadOptions {
-                        recovery_point: recovery_points.get(tp).copied().unwrap_or(0),
+                        recovery_point,
                         log_start_offset: log_starts.get(tp).copied().unwrap_or(0),
                         had_clean_shutdown,
                         discard: options.discard,

@@ -88,6 +88,11 @@ pub struct LogDirOptions {
     /// Delete what recovery drops (a cut tail, the segments after it, a damaged `.swap`) instead
     /// of moving it to the partition's quarantine ([`QUARANTINE_DIR`](crate::QUARANTINE_DIR)).
     pub discard: bool,
+    /// Partitions to recover from the segment holding the given offset on, as after an unclean
+    /// shutdown with the recovery point there, whatever the marker and checkpoints say (what
+    /// `seglog recover` asks for where `check` found a problem in a segment, from
+    /// [`CheckReport::recover_from`](crate::inspect::CheckReport::recover_from)).
+    pub recover_from: BTreeMap<TopicPartition, i64>,
     /// The mapping budget and descriptor cache shared by the directory's logs at the default
     /// caps (`seglog.max.segment.mappings`, `seglog.max.open.segment.files` at 0). Default: a
     /// new pair sized from the process's limits; give several directories of one process the
@@ -104,6 +109,7 @@ impl Default for LogDirOptions {
             progress: None,
             recover_all: false,
             discard: false,
+            recover_from: BTreeMap::new(),
             limits: SegmentLimits::from_process(),
         }
     }
@@ -116,14 +122,33 @@ with_setters!(LogDirOptions {
     progress: Option<Arc<ProgressFn>> => with_progress,
     recover_all: bool => with_recover_all,
     discard: bool => with_discard,
+    recover_from: BTreeMap<TopicPartition, i64> => with_recover_from,
     limits: SegmentLimits => with_limits,
 });
+
+impl LogDirOptions {
+    /// The recovery point and clean-shutdown flag a partition loads with, from the ones the
+    /// directory gives it (`checkpointed`, `clean`): lowered and unclean when
+    /// [`recover_from`](Self::recover_from) names it.
+    pub(crate) fn load_point(
+        &self,
+        tp: &TopicPartition,
+        checkpointed: i64,
+        clean: bool,
+    ) -> (i64, bool) {
+        match self.recover_from.get(tp) {
+            Some(from) => (checkpointed.min(*from), false),
+            None => (checkpointed, clean),
+        }
+    }
+}
 
 impl std::fmt::Debug for LogDirOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("LogDirOptions")
             .field("default_config", &self.default_config)
             .field("recovery_threads", &self.recovery_threads)
+            .field("recover_from", &self.recover_from)
             .field("limits", &self.limits)
             .finish_non_exhaustive()
     }

@@ -6,6 +6,7 @@ mod log;
 mod producer;
 mod quarantine;
 mod records;
+mod repair;
 mod swap;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,8 @@ use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_
 use crate::error::{Error, Result};
 use crate::listing::{FileKind, PartitionFile};
 use crate::topic_partition::{DirKind, TopicPartition};
+
+pub use repair::Repair;
 
 /// How much a [`Finding`] matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
