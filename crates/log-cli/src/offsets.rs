@@ -11,7 +11,7 @@ use seglog_log::IsolationLevel;
 
 use crate::common::{Outcome, json_line, lib, partition_view};
 use crate::consume::partitions::{self, Partition};
-use crate::isolation::{last_fetchable, offset_for_timestamp};
+use crate::isolation::Reach;
 
 #[derive(Debug, clap::Args)]
 #[expect(
@@ -52,6 +52,11 @@ pub(crate) struct OffsetsArgs {
     /// or past it by time; read_uncommitted (the default) goes to the log end offset.
     #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = crate::isolation::parse)]
     isolation_level: IsolationLevel,
+    /// Answer as if the high watermark were the log end: without it, a partition with an entry
+    /// in the log directory's replication-offset-checkpoint answers --latest (and finds by
+    /// time) only below its high watermark, as a broker answers a consumer.
+    #[arg(long)]
+    to_log_end: bool,
 }
 
 impl OffsetsArgs {
@@ -66,7 +71,10 @@ impl OffsetsArgs {
             &self.path,
             self.topic.as_deref(),
             query,
-            self.isolation_level,
+            Reach {
+                isolation: self.isolation_level,
+                to_log_end: self.to_log_end,
+            },
             self.json,
             out,
         )
@@ -105,26 +113,22 @@ fn parse_time(value: &str) -> Result<OffsetQuery, String> {
 fn lookup(
     part: &Partition,
     query: OffsetQuery,
-    isolation: IsolationLevel,
+    reach: Reach,
 ) -> Result<(Option<i64>, Option<i64>)> {
     let view = partition_view(&part.dir)?;
     Ok(match query {
         OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
-        OffsetQuery::Latest => (Some(last_fetchable(&view, isolation)?), None),
-        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts, isolation)? {
+        OffsetQuery::Latest => (Some(reach.last_fetchable(&view)?), None),
+        OffsetQuery::Timestamp(ts) => match reach.offset_for_timestamp(&view, ts)? {
             Some((o, t)) => (Some(o), Some(t)),
             None => (None, None),
         },
         OffsetQuery::MaxTimestamp => {
             // Record level (KAFKA-16310): the first record carrying the largest timestamp.
             let best = view.max_timestamp().map_err(lib)?;
-            let best = match (best, isolation) {
-                (Some(b), IsolationLevel::ReadCommitted)
-                    if b.offset >= last_fetchable(&view, isolation)? =>
-                {
-                    None
-                }
-                (best, _) => best,
+            let best = match best {
+                Some(b) if !reach.fetchable(&view, b.offset)? => None,
+                best => best,
             };
             (best.map(|b| b.offset), best.map(|b| b.timestamp))
         }
@@ -138,14 +142,14 @@ fn offsets(
     path: &Path,
     topic: Option<&str>,
     query: OffsetQuery,
-    isolation: IsolationLevel,
+    reach: Reach,
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let mut selected = partitions::select(path, topic, false)?;
     selected.sort_by_key(|p| p.tp.to_string());
     for part in &selected {
-        let (offset, timestamp) = lookup(part, query, isolation)?;
+        let (offset, timestamp) = lookup(part, query, reach)?;
         let (topic, partition) = (&part.tp.topic, part.tp.partition);
         if json {
             json_line(
