@@ -36,8 +36,9 @@ pub(crate) struct OffsetsArgs {
     /// The log start offset (--time -2).
     #[arg(long)]
     earliest: bool,
-    /// The log end offset (with --isolation-level read_committed: the last stable offset;
-    /// --time -1).
+    /// The high watermark: the partition's entry in the log directory's
+    /// replication-offset-checkpoint, else the log end offset (with --isolation-level
+    /// read_committed: the last stable offset below it; --time -1).
     #[arg(long)]
     latest: bool,
     /// The record with the largest timestamp (--time -3).
@@ -48,8 +49,8 @@ pub(crate) struct OffsetsArgs {
     #[arg(long)]
     json: bool,
     /// As a consumer's ListOffsets: read_committed answers --latest with the last stable offset
-    /// (the first offset of the oldest open transaction, else the log end) and finds nothing at
-    /// or past it by time; read_uncommitted (the default) goes to the log end offset.
+    /// (the first offset of the oldest open transaction, else the high watermark) and finds
+    /// nothing at or past it by time; read_uncommitted (the default) goes to the high watermark.
     #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = crate::isolation::parse)]
     isolation_level: IsolationLevel,
     /// Answer as if the high watermark were the log end: without it, a partition with an entry
