@@ -42,7 +42,7 @@
 //!     `partition.metadata` and `replication-offset-checkpoint` (`offsets --time -1` equals
 //!     `kafka-get-offsets.sh`), writes a `partition.metadata` byte for byte as the broker did and
 //!     the broker serves the partition, stops reading at a crafted high watermark, and reports a
-//!     partition holding another topic's id, which the broker does not take as its topic's.
+//!     partition holding another topic's id, which the broker sets aside as a stray replica.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group

@@ -10,8 +10,8 @@
 //!   again, so its consumer reads everything: what a consumer saw before the stop is what
 //!   seglog reads offline);
 //! - a partition given another topic's id: `seglog check` reports the conflict with the
-//!   topic's other partition, and the broker does not take the partition as its topic's (what it
-//!   did is printed).
+//!   topic's other partition, and the broker sets the partition aside as a stray replica
+//!   (renamed `<partition>.<id>-stray`).
 
 use std::fs;
 use std::path::Path;
@@ -228,33 +228,30 @@ fn misplace_a_partition(ctx: &Ctx, logs: &Path, id: &str) -> Result<()> {
     Ok(())
 }
 
-/// What the broker did with a partition holding another topic's id: renamed it away (a stray
-/// replica) or logged an error about it; anything else fails.
+/// A partition holding another topic's id is a stray replica to the broker (KRaft's
+/// `LogManager.findStrayReplicas`: its id is not in the metadata under its name): it renames the
+/// directory `<partition>.<id>-stray` and leaves it (and creates the replica the metadata gives
+/// it afresh). Anything else fails.
 fn misplaced_verdict(logs: &Path, broker_log: &Path, partition: &str) -> Result<String> {
     let deadline = Instant::now() + Duration::from_mins(1);
     loop {
         let renamed = fs::read_dir(logs)?
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
-            .find(|n| {
-                n.starts_with(&format!("{partition}."))
-                    || n.ends_with("-stray") && n.starts_with(partition)
-            });
+            .find(|n| n.starts_with(&format!("{partition}.")) && n.ends_with("-stray"));
         if let Some(name) = renamed {
-            return Ok(format!("the broker renamed it {name}"));
-        }
-        let text = fs::read_to_string(broker_log).unwrap_or_default();
-        if let Some(line) = text.lines().find(|l| {
-            l.contains(partition)
-                && (l.contains("nconsistent") || l.contains("stray") || l.contains(" ERROR "))
-        }) {
+            // The broker then creates the replica the metadata assigns it afresh, empty.
+            let again = if logs.join(partition).exists() {
+                format!(" and created {partition} again")
+            } else {
+                String::new()
+            };
             return Ok(format!(
-                "the broker logged: {}",
-                line.chars().take(300).collect::<String>()
+                "the broker renamed it {name}, a stray replica{again}"
             ));
         }
         if Instant::now() > deadline {
             bail!(
-                "the broker took {partition} with another topic's id as its own (no rename, nothing logged); see {}",
+                "the broker did not set {partition}, which holds another topic's id, aside as a stray replica; see {}",
                 broker_log.display()
             );
         }
