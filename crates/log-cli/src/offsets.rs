@@ -11,7 +11,7 @@ use seglog_log::IsolationLevel;
 
 use crate::common::{Outcome, json_line, lib, partition_view};
 use crate::consume::partitions::{self, Partition};
-use crate::isolation::{last_fetchable, offset_for_timestamp};
+use crate::isolation::Reach;
 
 #[derive(Debug, clap::Args)]
 #[expect(
@@ -36,8 +36,9 @@ pub(crate) struct OffsetsArgs {
     /// The log start offset (--time -2).
     #[arg(long)]
     earliest: bool,
-    /// The log end offset (with --isolation-level read_committed: the last stable offset;
-    /// --time -1).
+    /// The high watermark: the partition's entry in the log directory's
+    /// replication-offset-checkpoint, else the log end offset (with --isolation-level
+    /// read_committed: the last stable offset below it; --time -1).
     #[arg(long)]
     latest: bool,
     /// The record with the largest timestamp (--time -3).
@@ -48,10 +49,15 @@ pub(crate) struct OffsetsArgs {
     #[arg(long)]
     json: bool,
     /// As a consumer's ListOffsets: read_committed answers --latest with the last stable offset
-    /// (the first offset of the oldest open transaction, else the log end) and finds nothing at
-    /// or past it by time; read_uncommitted (the default) goes to the log end offset.
+    /// (the first offset of the oldest open transaction, else the high watermark) and finds
+    /// nothing at or past it by time; read_uncommitted (the default) goes to the high watermark.
     #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = crate::isolation::parse)]
     isolation_level: IsolationLevel,
+    /// Answer as if the high watermark were the log end: without it, a partition with an entry
+    /// in the log directory's replication-offset-checkpoint answers --latest (and finds by
+    /// time) only below its high watermark, as a broker answers a consumer.
+    #[arg(long)]
+    to_log_end: bool,
 }
 
 impl OffsetsArgs {
@@ -66,7 +72,10 @@ impl OffsetsArgs {
             &self.path,
             self.topic.as_deref(),
             query,
-            self.isolation_level,
+            Reach {
+                isolation: self.isolation_level,
+                to_log_end: self.to_log_end,
+            },
             self.json,
             out,
         )
@@ -105,26 +114,22 @@ fn parse_time(value: &str) -> Result<OffsetQuery, String> {
 fn lookup(
     part: &Partition,
     query: OffsetQuery,
-    isolation: IsolationLevel,
+    reach: Reach,
 ) -> Result<(Option<i64>, Option<i64>)> {
     let view = partition_view(&part.dir)?;
     Ok(match query {
         OffsetQuery::Earliest => (Some(view.log_start_offset()), None),
-        OffsetQuery::Latest => (Some(last_fetchable(&view, isolation)?), None),
-        OffsetQuery::Timestamp(ts) => match offset_for_timestamp(&view, ts, isolation)? {
+        OffsetQuery::Latest => (Some(reach.last_fetchable(&view)?), None),
+        OffsetQuery::Timestamp(ts) => match reach.offset_for_timestamp(&view, ts)? {
             Some((o, t)) => (Some(o), Some(t)),
             None => (None, None),
         },
         OffsetQuery::MaxTimestamp => {
             // Record level (KAFKA-16310): the first record carrying the largest timestamp.
             let best = view.max_timestamp().map_err(lib)?;
-            let best = match (best, isolation) {
-                (Some(b), IsolationLevel::ReadCommitted)
-                    if b.offset >= last_fetchable(&view, isolation)? =>
-                {
-                    None
-                }
-                (best, _) => best,
+            let best = match best {
+                Some(b) if !reach.fetchable(&view, b.offset)? => None,
+                best => best,
             };
             (best.map(|b| b.offset), best.map(|b| b.timestamp))
         }
@@ -138,14 +143,14 @@ fn offsets(
     path: &Path,
     topic: Option<&str>,
     query: OffsetQuery,
-    isolation: IsolationLevel,
+    reach: Reach,
     json: bool,
     out: &mut impl Write,
 ) -> Result<Outcome> {
     let mut selected = partitions::select(path, topic, false)?;
     selected.sort_by_key(|p| p.tp.to_string());
     for part in &selected {
-        let (offset, timestamp) = lookup(part, query, isolation)?;
+        let (offset, timestamp) = lookup(part, query, reach)?;
         let (topic, partition) = (&part.tp.topic, part.tp.partition);
         if json {
             json_line(

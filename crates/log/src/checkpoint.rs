@@ -227,7 +227,7 @@ fn parse_framed(
 }
 
 /// Writes `text` to `path` through `<path>.tmp`: write, fsync, rename, directory fsync.
-fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
     write_and_rename(fs, path, text)?;
     sync_parent(fs, path)
 }
@@ -327,7 +327,7 @@ impl<F: FileSystem> OffsetCheckpoint<F> {
     }
 }
 
-fn read_all<T: File>(file: &T) -> io::Result<Vec<u8>> {
+pub(crate) fn read_all<T: File>(file: &T) -> io::Result<Vec<u8>> {
     let len = usize::try_from(file.len()?).map_err(io::Error::other)?;
     let mut buf = vec![0; len];
     file.read_exact_at(&mut buf, 0)?;

@@ -145,6 +145,19 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A topic id given for a partition whose `partition.metadata` holds another (Kafka's
+    /// `InconsistentTopicIdException`, in its words).
+    #[error(
+        "Tried to assign topic ID {assigned} to log for topic partition {partition},but log already contained topic ID {found}"
+    )]
+    InconsistentTopicId {
+        /// The partition.
+        partition: String,
+        /// The id given.
+        assigned: crate::TopicId,
+        /// The id the partition has.
+        found: crate::TopicId,
+    },
     /// The log directory is locked by another process or handle: another seglog command, or a
     /// running Kafka broker (seglog takes the same POSIX lock on `.lock` that Kafka takes).
     #[error("Failed to acquire lock on file .lock in {}: another process or handle holds it (another seglog command, or a running Kafka broker)", path.display())]

@@ -56,12 +56,14 @@ mod log_dir_plan;
 mod loom;
 mod offset_map;
 mod partition;
+mod partition_metadata;
 pub mod producer;
 pub mod record;
 mod segment_limits;
 mod setters;
 mod snapshot;
 mod time;
+mod topic_id;
 mod topic_partition;
 
 pub use checkpoint::{
@@ -90,6 +92,9 @@ pub use partition::{
     QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport, SnapshotDrop, StopAfter,
     Stray, plan_partition,
 };
+pub use partition_metadata::{
+    PARTITION_METADATA_FILE, PARTITION_METADATA_VERSION, PartitionMetadata, PartitionMetadataFile,
+};
 pub use seglog_fs::{File, FileSystem, OpenMode, ProcessLimits, RealFs};
 pub use seglog_segment::naming;
 pub use seglog_segment::{
@@ -97,4 +102,5 @@ pub use seglog_segment::{
 };
 pub use segment_limits::SegmentLimits;
 pub use time::{MockClock, SystemClock, Time};
+pub use topic_id::{InvalidTopicId, TopicId};
 pub use topic_partition::{DirKind, TopicPartition};

@@ -73,6 +73,7 @@ pub fn plan_recovery<F: FileSystem>(
                     log_start_offset: log_starts.get(&tp).copied().unwrap_or(0),
                     had_clean_shutdown,
                     discard: options.discard,
+                    ..LoadOptions::default()
                 };
                 let interval = u32::try_from(config.index_interval_bytes).unwrap_or(0);
                 let max_index_size = u32::try_from(config.segment_index_bytes).unwrap_or(0);

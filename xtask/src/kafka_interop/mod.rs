@@ -38,6 +38,11 @@
 //!     timestamps read back by kcat; `consume --format`/`--json` equal to kcat's `-f`/`-J` at both
 //!     isolation levels, `offsets --time` to `kafka-get-offsets.sh`, `log-dirs --json` to
 //!     `kafka-log-dirs.sh --describe`, dump's decoders to DumpLogSegments' (needs kcat).
+//! 14. Topic ids and high watermarks, on a broker of its own: seglog reads the broker's
+//!     `partition.metadata` and `replication-offset-checkpoint` (`offsets --time -1` equals
+//!     `kafka-get-offsets.sh`), writes a `partition.metadata` byte for byte as the broker did and
+//!     the broker serves the partition, stops reading at a crafted high watermark, and reports a
+//!     partition holding another topic's id, which the broker sets aside as a stray replica.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -47,7 +52,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10 (step 3b reuses step 4's broker;
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 14 (step 3b reuses step 4's broker;
 //! `--step 6,7` runs some of them); without kcat, step 10 is skipped with a notice at the start;
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
@@ -58,6 +63,7 @@ mod kraft;
 mod records;
 mod segment_files;
 mod step10_operator_session;
+mod step14_topic_id_hw;
 mod step1_dump;
 mod step2_recover;
 mod step3a_kafka_writes;
@@ -88,6 +94,7 @@ use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
 use step9_cleaner::step9;
 use step10_operator_session::step10;
+use step14_topic_id_hw::step14;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -129,7 +136,7 @@ struct Step {
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
 /// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
 /// step needs them).
-const STEPS: [Step; 11] = [
+const STEPS: [Step; 12] = [
     Step {
         id: "1",
         title: "step 1: Kafka's DumpLogSegments reads what seglog wrote",
@@ -201,6 +208,12 @@ const STEPS: [Step; 11] = [
         title: "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
         needs_node: true,
         run: |ctx, st| step10(ctx, st.node()?),
+    },
+    Step {
+        id: "14",
+        title: "step 14: topic ids and high watermarks, a broker of its own as the judge",
+        needs_node: false,
+        run: |ctx, _| step14(ctx),
     },
 ];
 

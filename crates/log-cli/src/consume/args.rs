@@ -80,6 +80,12 @@ pub(crate) struct ConsumeArgs {
     /// prints a transaction marker or any other control record.
     #[arg(long, value_name = "LEVEL", default_value = "read_uncommitted", value_parser = crate::isolation::parse)]
     isolation_level: IsolationLevel,
+    /// Read past the high watermark, to the log end: the records a broker appended but never
+    /// exposed to a consumer (not yet replicated when it stopped) included. Without it, a
+    /// partition with an entry in the log directory's replication-offset-checkpoint stops at
+    /// its high watermark, as a Kafka consumer does.
+    #[arg(long)]
+    to_log_end: bool,
 }
 
 /// A parsed `--format`.
@@ -131,6 +137,7 @@ impl ConsumeArgs {
             poll: Duration::from_millis(self.poll_ms.max(1)),
             printer,
             isolation: self.isolation_level,
+            to_log_end: self.to_log_end,
         };
         consume(&self.path, &options, out)
     }
@@ -159,7 +166,9 @@ round; a round starts when a file of any of them changes (inotify), or after --p
 As a Kafka consumer, consume never prints a control record (a transaction marker); with
 --isolation-level read_committed it prints nothing of an aborted transaction and stops at the
 last stable offset, computed from the producer snapshot and the batches after it, and the
-.txnindex files (the high watermark of a directory read offline is its log end offset).
+.txnindex files. A consumer never reads past the high watermark: a partition with an entry in
+the log directory's replication-offset-checkpoint (a broker's, or seglog's) stops there, at the
+records a SIGKILLed broker appended but had not replicated; --to-log-end reads them too.
 
 Records are printed up to the first damage (a corrupt batch, or a batch whose offsets its
 neighbours or the next segment's base offset make impossible), which is reported on stderr

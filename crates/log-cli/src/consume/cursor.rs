@@ -10,7 +10,6 @@ use super::format::Place;
 use super::partitions::Partition;
 use super::{ConsumeOptions, Start};
 use crate::common::{lib, partition_view};
-use crate::isolation::{last_fetchable, offset_for_timestamp};
 
 /// A partition's read position.
 pub(super) struct Cursor {
@@ -27,7 +26,7 @@ impl Cursor {
     pub(super) fn open(part: Partition, o: &ConsumeOptions) -> Result<Self> {
         let view = partition_view(&part.dir)?;
         let log_start = view.log_start_offset();
-        let end = || last_fetchable(&view, o.isolation);
+        let end = || o.reach().last_fetchable(&view);
         let start = match o.start {
             Start::Beginning => Some(log_start),
             Start::End => Some(end()?),
@@ -37,7 +36,7 @@ impl Cursor {
                     .saturating_sub(i64::try_from(n).unwrap_or(i64::MAX))
                     .max(log_start),
             ),
-            Start::Time(ts) => match offset_for_timestamp(&view, ts, o.isolation)? {
+            Start::Time(ts) => match o.reach().offset_for_timestamp(&view, ts)? {
                 Some((offset, _)) => Some(offset),
                 None if o.follow => Some(end()?),
                 None => None,
@@ -75,10 +74,16 @@ impl Cursor {
             partition: self.part.tp.partition,
         };
         let mut reached_end = false;
+        // The high watermark (or the last stable offset under it): a follower polls again, as
+        // the broker may checkpoint a higher one.
+        let fetchable = o.reach().poll_bound(&view)?;
         let next = &mut self.next;
         let polled = view.for_each_record(*next, o.isolation, |r, batch| {
             if o.to_offset.is_some_and(|to| r.offset >= to) {
                 reached_end = true;
+                return ControlFlow::Break(None);
+            }
+            if fetchable.is_some_and(|end| r.offset >= end) {
                 return ControlFlow::Break(None);
             }
             if *budget == Some(0) {

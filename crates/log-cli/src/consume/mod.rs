@@ -90,6 +90,18 @@ pub(crate) struct ConsumeOptions {
     pub(crate) poll: Duration,
     pub(crate) printer: Printer,
     pub(crate) isolation: IsolationLevel,
+    /// `--to-log-end`: past the checkpointed high watermark.
+    pub(crate) to_log_end: bool,
+}
+
+impl ConsumeOptions {
+    /// How far it reads.
+    pub(crate) fn reach(&self) -> crate::isolation::Reach {
+        crate::isolation::Reach {
+            isolation: self.isolation,
+            to_log_end: self.to_log_end,
+        }
+    }
 }
 
 /// Prints the records of `path` (a partition directory, or a log directory with `o.topic`):

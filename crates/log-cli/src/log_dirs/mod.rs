@@ -275,8 +275,8 @@ fn replica(dir: &Path, tp: TopicPartition, future: bool) -> Result<Replica> {
 }
 
 /// Kafka's `ReplicaManager.getLogEndOffsetLag`: a current log's lag is its high watermark less
-/// its log end offset, floored at 0, and offline the high watermark is at most the log end
-/// offset (`PartitionLog::open` sets it there), so 0; a future log's lag is the current log's
+/// its log end offset, floored at 0; a high watermark is never past the log end (the one in
+/// `replication-offset-checkpoint` is clamped to it when a log opens), so 0; a future log's lag is the current log's
 /// end offset less its own, or -1 when the current log is not in the directories given (Kafka's
 /// answer for a replica it does not have) or either end offset cannot be read.
 fn set_offset_lags(described: &mut [Described]) {

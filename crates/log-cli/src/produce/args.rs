@@ -108,6 +108,11 @@ pub(crate) struct ProduceArgs {
     /// A topic config for --create, as key=value (repeatable), e.g. --config segment.bytes=1048576.
     #[arg(long = "config", value_name = "KEY=VALUE")]
     configs: Vec<String>,
+    /// The partition's topic id (22 characters of URL-safe base64, as kafka-topics.sh
+    /// --describe prints it), kept in its partition.metadata as a broker keeps it: written if
+    /// the partition has none, refused (nothing appended) if it has another.
+    #[arg(long, value_name = "ID", value_parser = parse_topic_id)]
+    topic_id: Option<seglog_log::TopicId>,
     /// Acknowledge each batch only after fsync.
     #[arg(long)]
     sync: bool,
@@ -150,6 +155,15 @@ pub(crate) struct ProduceArgs {
     #[arg(long, value_name = "N", default_value_t = 0, requires = "transactional",
           value_parser = clap::value_parser!(i32).range(0..))]
     coordinator_epoch: i32,
+}
+
+/// `--topic-id`, as Kafka's `Uuid.fromString` reads it; the zero id is no topic's.
+fn parse_topic_id(value: &str) -> Result<seglog_log::TopicId, String> {
+    match value.parse::<seglog_log::TopicId>() {
+        Ok(id) if id.is_zero() => Err("the zero topic id is no topic's".to_owned()),
+        Ok(id) => Ok(id),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Runs `produce` with the process's stdin.
@@ -217,6 +231,7 @@ pub(crate) fn run(args: &ProduceArgs, out: &mut impl std::io::Write) -> Result<O
         timestamp: args.timestamp,
         headers,
         create,
+        topic_id: args.topic_id,
         sync: args.sync,
         print_acks: args.print_acks,
         producer,

@@ -32,6 +32,8 @@ pub(crate) struct ProduceOptions {
     /// `--header`: added to every record, before a line's own.
     pub(crate) headers: line::OwnedHeaders,
     pub(crate) create: Option<LogConfig>,
+    /// `--topic-id`: assigned before anything is appended.
+    pub(crate) topic_id: Option<seglog_log::TopicId>,
     pub(crate) sync: bool,
     pub(crate) print_acks: bool,
     pub(crate) producer: Option<Producer>,
@@ -45,6 +47,12 @@ pub(crate) fn produce(
 ) -> Result<Outcome> {
     let opened = open_partition(dir, o.create.clone())?;
     let log = &opened.log;
+    if let Some(id) = o.topic_id
+        && let Err(e) = log.assign_topic_id(id)
+    {
+        opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
+        return Err(anyhow::Error::new(e).context("--topic-id: nothing was appended"));
+    }
     let mut sequencer = Sequencer::new(log, o.producer);
     let written = append_lines(dir, o, log, &mut sequencer, input, out);
     // A transactional run ends with its marker; one that failed halfway aborts what it wrote,
@@ -91,6 +99,13 @@ pub(crate) fn produce(
             )),
             None => e,
         });
+    }
+    // A partition of one replica, its own in-sync set: what it appended is committed, and a
+    // high watermark kept for it (a broker's replication-offset-checkpoint) moves to its log
+    // end, the marker included, and is written on close. A partition without one keeps none,
+    // and is read to its log end.
+    if log.high_watermark_is_set() {
+        log.set_high_watermark(log.log_end_offset());
     }
     opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
     let who = match (o.producer, sequencer.sequences()) {
@@ -189,6 +204,10 @@ fn append_lines(
         })?;
         sequencer.appended(pending.len());
         pending.clear();
+        // Committed once appended (see `produce`).
+        if log.high_watermark_is_set() {
+            log.set_high_watermark(info.last_offset + 1);
+        }
         if o.print_acks {
             writeln!(out, "acked {}", info.last_offset)?;
             out.flush()?;

@@ -95,7 +95,7 @@ fn broker_leftovers(root: &Path) -> usize {
     // A broker's own files, which are no findings at all.
     std::fs::write(
         t0.join("partition.metadata"),
-        b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n",
+        b"version: 0\ntopic_id: vvO5N3IYR1ezBKXzHaP3xg",
     )
     .unwrap();
     std::fs::write(t0.join("leader-epoch-checkpoint"), b"0\n1\n0 0\n").unwrap();

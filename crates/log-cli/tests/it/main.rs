@@ -15,6 +15,7 @@ mod dump_txn_index;
 mod flags;
 mod follow_under_writers;
 mod follow_wakes;
+mod high_watermark_topic_id;
 mod kafka_leftovers;
 mod kafka_lock;
 mod log_dirs;

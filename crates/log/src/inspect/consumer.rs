@@ -113,8 +113,16 @@ impl<F: FileSystem> PartitionView<F> {
     /// start offset (Kafka's loader skips that rebuild after a clean shutdown, trusting that an
     /// old broker wrote no transactions; a reader cannot know, and reads).
     pub fn last_stable_offset(&self) -> Result<i64> {
+        self.last_stable_offset_at(self.log_end_offset()?)
+    }
+
+    /// [`last_stable_offset`](Self::last_stable_offset) with the high watermark at
+    /// `high_watermark` (at most the log end offset): a transaction whose marker lies at or past
+    /// it is not yet replicated and holds the offset back, as Kafka's `unreplicatedTxns` do (the
+    /// state is replayed to the log end, and then told the high watermark).
+    pub fn last_stable_offset_at(&self, high_watermark: i64) -> Result<i64> {
         let log_start = self.log_start_offset();
-        let log_end = self.log_end_offset()?;
+        let log_end = high_watermark;
         let snapshots = list_snapshot_files(self.fs(), self.dir())?;
         let (mut state, replay_from) = producer_state_at(
             self.fs(),

@@ -13,12 +13,13 @@
 //! - [`PartitionView`]: a partition directory's files ([`PartitionFile`]), its segments, its log
 //!   start and end offsets, its last stable offset and aborted transactions, the records a
 //!   consumer at an isolation level reads from an offset (never a control record), and lookups
-//!   by time.
+//!   by time; the high watermark and topic id a broker left for it.
 //! - [`SegmentLog`]: one `.log` opened read-only, walked batch by batch with Kafka's stop rules,
 //!   or with recovery's offset rules too ([`SegmentLog::judged_batches`]).
 
 mod check;
 mod consumer;
+mod high_watermark;
 mod index;
 mod judged;
 mod log_dir;

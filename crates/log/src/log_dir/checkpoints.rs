@@ -1,6 +1,12 @@
-//! The log directory's recovery-point and log-start-offset checkpoints: read once on open, and
-//! written with the entries of the partitions this handle holds, keeping as they were the
-//! entries of partitions it does not hold (outside its scope, or failed to load).
+//! The log directory's recovery-point, log-start-offset and high-watermark checkpoints: read
+//! once on open, and written with the entries of the partitions this handle holds, keeping as
+//! they were the entries of partitions it does not hold (outside its scope, or failed to load).
+//!
+//! `replication-offset-checkpoint` is Kafka's `ReplicaManager`'s (`checkpointHighWatermarks`):
+//! every partition's high watermark, written at the checkpoint interval and on close. A log
+//! opens with the high watermark it holds, clamped to its offsets; one without an entry opens
+//! with the high watermark at its log end. seglog has no replica manager: only logs whose high
+//! watermark was set (by the embedder, or from the file at open) have an entry written.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +16,7 @@ use seglog_fs::FileSystem;
 use super::{LogDir, LogDirReport, Scope};
 use crate::checkpoint::{
     LOG_START_OFFSET_CHECKPOINT, OffsetCheckpoint, RECOVERY_POINT_CHECKPOINT,
-    write_offset_checkpoints,
+    REPLICATION_OFFSET_CHECKPOINT, write_offset_checkpoints,
 };
 use crate::error::Result;
 use crate::topic_partition::TopicPartition;
@@ -20,6 +26,7 @@ use crate::topic_partition::TopicPartition;
 pub(super) struct Kept {
     pub(super) recovery_points: BTreeMap<TopicPartition, i64>,
     pub(super) log_starts: BTreeMap<TopicPartition, i64>,
+    pub(super) high_watermarks: BTreeMap<TopicPartition, i64>,
 }
 
 impl Kept {
@@ -27,6 +34,7 @@ impl Kept {
     pub(super) fn forget(&mut self, tp: &TopicPartition) {
         self.recovery_points.remove(tp);
         self.log_starts.remove(tp);
+        self.high_watermarks.remove(tp);
     }
 }
 
@@ -46,15 +54,18 @@ pub(super) fn read_checkpoint<F: FileSystem>(
 }
 
 impl<F: FileSystem> LogDir<F> {
-    /// Writes `recovery-point-offset-checkpoint` (every log's recovery point) and
+    /// Writes `recovery-point-offset-checkpoint` (every log's recovery point),
     /// `log-start-offset-checkpoint` (only logs whose start is past their first segment, as Kafka
-    /// writes it). The entries of partitions this handle does not hold stay as they were read on
+    /// writes it) and `replication-offset-checkpoint` (the high watermark of every log whose
+    /// high watermark is set, see [`PartitionLog::high_watermark_is_set`](crate::PartitionLog::high_watermark_is_set), as Kafka's
+    /// `ReplicaManager` writes it). The entries of partitions this handle does not hold stay as they were read on
     /// open: every entry with [`Scope::Only`], those of partitions that failed to load with
     /// [`Scope::All`] (Kafka drops the entries of partitions that are gone).
     pub fn checkpoint(&self) -> Result<()> {
         let logs = self.logs();
         let mut recovery = BTreeMap::new();
         let mut starts = BTreeMap::new();
+        let mut high_watermarks = BTreeMap::new();
         {
             let kept = self.kept.lock();
             let unavailable = self.unavailable.read();
@@ -72,10 +83,18 @@ impl<F: FileSystem> LogDir<F> {
                     starts.insert(tp.clone(), *offset);
                 }
             }
+            for (tp, offset) in &kept.high_watermarks {
+                if keep(tp) {
+                    high_watermarks.insert(tp.clone(), *offset);
+                }
+            }
         }
         for log in &logs {
             let tp = log.topic_partition().clone();
             recovery.insert(tp.clone(), log.recovery_point());
+            if log.high_watermark_is_set() {
+                high_watermarks.insert(tp.clone(), log.high_watermark());
+            }
             if log
                 .segments()
                 .keys()
@@ -85,13 +104,17 @@ impl<F: FileSystem> LogDir<F> {
                 starts.insert(tp, log.log_start_offset());
             }
         }
-        // Both renames made durable by one fsync of the directory, before anything (the
+        // The renames made durable by one fsync of the directory, before anything (the
         // clean-shutdown marker) relies on them.
         write_offset_checkpoints(
             &self.fs,
             &[
                 (&self.path.join(RECOVERY_POINT_CHECKPOINT), &recovery),
                 (&self.path.join(LOG_START_OFFSET_CHECKPOINT), &starts),
+                (
+                    &self.path.join(REPLICATION_OFFSET_CHECKPOINT),
+                    &high_watermarks,
+                ),
             ],
         )
     }

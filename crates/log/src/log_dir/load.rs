@@ -78,6 +78,7 @@ pub(super) fn load_in_parallel<F: FileSystem>(
     options: &LogDirOptions,
     recovery_points: &BTreeMap<TopicPartition, i64>,
     log_starts: &BTreeMap<TopicPartition, i64>,
+    high_watermarks: &BTreeMap<TopicPartition, i64>,
     had_clean_shutdown: bool,
 ) -> Vec<(TopicPartition, PathBuf, Result<Loaded<F>>)> {
     let next = AtomicUsize::new(0);
@@ -103,6 +104,8 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                         log_start_offset: log_starts.get(tp).copied().unwrap_or(0),
                         had_clean_shutdown,
                         discard: options.discard,
+                        topic_id: None,
+                        high_watermark: high_watermarks.get(tp).copied(),
                     };
                     let result = load_one(
                         fs,

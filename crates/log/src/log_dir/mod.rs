@@ -1,5 +1,5 @@
 //! [`LogDir`]: a log directory of many partition logs (Kafka's `LogManager` for one `log.dirs`
-//! entry): the `.lock` file, the recovery-point and log-start-offset checkpoints, the
+//! entry): the `.lock` file, the recovery-point, log-start-offset and high-watermark checkpoints, the
 //! clean-shutdown marker, parallel loading, and a background scheduler for flush, retention,
 //! file deletion and checkpoints.
 
@@ -18,7 +18,9 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use seglog_fs::FileSystem;
 
-use crate::checkpoint::{LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT};
+use crate::checkpoint::{
+    LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT, REPLICATION_OFFSET_CHECKPOINT,
+};
 use crate::clean_shutdown::CleanShutdownMarker;
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
@@ -150,6 +152,8 @@ impl<F: FileSystem> LogDir<F> {
         let recovery_points =
             read_checkpoint(&fs, &path.join(RECOVERY_POINT_CHECKPOINT), &mut report);
         let log_starts = read_checkpoint(&fs, &path.join(LOG_START_OFFSET_CHECKPOINT), &mut report);
+        let high_watermarks =
+            read_checkpoint(&fs, &path.join(REPLICATION_OFFSET_CHECKPOINT), &mut report);
         let (partitions, covers_all) = match &scope {
             Scope::All => (list_partitions(&fs, path, &mut report)?, true),
             Scope::Only(only) => (
@@ -166,7 +170,15 @@ impl<F: FileSystem> LogDir<F> {
             recovery_points.clone()
         };
         let clean = report.had_clean_shutdown && !options.recover_all;
-        let loaded = load_in_parallel(&fs, &partitions, &options, &load_points, &log_starts, clean);
+        let loaded = load_in_parallel(
+            &fs,
+            &partitions,
+            &options,
+            &load_points,
+            &log_starts,
+            &high_watermarks,
+            clean,
+        );
         let mut logs = BTreeMap::new();
         let mut locks = BTreeMap::new();
         let mut unavailable = BTreeMap::new();
@@ -204,6 +216,7 @@ impl<F: FileSystem> LogDir<F> {
             kept: Mutex::new(Kept {
                 recovery_points,
                 log_starts,
+                high_watermarks,
             }),
             _lock: lock,
             scheduler: Mutex::new(None),

@@ -139,6 +139,8 @@ impl<F: FileSystem> LogDir<F> {
                 had_clean_shutdown: self.had_clean_shutdown && !self.recover_all,
                 // What its recovery drops is kept aside, whatever the directory was opened with.
                 discard: false,
+                topic_id: None,
+                high_watermark: kept.high_watermarks.get(tp).copied(),
             }
         };
         let (log, _, lock) = load_one(

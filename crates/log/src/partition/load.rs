@@ -35,6 +35,14 @@ pub struct LoadOptions {
     pub had_clean_shutdown: bool,
     /// Delete what recovery drops instead of moving it to the partition's quarantine.
     pub discard: bool,
+    /// The topic id the partition must have (Kafka's `UnifiedLog.create` `topicId`): written
+    /// to a new `partition.metadata`, or checked against an existing one
+    /// ([`Error::InconsistentTopicId`]).
+    pub topic_id: Option<crate::TopicId>,
+    /// The checkpointed high watermark (`replication-offset-checkpoint`), clamped to the log
+    /// start and end offsets as Kafka's `updateHighWatermark` clamps it; `None`: the log end
+    /// offset.
+    pub high_watermark: Option<i64>,
 }
 
 /// What [`PartitionLog::open`] did, step by step.
@@ -204,13 +212,20 @@ impl<F: FileSystem> PartitionLog<F> {
             descriptor_cache,
             superseded_deletes: std::sync::atomic::AtomicU64::new(0),
             producer_state: Mutex::new(producer_state),
+            topic_id: Mutex::new(None),
+            high_watermark_set: std::sync::atomic::AtomicBool::new(false),
         });
         inner
             .last_flush_ms
             .store(inner.time.now_ms(), Ordering::Release);
         let mut report = LoadReport::default();
         inner.load(options, &mut report)?;
-        Ok((Self { inner }, report))
+        let log = Self { inner };
+        log.initialize_topic_id(options.topic_id)?;
+        if let Some(high_watermark) = options.high_watermark {
+            log.set_high_watermark(high_watermark);
+        }
+        Ok((log, report))
     }
 }
 

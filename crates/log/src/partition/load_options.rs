@@ -8,4 +8,6 @@ with_setters!(LoadOptions {
     log_start_offset: i64 => with_log_start_offset,
     had_clean_shutdown: bool => with_had_clean_shutdown,
     discard: bool => with_discard,
+    topic_id: Option<crate::TopicId> => with_topic_id,
+    high_watermark: Option<i64> => with_high_watermark,
 });

@@ -27,6 +27,7 @@ mod recovery_plan;
 mod retention;
 mod snapshot_plan;
 mod stable_offsets;
+mod topic_id;
 pub(crate) mod txn_replay;
 mod valid_prefix;
 
@@ -129,6 +130,12 @@ pub(crate) struct Inner<F: FileSystem> {
     superseded_deletes: std::sync::atomic::AtomicU64,
     /// Producer state (Kafka's `ProducerStateManager`), changed under the writer lock.
     producer_state: Mutex<ProducerStateManager<F>>,
+    /// The topic id, once known (`partition.metadata`; see `topic_id.rs`).
+    topic_id: Mutex<Option<crate::TopicId>>,
+    /// Whether the high watermark is kept by someone: it was set (a replica manager's part, or
+    /// the checkpointed one at open). A log directory checkpoints only these; the others read to
+    /// their log end, as before seglog kept the file.
+    high_watermark_set: std::sync::atomic::AtomicBool,
 }
 
 #[derive(Debug)]
@@ -233,8 +240,17 @@ impl<F: FileSystem> PartitionLog<F> {
         let mut state = self.inner.producer_state.lock();
         let clamped = offset.clamp(self.log_start_offset(), self.log_end_offset());
         self.inner.stable.set_high_watermark(clamped);
+        self.inner.high_watermark_set.store(true, Ordering::Release);
         state.on_high_watermark_updated(clamped);
         self.inner.refresh_first_unstable_offset(&state);
+    }
+
+    /// Whether the high watermark was ever set ([`set_high_watermark`](Self::set_high_watermark),
+    /// or a checkpointed one at open): [`LogDir::checkpoint`](crate::LogDir::checkpoint) writes
+    /// the high watermarks of these logs only, so a log nobody replicates (whose high watermark
+    /// is its log end at open and never moves) leaves no entry, and reads to its log end.
+    pub fn high_watermark_is_set(&self) -> bool {
+        self.inner.high_watermark_set.load(Ordering::Acquire)
     }
 
     /// Every offset below the recovery point is on stable storage; recovery after a crash starts

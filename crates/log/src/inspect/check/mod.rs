@@ -8,6 +8,7 @@ mod quarantine;
 mod records;
 mod repair;
 mod swap;
+mod topic_ids;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -146,6 +147,7 @@ impl<F: FileSystem> LogDirView<F> {
         let mut segments = 0;
         let mut log_ends = BTreeMap::new();
         let mut checked = 0;
+        let mut topic_ids = topic_ids::TopicIds::new();
         for dir in dirs {
             if matches!(TopicPartition::parse_dir(dir), Ok((_, DirKind::Delete))) {
                 // Kafka neither loads nor recovers it: it deletes it at start-up.
@@ -159,11 +161,13 @@ impl<F: FileSystem> LogDirView<F> {
             }
             let partition = self.partition(dir)?;
             let (n, log_end) = check_partition(&partition, &mut findings)?;
+            topic_ids::check_partition_metadata(&partition, &mut topic_ids, &mut findings);
             segments += n;
             checked += 1;
             log_ends.insert(partition.topic_partition().clone(), log_end);
             on_partition();
         }
+        topic_ids::check_topic_ids(&topic_ids, &mut findings);
         if !self.is_partition() {
             for dir in crate::listing::not_partition_dirs(self.fs(), self.path()) {
                 findings.push(Finding::new(
