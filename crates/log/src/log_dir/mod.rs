@@ -5,6 +5,7 @@
 
 mod checkpoints;
 mod cleaner;
+mod failures;
 mod load;
 mod options;
 mod partitions;
@@ -29,6 +30,8 @@ use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
 use checkpoints::{Kept, read_checkpoint};
+use failures::Failures;
+pub use failures::{BackgroundFailure, Work};
 use load::load_in_parallel;
 pub(crate) use load::read_partition_config;
 pub use options::{
@@ -65,6 +68,10 @@ pub struct LogDir<F: FileSystem> {
     _lock: F::Lock,
     scheduler: Mutex<Option<Scheduler>>,
     cleaner: Mutex<CleanerSettings>,
+    /// Held across each read-modify-write of the cleaner checkpoint.
+    cleaner_checkpoint_lock: Mutex<()>,
+    /// What the background work set aside.
+    failures: Failures,
 }
 
 impl<F: FileSystem> std::fmt::Debug for LogDir<F> {
@@ -208,6 +215,8 @@ impl<F: FileSystem> LogDir<F> {
             _lock: lock,
             scheduler: Mutex::new(None),
             cleaner: Mutex::new(CleanerSettings::default()),
+            cleaner_checkpoint_lock: Mutex::new(()),
+            failures: Failures::default(),
         });
         Ok((dir, report))
     }
@@ -233,7 +242,9 @@ impl<F: FileSystem> LogDir<F> {
     }
 
     /// Kafka's `LogManager.truncateTo` for one partition: truncates the log of `tp` (see
-    /// [`PartitionLog::truncate_to`]) and then writes the checkpoints at once, so that no
+    /// [`PartitionLog::truncate_to`]), lowers its cleaner checkpoint entry to the new active
+    /// segment's base offset when it was above (Kafka's `maybeTruncateCheckpoint`, for a
+    /// compacted log), and then writes the checkpoints at once, so that no
     /// recovery point on disk stays above the truncation: records appended later below a stale
     /// one would otherwise never be synced by a log reopened after an unclean shutdown.
     /// `Ok(false)` when there is no such log or nothing was truncated.
@@ -243,6 +254,7 @@ impl<F: FileSystem> LogDir<F> {
         };
         let truncated = log.truncate_to(offset)?;
         if truncated {
+            self.truncate_cleaner_checkpoint(&log)?;
             self.checkpoint()?;
         }
         Ok(truncated)
@@ -251,8 +263,10 @@ impl<F: FileSystem> LogDir<F> {
     /// Clean shutdown: stops the scheduler, flushes and closes every log, writes the checkpoints,
     /// then writes the clean-shutdown marker if every partition of the directory is known to be
     /// clean: it was there on open (Kafka's rule), or this handle loaded every partition
-    /// directory there was on open and none failed. The `.lock` is released when the last handle
-    /// drops.
+    /// directory there was on open and none failed; and no background flush or retention
+    /// failed since ([`LogDir::failed_partitions`]). A log that fails to close is recorded
+    /// there too; the others are closed, the checkpoints written, no marker, and the first such
+    /// error returned. The `.lock` is released when the last handle drops.
     ///
     /// Refused, changing nothing, when this thread is inside a callback of
     /// [`FetchDataInfo::for_each_record`](crate::FetchDataInfo::for_each_record) on a segment of
@@ -262,10 +276,22 @@ impl<F: FileSystem> LogDir<F> {
             log.check_no_loan_held("close")?;
         }
         self.stop_scheduler();
+        // One partition that fails to close does not keep the others open (Kafka's shutdown
+        // closes every log and then skips the marker of a directory where one failed).
+        let mut failed = None;
         for log in self.logs() {
-            log.close()?;
+            if let Err(error) = log.close() {
+                let now = self.time.now_ms();
+                let error = self
+                    .failures
+                    .record(log.topic_partition(), Work::Flush, error, now);
+                failed.get_or_insert(error);
+            }
         }
         self.checkpoint()?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
         if self.writes_clean_shutdown_marker() {
             self.write_clean_shutdown_marker()?;
         }
@@ -293,7 +319,8 @@ impl<F: FileSystem> LogDir<F> {
 
     /// Whether [`LogDir::close`] writes the clean-shutdown marker (see there).
     pub fn writes_clean_shutdown_marker(&self) -> bool {
-        self.had_clean_shutdown || (self.covers_all && self.unavailable.read().is_empty())
+        !self.failures.io_failed()
+            && (self.had_clean_shutdown || (self.covers_all && self.unavailable.read().is_empty()))
     }
 }
 

@@ -155,7 +155,9 @@ impl<F: FileSystem> LogDir<F> {
     }
 
     /// Deletes the partition log of `tp`: its directory is renamed `<tp>.<id>-delete` at once (so a
-    /// crash cannot bring it back) and then removed. Returns false when there is no such log.
+    /// crash cannot bring it back) and then removed; its cleaner checkpoint entry and any
+    /// failure record ([`LogDir::failed_partitions`]) go with it. Returns false when there is no
+    /// such log.
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -202,6 +204,8 @@ impl<F: FileSystem> LogDir<F> {
         remove_dir_all(&self.fs, &to)?;
         self.kept.lock().forget(tp);
         self.partition_locks.lock().remove(tp);
+        self.failures.clear(tp);
+        self.remove_cleaner_checkpoint(tp)?;
         Ok(true)
     }
 }

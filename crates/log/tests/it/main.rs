@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod background_failures;
 mod cleaner_behaviours;
 mod cleaner_matches_kafka;
 mod cleaner_transactions;
