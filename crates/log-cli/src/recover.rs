@@ -86,7 +86,10 @@ fn options(o: &RecoverArgs, bar: Option<Arc<crate::term::Progress>>) -> Result<L
             progress
         }))
         .with_recover_all(o.full)
-        .with_discard(o.discard))
+        .with_discard(o.discard)
+        // An offline repair: a pending `-delete` directory goes at once (Kafka waits for
+        // `file.delete.delay.ms` in case a reader still holds it; none can here).
+        .with_delete_dirs_at_open(true))
 }
 
 /// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when

@@ -110,6 +110,9 @@ impl<F: FileSystem> LogDir<F> {
                 // A partition that fails is set aside and recorded (`failed_partitions`); the
                 // others go on, so the errors returned here are known already.
                 let _ = dir.flush_due_logs();
+                // `-delete` directories whose delay passed (Kafka's `kafka-delete-logs` task);
+                // a failure is logged, and the directory left for the next open.
+                let _ = dir.delete_due_dirs();
                 since_retention += config.flush_check_interval_ms;
                 since_checkpoint += config.flush_check_interval_ms;
                 if since_retention >= config.retention_check_interval_ms {

@@ -21,6 +21,7 @@ mod disk_full;
 mod fetch_records_in_place;
 mod log_dir;
 mod log_dir_isolation;
+mod log_dir_kinds;
 mod log_dir_scope;
 mod open_damaged_active_segment;
 mod partition_lock;
