@@ -38,7 +38,9 @@ impl<F: FileSystem> LogDir<F> {
     /// closed, its directory renamed `topic-N` (the current log of `tp`, if this directory
     /// holds one, is first renamed `-delete` and queued for deletion, see
     /// [`LogDir::delete_due_dirs`]), and loaded again as the current log, which is returned.
-    /// Handles to the future log must not be used afterwards.
+    /// Handles to the future log, and to the current log it replaces, must not be used
+    /// afterwards. An error halfway (a rename refused) leaves both logs closed and out of this
+    /// handle, their directories as far as the promotion got; the next open loads them so.
     ///
     /// Kafka promotes a future log when the replica's move caught up, and at start-up an
     /// abandoned one (its move's source gone) when the metadata assigns the partition to the
