@@ -329,3 +329,28 @@ fn the_cleaner_picks_the_dirtiest_compacted_log_and_checkpoints_it() {
         kept.segments().values().map(|s| s.size()).sum::<u64>()
     );
 }
+
+/// Kafka's `kafka-delete-logs` task: the scheduler removes a deleted partition's `-delete`
+/// directory once `file.delete.delay.ms` (1 s here, on the log directory's clock) passed.
+#[test]
+fn the_scheduler_removes_a_deleted_partition_after_the_delay() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let tp = TopicPartition::new("gone", 0);
+    dir.create_log(&tp, None).unwrap();
+    assert!(dir.delete_log(&tp).unwrap());
+    let pending = dir.pending_deletions();
+    assert_eq!(pending.len(), 1);
+    dir.start_scheduler(SchedulerConfig::default().with_flush_check_interval_ms(5));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(pending[0].exists(), "removed before its delay");
+    clock.advance(1_000);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while pending[0].exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(!pending[0].exists());
+    assert!(dir.pending_deletions().is_empty());
+    dir.close().unwrap();
+}
