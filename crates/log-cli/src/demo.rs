@@ -36,7 +36,9 @@ pub(crate) fn demo(root: &Path, out: &mut impl Write) -> Result<Outcome> {
     marker.set_len(0)?;
     marker.write_all_at(b"made by seglog demo\n", 0)?;
     drop(marker);
-    let options = LogDirOptions::default();
+    // A replaced demo's partitions have no reader: their `-delete` directories go at once.
+    let options = LogDirOptions::default()
+        .with_default_config(LogConfig::default().with_file_delete_delay_ms(0));
     let (dir, _) = LogDir::open(RealFs, root, options).map_err(|e| anyhow::anyhow!("{e}"))?;
     if replace {
         // A previous demo's partitions go, through the log directory that owns them.

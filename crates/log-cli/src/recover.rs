@@ -98,7 +98,10 @@ fn options(
         // A check that could not finish leaves nothing to trust: every segment is recovered.
         .with_recover_all(o.full || found.failed.is_some())
         .with_recover_from(found.report.recover_from())
-        .with_discard(o.discard))
+        .with_discard(o.discard)
+        // An offline repair: a pending `-delete` directory goes at once (Kafka waits for
+        // `file.delete.delay.ms` in case a reader still holds it; none can here).
+        .with_delete_dirs_at_open(true))
 }
 
 /// Runs `seglog recover` on `path`, a partition directory or a log directory. Exit status: 0 when

@@ -180,6 +180,17 @@ pub enum Error {
         /// Why it failed to load.
         cause: String,
     },
+    /// Background work on a partition failed: the partition is set aside (see
+    /// [`LogDir::failed_partitions`](crate::LogDir::failed_partitions)) and the others go on.
+    #[error("{partition}: {work} failed, the partition is set aside: {source}")]
+    SetAside {
+        /// The partition.
+        partition: crate::TopicPartition,
+        /// What failed.
+        work: crate::Work,
+        /// The error.
+        source: std::sync::Arc<Error>,
+    },
     /// A partition's `seglog.properties` that does not parse or validate.
     #[error("{}: {cause}", path.display())]
     PartitionConfig {

@@ -82,8 +82,8 @@ pub use consumer_records::{
 };
 pub use error::{Error, Result};
 pub use log_dir::{
-    CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
-    PartitionFailure, ProgressFn, SchedulerConfig, Scope,
+    BackgroundFailure, CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport,
+    PARTITION_CONFIG_FILE, PartitionFailure, ProgressFn, SchedulerConfig, Scope, Work,
 };
 pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{

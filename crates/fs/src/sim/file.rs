@@ -55,6 +55,7 @@ impl File for SimFile {
     fn write_all_at(&self, buf: &[u8], position: u64) -> io::Result<()> {
         self.check_writable()?;
         let mut state = self.fs.state.lock();
+        state.fault_for_node(self.node)?;
         let used = state.live_bytes();
         let current_len = state.node_mut(self.node)?.live.len() as u64;
         let end = position.saturating_add(buf.len() as u64);
@@ -99,6 +100,7 @@ impl File for SimFile {
     fn set_len(&self, len: u64) -> io::Result<()> {
         self.check_writable()?;
         let mut state = self.fs.state.lock();
+        state.fault_for_node(self.node)?;
         let used = state.live_bytes();
         let current = state.node_mut(self.node)?.live.len() as u64;
         if let Some(limit) = state.space_limit
@@ -118,7 +120,8 @@ impl File for SimFile {
     /// The space limit counts every byte of a file's length (a `SimFs` file has no holes), so
     /// the bytes have their space already: nothing to do but refuse a read-only handle.
     fn allocate(&self, _offset: u64, _len: u64) -> io::Result<()> {
-        self.check_writable()
+        self.check_writable()?;
+        self.fs.state.lock().fault_for_node(self.node)
     }
 
     fn sync_data(&self) -> io::Result<()> {

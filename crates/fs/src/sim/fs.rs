@@ -76,6 +76,7 @@ impl FileSystem for SimFs {
             (Some(Entry::File(node)), _) => node,
             (None, OpenMode::Existing | OpenMode::ReadOnly) => return Err(not_found(path)),
             (None, OpenMode::CreateNew | OpenMode::CreateOrOpen) => {
+                state.faults.for_path(path)?;
                 if !state.parent_exists(path) {
                     return Err(not_found(path.parent().unwrap_or(path)));
                 }
@@ -114,6 +115,8 @@ impl FileSystem for SimFs {
             .get(from)
             .copied()
             .ok_or_else(|| not_found(from))?;
+        state.faults.for_path(from)?;
+        state.faults.for_path(to)?;
         check_rename(&state, entry, from, to)?;
         state.event(SimEvent::Rename);
         if let Entry::File(_) = entry {
@@ -148,6 +151,7 @@ impl FileSystem for SimFs {
         let mut state = self.state.lock();
         match state.live.get(path) {
             Some(Entry::File(_)) => {
+                state.faults.for_path(path)?;
                 state.event(SimEvent::Remove);
                 state.live.remove(path);
                 Ok(())
@@ -166,6 +170,7 @@ impl FileSystem for SimFs {
                 if state.has_children(dir) {
                     return Err(error(io::ErrorKind::DirectoryNotEmpty, dir));
                 }
+                state.faults.for_path(dir)?;
                 state.event(SimEvent::Remove);
                 state.live.remove(dir);
                 Ok(())
@@ -205,6 +210,7 @@ impl FileSystem for SimFs {
                 }
                 Some(Entry::Dir(_)) => {}
                 None => {
+                    state.faults.for_path(ancestor)?;
                     let entry = state.new_dir();
                     state.live.insert(ancestor.to_path_buf(), entry);
                     let State { live, durable, .. } = &mut *state;
@@ -220,6 +226,7 @@ impl FileSystem for SimFs {
         let Some(Entry::Dir(id)) = state.live.get(dir).copied() else {
             return Err(not_found(dir));
         };
+        state.faults.for_path(dir)?;
         state.event(SimEvent::DirSync);
         state.stats.dir_syncs += 1;
         let State { live, durable, .. } = &mut *state;

@@ -8,10 +8,12 @@
 //!
 //! [`SimFs::crash`] returns the file system a machine would find after a power loss: durable names and
 //! durable bytes only, optionally with the last unsynced write torn after any number of bytes.
-//! Faults: a space limit (`ENOSPC`, after a short write) and an open-file limit (`EMFILE`).
+//! Faults: a space limit (`ENOSPC`, after a short write), an open-file limit (`EMFILE`), and an
+//! error for every change under a path ([`SimFs::set_path_fault`]).
 
 mod capture;
 mod crash;
+mod faults;
 mod file;
 mod fs;
 mod index_store;
@@ -27,6 +29,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 pub use capture::{CaptureFn, CrashPoint, Pages, SimEvent, SimStats, SyncHook, Tear};
+pub use faults::EIO;
 pub use file::SimFile;
 pub use fs::SimLock;
 
@@ -148,6 +151,7 @@ impl SimFs {
     /// had when a slow sync began, that image does.
     fn sync_node(&self, node: usize, began: Option<Vec<u8>>) -> io::Result<()> {
         let mut state = self.state.lock();
+        state.fault_for_node(node)?;
         state.event(SimEvent::FileSync);
         state.stats.file_syncs += 1;
         let image = state.node_mut(node)?;

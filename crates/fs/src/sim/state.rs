@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::SimFs;
 use super::capture::{Capture, SimEvent, SimStats, SyncHookSlot};
+use super::faults::Faults;
 use super::names::{DurableNames, Entry};
 
 pub(super) const ENOSPC: i32 = 28;
@@ -40,6 +41,7 @@ pub(super) struct State {
     pub(super) space_limit: Option<u64>,
     pub(super) open_limit: Option<usize>,
     pub(super) open_files: usize,
+    pub(super) faults: Faults,
     pub(super) locks: BTreeSet<PathBuf>,
     pub(super) sync_latency: Duration,
     pub(super) sync_hook: SyncHookSlot,
@@ -119,5 +121,21 @@ pub(super) fn write_into(image: &mut Vec<u8>, position: u64, bytes: &[u8]) {
     }
     if let Some(dst) = image.get_mut(start..end) {
         dst.copy_from_slice(bytes);
+    }
+}
+
+impl State {
+    /// The error for a change to the file `node` (through an open handle), if a fault covers
+    /// one of its live names. A file whose names were all removed is never covered.
+    pub(super) fn fault_for_node(&self, node: usize) -> io::Result<()> {
+        if self.faults.is_empty() {
+            return Ok(());
+        }
+        for (path, entry) in &self.live {
+            if *entry == Entry::File(node) {
+                self.faults.for_path(path)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -170,3 +170,37 @@ fn a_directory_created_inside_a_renamed_one_is_durable_under_the_name_that_survi
     fs.sync_dir(Path::new("/d")).unwrap();
     assert!(fs.crash(Tear::DropAll).is_dir(Path::new("/d/q/sub")));
 }
+
+#[test]
+fn a_path_fault_fails_changes_under_its_path_only() {
+    let fs = partition();
+    fs.create_dir_all(Path::new("/d/other")).unwrap();
+    let a = fs.open(Path::new("/d/p/a"), OpenMode::Existing).unwrap();
+    fs.set_path_fault(Path::new("/d/p"), Some(super::EIO));
+    let eio = |r: io::Result<()>| r.unwrap_err().raw_os_error() == Some(super::EIO);
+    assert!(eio(a.write_all_at(b"x", 0)));
+    assert!(eio(a.sync_data()));
+    assert!(eio(a.set_len(1)));
+    assert!(eio(fs.sync_dir(Path::new("/d/p"))));
+    assert!(eio(fs.remove_file(Path::new("/d/p/b"))));
+    assert!(eio(fs.rename(Path::new("/d/p/b"), Path::new("/d/other/b"))));
+    assert!(eio(fs.rename(Path::new("/d/p"), Path::new("/d/q"))));
+    assert!(eio(fs
+        .open(Path::new("/d/p/c"), OpenMode::CreateNew)
+        .map(drop)));
+    // Nothing changed, reads still work, and the rest of the file system is untouched.
+    assert_eq!(fs.live_bytes(Path::new("/d/p/a")).unwrap(), b"aaa");
+    let mut buf = [0; 3];
+    assert_eq!(a.read_at(&mut buf, 0).unwrap(), 3);
+    assert_eq!(list(&fs, "/d/p"), paths(&["/d/p/a", "/d/p/b"]));
+    let other = fs
+        .open(Path::new("/d/other/x"), OpenMode::CreateNew)
+        .unwrap();
+    other.write_all_at(b"ok", 0).unwrap();
+    other.sync_data().unwrap();
+    fs.sync_dir(Path::new("/d/other")).unwrap();
+    // Removed, the fault is gone.
+    fs.set_path_fault(Path::new("/d/p"), None);
+    a.write_all_at(b"x", 0).unwrap();
+    a.sync_data().unwrap();
+}

@@ -5,9 +5,12 @@
 
 mod checkpoints;
 mod cleaner;
+mod failures;
+mod future;
 mod load;
 mod options;
 mod partitions;
+mod pending_deletes;
 mod scheduler;
 mod scope;
 
@@ -31,6 +34,9 @@ use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
 use checkpoints::{Kept, read_checkpoint};
+use failures::Failures;
+pub use failures::{BackgroundFailure, Work};
+use future::FutureLogs;
 use load::load_in_parallel;
 pub(crate) use load::read_partition_config;
 pub use options::{
@@ -38,6 +44,7 @@ pub use options::{
     PartitionFailure, ProgressFn, SchedulerConfig,
 };
 use partitions::remove_dir_all;
+use pending_deletes::PendingDeletes;
 use scheduler::Scheduler;
 pub use scope::Scope;
 
@@ -67,6 +74,14 @@ pub struct LogDir<F: FileSystem> {
     _lock: F::Lock,
     scheduler: Mutex<Option<Scheduler>>,
     cleaner: Mutex<CleanerSettings>,
+    /// Held across each read-modify-write of the cleaner checkpoint.
+    cleaner_checkpoint_lock: Mutex<()>,
+    /// What the background work set aside.
+    failures: Failures,
+    /// The `-future` logs loaded on open.
+    futures: FutureLogs<F>,
+    /// `-delete` directories waiting for `file.delete.delay.ms`.
+    pending_deletes: PendingDeletes,
 }
 
 impl<F: FileSystem> std::fmt::Debug for LogDir<F> {
@@ -154,8 +169,17 @@ impl<F: FileSystem> LogDir<F> {
         let log_starts = read_checkpoint(&fs, &path.join(LOG_START_OFFSET_CHECKPOINT), &mut report);
         let high_watermarks =
             read_checkpoint(&fs, &path.join(REPLICATION_OFFSET_CHECKPOINT), &mut report);
+        // Removed at once when asked (an offline repair) or without a delay; else queued, as
+        // Kafka queues them.
+        let delete_now =
+            options.delete_dirs_at_open || options.default_config.file_delete_delay_ms <= 0;
+        let mut future_dirs = Vec::new();
         let (partitions, covers_all) = match &scope {
-            Scope::All => (list_partitions(&fs, path, &mut report)?, true),
+            Scope::All => {
+                let listed = list_partitions(&fs, path, delete_now, &mut report)?;
+                future_dirs = listed.futures;
+                (listed.live, true)
+            }
             Scope::Only(only) => (
                 only.iter()
                     .map(|tp| (tp.clone(), path.join(tp.dir_name())))
@@ -199,6 +223,14 @@ impl<F: FileSystem> LogDir<F> {
                 }
             }
         }
+        let futures = load_futures(
+            &fs,
+            &future_dirs,
+            &options,
+            &partitions,
+            &log_starts,
+            &mut report,
+        );
         let dir = Arc::new(Self {
             fs,
             path: path.clone(),
@@ -221,7 +253,14 @@ impl<F: FileSystem> LogDir<F> {
             _lock: lock,
             scheduler: Mutex::new(None),
             cleaner: Mutex::new(CleanerSettings::default()),
+            cleaner_checkpoint_lock: Mutex::new(()),
+            failures: Failures::default(),
+            futures: RwLock::new(futures),
+            pending_deletes: PendingDeletes::default(),
         });
+        for pending in &report.pending_deletion {
+            dir.pending_deletes.push(pending.clone(), dir.time.now_ms());
+        }
         Ok((dir, report))
     }
 
@@ -246,7 +285,9 @@ impl<F: FileSystem> LogDir<F> {
     }
 
     /// Kafka's `LogManager.truncateTo` for one partition: truncates the log of `tp` (see
-    /// [`PartitionLog::truncate_to`]) and then writes the checkpoints at once, so that no
+    /// [`PartitionLog::truncate_to`]), lowers its cleaner checkpoint entry to the new active
+    /// segment's base offset when it was above (Kafka's `maybeTruncateCheckpoint`, for a
+    /// compacted log), and then writes the checkpoints at once, so that no
     /// recovery point on disk stays above the truncation: records appended later below a stale
     /// one would otherwise never be synced by a log reopened after an unclean shutdown.
     /// `Ok(false)` when there is no such log or nothing was truncated.
@@ -256,6 +297,7 @@ impl<F: FileSystem> LogDir<F> {
         };
         let truncated = log.truncate_to(offset)?;
         if truncated {
+            self.truncate_cleaner_checkpoint(&log)?;
             self.checkpoint()?;
         }
         Ok(truncated)
@@ -264,8 +306,10 @@ impl<F: FileSystem> LogDir<F> {
     /// Clean shutdown: stops the scheduler, flushes and closes every log, writes the checkpoints,
     /// then writes the clean-shutdown marker if every partition of the directory is known to be
     /// clean: it was there on open (Kafka's rule), or this handle loaded every partition
-    /// directory there was on open and none failed. The `.lock` is released when the last handle
-    /// drops.
+    /// directory there was on open and none failed; and no background flush or retention
+    /// failed since ([`LogDir::failed_partitions`]). A log that fails to close is recorded
+    /// there too; the others are closed, the checkpoints written, no marker, and the first such
+    /// error returned. The `.lock` is released when the last handle drops.
     ///
     /// Refused, changing nothing, when this thread is inside a callback of
     /// [`FetchDataInfo::for_each_record`](crate::FetchDataInfo::for_each_record) on a segment of
@@ -275,10 +319,31 @@ impl<F: FileSystem> LogDir<F> {
             log.check_no_loan_held("close")?;
         }
         self.stop_scheduler();
+        // One partition that fails to close does not keep the others open (Kafka's shutdown
+        // closes every log and then skips the marker of a directory where one failed).
+        let mut failed = None;
         for log in self.logs() {
-            log.close()?;
+            if let Err(error) = log.close() {
+                let now = self.time.now_ms();
+                let error = self
+                    .failures
+                    .record(log.topic_partition(), Work::Flush, error, now);
+                failed.get_or_insert(error);
+            }
+        }
+        for future in self.future_logs() {
+            if let Err(error) = future.close() {
+                log::error!(
+                    "{}: the future log failed to close: {error}",
+                    future.dir().display()
+                );
+                failed.get_or_insert(error);
+            }
         }
         self.checkpoint()?;
+        if let Some(error) = failed {
+            return Err(error);
+        }
         if self.writes_clean_shutdown_marker() {
             self.write_clean_shutdown_marker()?;
         }
@@ -306,7 +371,8 @@ impl<F: FileSystem> LogDir<F> {
 
     /// Whether [`LogDir::close`] writes the clean-shutdown marker (see there).
     pub fn writes_clean_shutdown_marker(&self) -> bool {
-        self.had_clean_shutdown || (self.covers_all && self.unavailable.read().is_empty())
+        !self.failures.io_failed()
+            && (self.had_clean_shutdown || (self.covers_all && self.unavailable.read().is_empty()))
     }
 }
 
@@ -331,17 +397,32 @@ fn only_partitions<F: FileSystem>(
     })
 }
 
-/// The partition directories of a full open; removes `-delete` directories, reports the
-/// directories that are not partitions'.
+/// What a full open found in the log directory.
+struct Listed {
+    live: Vec<(TopicPartition, PathBuf)>,
+    futures: Vec<(TopicPartition, PathBuf)>,
+}
+
+/// The partition directories of a full open: the live ones and the `-future` ones. A `-delete`
+/// directory is removed when `delete_now`, else reported to be queued; a `-stray` one (Kafka's
+/// KRaft stray replica) and a directory that is not a partition's are reported and left alone.
 fn list_partitions<F: FileSystem>(
     fs: &F,
     path: &Path,
+    delete_now: bool,
     report: &mut LogDirReport,
-) -> Result<Vec<(TopicPartition, PathBuf)>> {
-    let mut partitions = Vec::new();
+) -> Result<Listed> {
+    let mut listed = Listed {
+        live: Vec::new(),
+        futures: Vec::new(),
+    };
     for (entry, kind) in listing::log_dir_entries(fs, path).map_err(|e| Error::io(path, e))? {
         match kind {
-            LogDirEntry::Partition(tp, DirKind::Live) => partitions.push((tp, entry)),
+            LogDirEntry::Partition(tp, DirKind::Live) => listed.live.push((tp, entry)),
+            LogDirEntry::Partition(tp, DirKind::Future) => listed.futures.push((tp, entry)),
+            LogDirEntry::Partition(_, DirKind::Delete) if !delete_now => {
+                report.pending_deletion.push(entry);
+            }
             LogDirEntry::Partition(tp, DirKind::Delete) => match remove_dir_all(fs, &entry) {
                 Ok(()) => report.deleted_dirs.push(entry),
                 Err(error) => report.failed.push(PartitionFailure {
@@ -350,10 +431,73 @@ fn list_partitions<F: FileSystem>(
                     error,
                 }),
             },
-            // Future and stray directories belong to a broker's reassignment: leave them.
-            LogDirEntry::Partition(_, DirKind::Future | DirKind::Stray) => {}
+            LogDirEntry::Partition(_, DirKind::Stray) => {
+                log::warn!(
+                    "{}: a stray partition directory, left alone",
+                    entry.display()
+                );
+                report.stray_dirs.push(entry);
+            }
             LogDirEntry::NotAPartition => report.not_partitions.push(entry),
         }
     }
-    Ok(partitions)
+    Ok(listed)
+}
+
+/// Loads the `-future` directories as future logs (Kafka's `loadLog` with `isFuture`). Two of
+/// one partition are both refused (Kafka refuses to start: "Duplicate log directories found").
+/// A future log's recovery point is 0 (the checkpoints' entry of its partition is its current
+/// log's when this directory holds one), its log start offset the checkpoint's when it has
+/// no current log here.
+fn load_futures<F: FileSystem>(
+    fs: &F,
+    dirs: &[(TopicPartition, PathBuf)],
+    options: &LogDirOptions,
+    live: &[(TopicPartition, PathBuf)],
+    log_starts: &BTreeMap<TopicPartition, i64>,
+    report: &mut LogDirReport,
+) -> BTreeMap<TopicPartition, (PartitionLog<F>, F::Lock)> {
+    let (single, duplicates): (Vec<_>, Vec<_>) = dirs
+        .iter()
+        .cloned()
+        .partition(|(tp, _)| dirs.iter().filter(|(other, _)| other == tp).count() == 1);
+    for (tp, dir) in duplicates {
+        report.failed.push(PartitionFailure {
+            topic_partition: tp,
+            path: dir.clone(),
+            error: Error::PartitionUnavailable {
+                path: dir,
+                cause: "duplicate future log directories of this partition".into(),
+            },
+        });
+    }
+    let starts = log_starts
+        .iter()
+        .filter(|(tp, _)| !live.iter().any(|(l, _)| l == *tp))
+        .map(|(tp, offset)| (tp.clone(), *offset))
+        .collect();
+    let clean = report.had_clean_shutdown && !options.recover_all;
+    let mut futures = BTreeMap::new();
+    for (tp, dir, result) in load_in_parallel(
+        fs,
+        &single,
+        options,
+        &BTreeMap::new(),
+        &starts,
+        &BTreeMap::new(),
+        clean,
+    ) {
+        match result {
+            Ok((log, load, lock)) => {
+                report.futures.insert(tp.clone(), load);
+                futures.insert(tp, (log, lock));
+            }
+            Err(error) => report.failed.push(PartitionFailure {
+                topic_partition: tp,
+                path: dir,
+                error,
+            }),
+        }
+    }
+    futures
 }

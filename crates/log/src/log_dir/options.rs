@@ -93,6 +93,10 @@ pub struct LogDirOptions {
     /// `seglog recover` asks for where `check` found a problem in a segment, from
     /// [`CheckReport::recover_from`](crate::inspect::CheckReport::recover_from)).
     pub recover_from: BTreeMap<TopicPartition, i64>,
+    /// Remove the `-delete` directories a full open finds at once, instead of queueing them
+    /// for `file.delete.delay.ms` as Kafka does: for an offline repair (`seglog recover`),
+    /// which no reader of them can be waiting on.
+    pub delete_dirs_at_open: bool,
     /// The mapping budget and descriptor cache shared by the directory's logs at the default
     /// caps (`seglog.max.segment.mappings`, `seglog.max.open.segment.files` at 0). Default: a
     /// new pair sized from the process's limits; give several directories of one process the
@@ -110,6 +114,7 @@ impl Default for LogDirOptions {
             recover_all: false,
             discard: false,
             recover_from: BTreeMap::new(),
+            delete_dirs_at_open: false,
             limits: SegmentLimits::from_process(),
         }
     }
@@ -123,6 +128,7 @@ with_setters!(LogDirOptions {
     recover_all: bool => with_recover_all,
     discard: bool => with_discard,
     recover_from: BTreeMap<TopicPartition, i64> => with_recover_from,
+    delete_dirs_at_open: bool => with_delete_dirs_at_open,
     limits: SegmentLimits => with_limits,
 });
 
@@ -165,8 +171,18 @@ pub struct LogDirReport {
     /// A checkpoint that could not be read and was treated as empty, as Kafka does.
     pub checkpoint_errors: Vec<String>,
     /// Partition directories pending deletion (`-delete`) that were removed (only by a full
-    /// open, [`Scope::All`](super::Scope::All)).
+    /// open, [`Scope::All`](super::Scope::All), and only with
+    /// [`LogDirOptions::delete_dirs_at_open`] or a `file.delete.delay.ms` of 0).
     pub deleted_dirs: Vec<PathBuf>,
+    /// Partition directories pending deletion (`-delete`) found by a full open and queued for
+    /// deletion after `file.delete.delay.ms`, as Kafka's `LogManager` queues them (see
+    /// [`LogDir::delete_due_dirs`](super::LogDir::delete_due_dirs)).
+    pub pending_deletion: Vec<PathBuf>,
+    /// `-stray` partition directories (a KRaft broker's replicas of partitions no longer
+    /// assigned to it), found by a full open: left alone.
+    pub stray_dirs: Vec<PathBuf>,
+    /// Every future log's (`-future`, loaded by a full open) load report.
+    pub futures: BTreeMap<TopicPartition, LoadReport>,
     /// Every loaded partition log's load report.
     pub logs: BTreeMap<TopicPartition, LoadReport>,
     /// Partition directories that failed to load (or, for a `-delete` one, to be removed), with

@@ -156,28 +156,33 @@ impl<F: FileSystem> LogDir<F> {
         Ok(log)
     }
 
-    /// Deletes the partition log of `tp`: its directory is renamed `<tp>.<id>-delete` at once (so a
-    /// crash cannot bring it back) and then removed. Returns false when there is no such log.
+    /// Deletes the partition log of `tp` (Kafka's `asyncDelete`): its directory is renamed
+    /// `<tp>.<id>-delete` at once (so a crash cannot bring it back) and removed once the
+    /// `file.delete.delay.ms` of the directory's default configuration passed (at once when it
+    /// is 0; else by the scheduler or [`LogDir::delete_due_dirs`]); its cleaner checkpoint
+    /// entry and any failure record ([`LogDir::failed_partitions`]) go with it. Returns false
+    /// when there is no such log.
     ///
     /// ```
     /// # use std::sync::Arc;
-    /// use seglog_log::{LogDir, TopicPartition};
-    /// # use seglog_log::{LogConfig, LogDirOptions, SystemClock};
+    /// use seglog_log::{LogDir, LogDirOptions, MockClock, TopicPartition};
     /// # use seglog_fs::RealFs;
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let root = tempfile::tempdir()?;
-    /// # let options = || LogDirOptions::default();
-    /// # let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
+    /// let clock = MockClock::new(1_700_000_000_000);
+    /// let options = LogDirOptions::default().with_time(Arc::new(clock.clone()));
+    /// let (dir, _) = LogDir::open(RealFs, root.path(), options)?;
     /// let orders = TopicPartition::new("orders", 0);
     /// let path = dir.create_log(&orders, None)?.dir().to_path_buf();
     /// assert!(path.exists());
     ///
     /// assert!(dir.delete_log(&orders)?);
     /// assert!(!path.exists() && dir.log(&orders).is_none());
-    /// for entry in std::fs::read_dir(root.path())? {
-    ///     // Not even the `orders-0.<id>-delete` it was renamed to first.
-    ///     assert!(!entry?.file_name().to_string_lossy().starts_with("orders"));
-    /// }
+    /// let pending = dir.pending_deletions(); // `orders-0.<id>-delete`, for 60 s by default
+    /// assert!(pending[0].to_string_lossy().ends_with("-delete") && pending[0].exists());
+    /// clock.advance(60_000);
+    /// assert_eq!(dir.delete_due_dirs()?, pending);
+    /// assert!(!pending[0].exists());
     /// assert!(!dir.delete_log(&orders)?); // no such log any more
     /// # Ok(())
     /// # }
@@ -189,22 +194,35 @@ impl<F: FileSystem> LogDir<F> {
         log.wait_for_background_flushes();
         let from = log.dir().to_path_buf();
         drop(log);
+        self.rename_to_delete(tp, &from)?;
+        self.kept.lock().forget(tp);
+        self.partition_locks.lock().remove(tp);
+        self.failures.clear(tp);
+        self.remove_cleaner_checkpoint(tp)?;
+        // At once when `file.delete.delay.ms` is 0.
+        self.delete_due_dirs()?;
+        Ok(true)
+    }
+
+    /// Renames the partition directory `from` of `tp` to `<tp>.<id>-delete`, makes the rename
+    /// durable, and queues it for deletion (Kafka's `asyncDelete`).
+    pub(super) fn rename_to_delete(&self, tp: &TopicPartition, from: &Path) -> Result<()> {
         let unique = format!(
             "{:016x}{:016x}",
             self.time.now_ms(),
             DELETE_COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let to = self.path.join(format!("{}.{unique}-delete", tp.dir_name()));
-        self.fs
-            .rename(&from, &to)
-            .map_err(|e| Error::io(&from, e))?;
+        self.fs.rename(from, &to).map_err(|e| Error::io(from, e))?;
         self.fs
             .sync_dir(&self.path)
             .map_err(|e| Error::io(&self.path, e))?;
-        remove_dir_all(&self.fs, &to)?;
-        self.kept.lock().forget(tp);
-        self.partition_locks.lock().remove(tp);
-        Ok(true)
+        log::info!(
+            "{tp}: renamed to {} and queued for deletion after file.delete.delay.ms",
+            to.display()
+        );
+        self.pending_deletes.push(to, self.time.now_ms());
+        Ok(())
     }
 }
 

@@ -157,6 +157,10 @@ fn partition_configs_persist_and_deleted_logs_go_away() {
     assert!(dir.delete_log(&tp).unwrap());
     assert!(dir.log(&tp).is_none());
     assert!(!root.path().join("compacted-0").exists());
+    // Renamed `-delete`, removed once file.delete.delay.ms (1 s here) passed.
+    assert_eq!(dir.pending_deletions().len(), 1);
+    clock.advance(1_000);
+    assert_eq!(dir.delete_due_dirs().unwrap().len(), 1);
     assert!(std::fs::read_dir(root.path()).unwrap().all(|e| {
         !e.unwrap()
             .file_name()
@@ -184,6 +188,8 @@ fn deleting_a_partition_removes_its_quarantine_and_follows_no_symlink() {
     std::os::unix::fs::symlink(outside.path(), log.dir().join("link")).unwrap();
     drop(log);
     assert!(dir.delete_log(&tp).unwrap());
+    clock.advance(1_000);
+    dir.delete_due_dirs().unwrap();
     assert_eq!(
         std::fs::read_dir(root.path()).unwrap().count(),
         1,
@@ -192,25 +198,52 @@ fn deleting_a_partition_removes_its_quarantine_and_follows_no_symlink() {
     assert!(outside.path().join("keep").exists());
 }
 
+/// Kafka's `LogManager` queues a `-delete` directory found at start-up and removes it once
+/// `file.delete.delay.ms` passed (`deleteLogs`); an open with `delete_dirs_at_open` (`seglog
+/// recover`) removes it at once.
 #[test]
-fn a_pending_delete_directory_is_removed_on_open() {
+fn a_pending_delete_directory_found_on_open_is_removed_after_the_delay() {
     let root = tempfile::tempdir().unwrap();
     let doomed = root
         .path()
         .join("old-3.0123456789abcdef0123456789abcdef-delete");
-    std::fs::create_dir_all(&doomed).unwrap();
-    std::fs::write(doomed.join("00000000000000000000.log"), b"").unwrap();
-    std::fs::create_dir_all(doomed.join("seglog-quarantine").join("1")).unwrap();
-    std::fs::write(
-        doomed.join("seglog-quarantine/1/00000000000000000000.log"),
-        b"",
+    let make = || {
+        std::fs::create_dir_all(&doomed).unwrap();
+        std::fs::write(doomed.join("00000000000000000000.log"), b"").unwrap();
+        std::fs::create_dir_all(doomed.join("seglog-quarantine").join("1")).unwrap();
+        std::fs::write(
+            doomed.join("seglog-quarantine/1/00000000000000000000.log"),
+            b"",
+        )
+        .unwrap();
+    };
+    make();
+    let clock = MockClock::new(0);
+    {
+        let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+        assert!(report.deleted_dirs.is_empty());
+        assert_eq!(report.pending_deletion, std::slice::from_ref(&doomed));
+        assert!(doomed.exists());
+        assert!(dir.logs().is_empty());
+        clock.advance(999);
+        assert!(dir.delete_due_dirs().unwrap().is_empty());
+        assert!(doomed.exists());
+        clock.advance(1);
+        assert_eq!(
+            dir.delete_due_dirs().unwrap(),
+            std::slice::from_ref(&doomed)
+        );
+        assert!(!doomed.exists());
+    }
+    make();
+    let (_dir, report) = LogDir::open(
+        RealFs,
+        root.path(),
+        options(&clock).with_delete_dirs_at_open(true),
     )
     .unwrap();
-    let clock = MockClock::new(0);
-    let (dir, report) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
-    assert_eq!(report.deleted_dirs.len(), 1);
-    assert!(!doomed.exists());
-    assert!(dir.logs().is_empty());
+    assert_eq!(report.deleted_dirs, std::slice::from_ref(&doomed));
+    assert!(report.pending_deletion.is_empty() && !doomed.exists());
 }
 
 #[test]
@@ -295,4 +328,29 @@ fn the_cleaner_picks_the_dirtiest_compacted_log_and_checkpoints_it() {
         kept.size(),
         kept.segments().values().map(|s| s.size()).sum::<u64>()
     );
+}
+
+/// Kafka's `kafka-delete-logs` task: the scheduler removes a deleted partition's `-delete`
+/// directory once `file.delete.delay.ms` (1 s here, on the log directory's clock) passed.
+#[test]
+fn the_scheduler_removes_a_deleted_partition_after_the_delay() {
+    let root = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(0);
+    let (dir, _) = LogDir::open(RealFs, root.path(), options(&clock)).unwrap();
+    let tp = TopicPartition::new("gone", 0);
+    dir.create_log(&tp, None).unwrap();
+    assert!(dir.delete_log(&tp).unwrap());
+    let pending = dir.pending_deletions();
+    assert_eq!(pending.len(), 1);
+    dir.start_scheduler(SchedulerConfig::default().with_flush_check_interval_ms(5));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert!(pending[0].exists(), "removed before its delay");
+    clock.advance(1_000);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while pending[0].exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(!pending[0].exists());
+    assert!(dir.pending_deletions().is_empty());
+    dir.close().unwrap();
 }

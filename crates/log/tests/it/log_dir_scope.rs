@@ -126,6 +126,13 @@ fn opening_one_partition_touches_no_other_and_leaves_the_siblings_to_the_next_fu
             .sum::<u64>(),
         12
     );
+    // Queued for deletion after file.delete.delay.ms, as Kafka does.
+    assert_eq!(report.pending_deletion, std::slice::from_ref(&doomed));
+    clock.advance(1_000);
+    assert_eq!(
+        dir.delete_due_dirs().unwrap(),
+        std::slice::from_ref(&doomed)
+    );
     assert!(!doomed.exists());
     assert_eq!(dir.log(&tp("b")).unwrap().log_end_offset(), 20);
     assert_eq!(dir.log(&a).unwrap().log_end_offset(), 25);

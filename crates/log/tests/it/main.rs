@@ -9,6 +9,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod background_failures;
 mod cleaner_behaviours;
 mod cleaner_matches_kafka;
 mod cleaner_transactions;
@@ -21,6 +22,7 @@ mod fetch_records_in_place;
 mod high_watermark_checkpoint;
 mod log_dir;
 mod log_dir_isolation;
+mod log_dir_kinds;
 mod log_dir_scope;
 mod open_damaged_active_segment;
 mod partition_lock;
