@@ -48,6 +48,7 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod consumer_records;
+pub mod epoch;
 mod error;
 pub mod inspect;
 mod listing;
@@ -78,6 +79,7 @@ pub use config::{
 pub use consumer_records::{
     AbortedTransaction, ConsumerFilter, ConsumerRecords, IsolationLevel, consumer_records,
 };
+pub use epoch::LeaderEpochCache;
 pub use error::{Error, Result};
 pub use log_dir::{
     CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
@@ -86,9 +88,9 @@ pub use log_dir::{
 pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{
     AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment,
-    DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
-    QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport, SnapshotDrop, StopAfter,
-    Stray, plan_partition,
+    DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, OffsetAndEpoch,
+    PartitionLog, QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport,
+    SnapshotDrop, StopAfter, Stray, plan_partition,
 };
 pub use seglog_fs::{File, FileSystem, OpenMode, ProcessLimits, RealFs};
 pub use seglog_segment::naming;

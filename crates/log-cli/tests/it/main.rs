@@ -17,6 +17,7 @@ mod follow_under_writers;
 mod follow_wakes;
 mod kafka_leftovers;
 mod kafka_lock;
+mod leader_epochs;
 mod log_dirs;
 mod messages;
 mod offsets_get_offsets;

@@ -11,6 +11,7 @@
 mod aborted;
 mod append;
 mod clean;
+mod epochs;
 mod fetch_records;
 mod flush;
 mod index_sanity;
@@ -49,6 +50,7 @@ use stable_offsets::StableOffsets;
 
 pub use append::AppendInfo;
 pub use clean::{CleanOptions, CleanReport, StopAfter};
+pub use epochs::OffsetAndEpoch;
 pub use list_offsets::ListOffset;
 pub use load::{LoadOptions, LoadReport};
 pub use planner::plan_partition;
@@ -129,6 +131,10 @@ pub(crate) struct Inner<F: FileSystem> {
     superseded_deletes: std::sync::atomic::AtomicU64,
     /// Producer state (Kafka's `ProducerStateManager`), changed under the writer lock.
     producer_state: Mutex<ProducerStateManager<F>>,
+    /// The leader epoch cache (Kafka's `LeaderEpochFileCache`), changed under the writer lock.
+    epochs: parking_lot::RwLock<crate::epoch::LeaderEpochCache<F>>,
+    /// The epoch leader appends are stamped with (-1: none set, the batches keep theirs).
+    leader_epoch: std::sync::atomic::AtomicI32,
 }
 
 #[derive(Debug)]
