@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
-    DropReason, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
-    RealFs, RecoveryPlan, SnapshotDrop, TopicPartition, plan_recovery,
+    DropReason, EpochEntry, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions,
+    RESTORE_HINT, RealFs, RecoveryPlan, SnapshotDrop, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
@@ -434,6 +434,14 @@ fn print_json(
                 "log_end_offset",
                 serde_json::json!(load.map(|l| l.log_end_offset)),
             ),
+            (
+                "leader_epochs_rebuilt",
+                epochs_json(load.map_or(&[][..], |l| &l.epochs_rebuilt[..])),
+            ),
+            (
+                "leader_epochs_truncated",
+                epochs_json(load.map_or(&[][..], |l| &l.epochs_truncated[..])),
+            ),
         ];
         if let serde_json::Value::Object(map) = &mut value {
             for (k, v) in fields {
@@ -452,6 +460,24 @@ struct Found<'a> {
     elsewhere: bool,
 }
 
+/// Epoch entries as `epoch@start, ...`.
+fn epochs_text(entries: &[EpochEntry]) -> String {
+    let all: Vec<String> = entries
+        .iter()
+        .map(|e| format!("{}@{}", e.epoch, e.start_offset))
+        .collect();
+    all.join(", ")
+}
+
+fn epochs_json(entries: &[EpochEntry]) -> serde_json::Value {
+    serde_json::json!(
+        entries
+            .iter()
+            .map(|e| serde_json::json!({"epoch": e.epoch, "start_offset": e.start_offset}))
+            .collect::<Vec<_>>()
+    )
+}
+
 fn print_text(
     out: &mut impl Write,
     tp: &TopicPartition,
@@ -463,8 +489,14 @@ fn print_text(
 ) -> Result<()> {
     let moved: &[(PathBuf, Option<PathBuf>)] = load.map_or(&[], |l| &l.moved);
     let rebuilt_txn: &[i64] = load.map_or(&[], |l| &l.rebuilt_txn_indexes);
+    let epochs_rebuilt: &[EpochEntry] = load.map_or(&[], |l| &l.epochs_rebuilt);
+    let epochs_truncated: &[EpochEntry] = load.map_or(&[], |l| &l.epochs_truncated);
     // Never "nothing" beside a problem `check` reports.
-    let nothing = plan.is_empty() && rebuilt_txn.is_empty() && found.own.is_empty();
+    let nothing = plan.is_empty()
+        && rebuilt_txn.is_empty()
+        && epochs_rebuilt.is_empty()
+        && epochs_truncated.is_empty()
+        && found.own.is_empty();
     let head = match (nothing, dry_run, found.elsewhere) {
         // A problem outside the partition's files (a checkpoint) is listed after the partitions.
         (true, true, true) => "its files need no recovery".to_owned(),
@@ -489,6 +521,20 @@ fn print_text(
         writeln!(
             out,
             "  rebuilt the .txnindex of segment {base}: it was not what the transaction markers give"
+        )?;
+    }
+    if !epochs_rebuilt.is_empty() {
+        writeln!(
+            out,
+            "  leader-epoch-checkpoint: added {} from the recovered batches (epoch@start offset)",
+            epochs_text(epochs_rebuilt)
+        )?;
+    }
+    if !epochs_truncated.is_empty() {
+        writeln!(
+            out,
+            "  leader-epoch-checkpoint: removed {} (past the log end, or before the log start)",
+            epochs_text(epochs_truncated)
         )?;
     }
     for (from, to) in moved {

@@ -61,9 +61,9 @@ pub struct EpochEntry {
 /// ```
 ///
 /// Kafka reads it when it loads the partition and trusts it for fetches from followers
-/// (`OffsetsForLeaderEpoch`) and for truncation. seglog neither keeps nor needs a leader epoch
-/// cache; this type lets a tool that writes batches into a broker's partition keep the broker's
-/// cache true (see docs/kafka-compat.md). Writes are atomic as for [`OffsetCheckpoint`].
+/// (`OffsetsForLeaderEpoch`) and for truncation. [`LeaderEpochCache`](crate::LeaderEpochCache)
+/// keeps it as Kafka's `LeaderEpochFileCache` does. Writes are atomic as for
+/// [`OffsetCheckpoint`].
 #[derive(Debug, Clone)]
 pub struct LeaderEpochCheckpoint<F: FileSystem> {
     fs: F,
@@ -99,6 +99,40 @@ impl<F: FileSystem> LeaderEpochCheckpoint<F> {
             problem: format!("not UTF-8: {e}"),
         })?;
         parse_epochs(&self.path, &text)
+    }
+
+    /// The entries in the file's order, without [`read`](Self::read)'s check that they increase
+    /// (what Kafka's `LeaderEpochCheckpointFile.read` hands its cache, which drops the entries
+    /// that do not). A missing or empty file is no entries; a malformed one is an error naming
+    /// the line.
+    pub fn read_as_written(&self) -> Result<Vec<EpochEntry>> {
+        let bytes = match self.fs.open(&self.path, OpenMode::ReadOnly) {
+            Ok(file) => read_all(&file).map_err(|e| Error::io(&self.path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(&self.path, e)),
+        };
+        let text = String::from_utf8(bytes).map_err(|e| Error::Checkpoint {
+            path: self.path.clone(),
+            line: 0,
+            problem: format!("not UTF-8: {e}"),
+        })?;
+        let mut entries = Vec::new();
+        parse_framed(
+            &self.path,
+            &text,
+            LEADER_EPOCH_CHECKPOINT_VERSION,
+            |parts| {
+                let [epoch, offset] = parts else {
+                    return Err(None);
+                };
+                entries.push(EpochEntry {
+                    epoch: epoch.parse().map_err(|_| None)?,
+                    start_offset: offset.parse().map_err(|_| None)?,
+                });
+                Ok(())
+            },
+        )?;
+        Ok(entries)
     }
 
     /// Writes `entries`: temp file, fsync, atomic rename, directory fsync.

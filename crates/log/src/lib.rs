@@ -48,6 +48,7 @@ mod checkpoint;
 mod clean_shutdown;
 mod config;
 mod consumer_records;
+pub mod epoch;
 mod error;
 pub mod inspect;
 mod listing;
@@ -80,6 +81,7 @@ pub use config::{
 pub use consumer_records::{
     AbortedTransaction, ConsumerFilter, ConsumerRecords, IsolationLevel, consumer_records,
 };
+pub use epoch::LeaderEpochCache;
 pub use error::{Error, Result};
 pub use log_dir::{
     BackgroundFailure, CleanerSettings, LoadProgress, LogDir, LogDirOptions, LogDirReport,
@@ -88,9 +90,9 @@ pub use log_dir::{
 pub use log_dir_plan::{LogDirPlan, plan_recovery};
 pub use partition::{
     AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment,
-    DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, PartitionLog,
-    QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport, SnapshotDrop, StopAfter,
-    Stray, plan_partition,
+    DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, OffsetAndEpoch,
+    PartitionLog, QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport,
+    SnapshotDrop, StopAfter, Stray, plan_partition,
 };
 pub use partition_metadata::{
     PARTITION_METADATA_FILE, PARTITION_METADATA_VERSION, PartitionMetadata, PartitionMetadataFile,

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 
 use seglog_record_format::{
     self as rf, ATTRIBUTES_OFFSET, FramedBatch, HEADER_SIZE_UP_TO_MAGIC, LAST_OFFSET_DELTA_OFFSET,
-    LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PRODUCER_EPOCH, NO_PRODUCER_ID,
-    NO_SEQUENCE, NO_TIMESTAMP, PRODUCER_ID_OFFSET,
+    LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, MIN_RECORD_OVERHEAD, NO_PARTITION_LEADER_EPOCH,
+    NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, PARTITION_LEADER_EPOCH_OFFSET,
+    PRODUCER_ID_OFFSET,
 };
 
 use seglog_fs::File;
@@ -212,6 +213,9 @@ pub struct BatchHeader {
     pub size: u64,
     /// The magic byte.
     pub magic: i8,
+    /// The partition leader epoch of a v2 batch (outside its CRC), -1
+    /// (`NO_PARTITION_LEADER_EPOCH`) for none and for legacy entries.
+    pub partition_leader_epoch: i32,
     /// The base offset (v2) or the entry's offset (legacy: the last offset of a wrapper).
     pub offset_field: i64,
     /// Kafka's `lastOffset()`.
@@ -427,6 +431,7 @@ fn parse_header(
         position,
         size,
         magic,
+        partition_leader_epoch: NO_PARTITION_LEADER_EPOCH,
         offset_field,
         last_offset: offset_field,
         max_timestamp: NO_TIMESTAMP,
@@ -446,6 +451,7 @@ fn parse_header(
             let delta = field32(LAST_OFFSET_DELTA_OFFSET)?;
             header.last_offset = offset_field.wrapping_add(i64::from(delta));
             header.max_timestamp = field64(MAX_TIMESTAMP_OFFSET)?;
+            header.partition_leader_epoch = field32(PARTITION_LEADER_EPOCH_OFFSET)?;
             header.producer_id = field64(PRODUCER_ID_OFFSET)?;
             // The epoch follows the 8-byte producer id, and the base sequence the epoch.
             header.producer_epoch =

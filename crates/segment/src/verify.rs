@@ -157,6 +157,9 @@ pub struct VerifiedBatch {
     pub last_record_offset: Option<i64>,
     /// The magic byte.
     pub magic: i8,
+    /// The partition leader epoch of a v2 batch, -1 (`NO_PARTITION_LEADER_EPOCH`) for none and
+    /// for legacy entries.
+    pub partition_leader_epoch: i32,
     /// The producer id of a v2 batch, -1 (`NO_PRODUCER_ID`) for none and for legacy entries.
     pub producer_id: i64,
     /// The producer epoch of a v2 batch, -1 (`NO_PRODUCER_EPOCH`) for legacy entries.
@@ -176,6 +179,7 @@ impl VerifiedBatch {
             position: self.position,
             size: self.size,
             magic: self.magic,
+            partition_leader_epoch: self.partition_leader_epoch,
             offset_field: self.first_offset,
             last_offset: self.last_offset,
             max_timestamp: self.max_timestamp,
@@ -349,6 +353,10 @@ pub fn check_batch(
         false,
         false,
     );
+    let partition_leader_epoch = match &decoded {
+        Batch::V2(b) => b.partition_leader_epoch(),
+        Batch::Legacy(_) => rf::NO_PARTITION_LEADER_EPOCH,
+    };
     let (first_offset, last_record_offset, legacy, records, producer) = match decoded {
         Batch::V2(b) => {
             let last = b
@@ -377,6 +385,7 @@ pub fn check_batch(
             records,
             last_record_offset,
             magic: framed.magic(),
+            partition_leader_epoch,
             producer_id,
             producer_epoch,
             base_sequence,

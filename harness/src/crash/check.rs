@@ -8,6 +8,7 @@ use seglog_fs::sim::SimFs;
 use seglog_log::{LogDir, MockClock, PartitionLog};
 use seglog_record_format::Compression;
 
+use super::epoch_check::check_epochs;
 use super::model::{Expect, Model, Presence, Rec, batch};
 use super::partition_check::check_partition;
 use super::txn_check::check_txns;
@@ -125,6 +126,7 @@ pub(super) fn check_image(
             ));
         }
     }
+    check_epochs(&log, model.log_start)?;
     if transactional {
         log.set_high_watermark(log.log_end_offset());
         let dir = root.join(tp().dir_name());

@@ -29,6 +29,10 @@
 //!   indexes agree with it (the checks `seglog check` makes: entries point at batch starts with
 //!   the right offsets, time entries hold the running maximum timestamp, no zero tails, no
 //!   leftover `.cleaned`/`.swap` files);
+//! - the leader epoch cache (`epoch_check`): its entries increase, none starts at or past the
+//!   log end, and every batch from the log start carries the cache's epoch of its base offset
+//!   (leader appends are stamped with an epoch that rises at random, follower appends carry it,
+//!   each reopen is a new leader epoch);
 //! - in a transactional workload (`txn_check`): the last stable offset, what a read_committed
 //!   consumer returns (no aborted record, none of a transaction whose marker was lost, every
 //!   acknowledged committed one below the last stable offset), no producer snapshot past the log
@@ -53,6 +57,7 @@
 )]
 
 mod check;
+mod epoch_check;
 mod model;
 mod partition_check;
 mod rng;

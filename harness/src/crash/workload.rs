@@ -69,6 +69,10 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     // truncates, applies retention nor compacts (their model covers appends, rolls, flushes and
     // reopens).
     let transactional = srng.chance(3);
+    // Leader epochs, from a generator of their own: the epoch rises now and then before an
+    // append (a new leader), and at every reopen (a broker restart elects a new leader).
+    let mut erng = Rng(rng.0 ^ 0x00E9_0C4C_AC4E);
+    let mut epoch = 0_i32;
     let mut producers = producers(&mut srng);
     let fs = SimFs::new();
     let clock = MockClock::new(1_000_000);
@@ -135,6 +139,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     let (mut dir, _) = LogDir::open(fs.clone(), root, options(&clock, segment_bytes)).unwrap();
     let mut log = dir.create_log(&tp(), None).unwrap();
     log.set_roll_flush_inline(true);
+    log.set_leader_epoch(epoch).unwrap();
     let ops = 20 + rng.below(40);
     for _ in 0..ops {
         clock.advance(1 + rng.below(50) as i64);
@@ -145,6 +150,16 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         let codec = CODECS[rng.below(5) as usize];
         let ts = clock_now(&clock);
         let segments_before = log.segment_count();
+        if choice <= 44 && erng.chance(5) {
+            epoch += 1 + erng.below(2) as i32;
+            begin(
+                &model,
+                format!("become the leader of epoch {epoch}"),
+                &mut expects,
+                &mut models,
+            );
+            log.set_leader_epoch(epoch).unwrap();
+        }
         match choice {
             0..=44 if transactional => {
                 txn_append(
@@ -185,6 +200,10 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut models,
                 );
                 let mut bytes = batch(if follower { base } else { 0 }, &recs, codec);
+                if follower {
+                    // Copied from the leader of the current epoch.
+                    seglog_record_format::set_partition_leader_epoch(&mut bytes, epoch).unwrap();
+                }
                 let info = if follower {
                     log.append_as_follower(&bytes)
                 } else if durable {
@@ -306,6 +325,8 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 dir = d;
                 log = dir.log(&tp()).unwrap();
                 log.set_roll_flush_inline(true);
+                epoch += 1;
+                log.set_leader_epoch(epoch).unwrap();
                 model.log_start = model.log_start.max(0);
                 log.set_high_watermark(log.log_end_offset());
             }

@@ -7,6 +7,7 @@
 //!   in base64, null for null;
 //! - index entries: `{"type":"index_entry","offset","position"}`;
 //! - time index entries: `{"type":"time_index_entry","timestamp","offset"}`;
+//! - leader epochs (a `leader-epoch-checkpoint`): `{"type":"leader_epoch","file","epoch","start_offset"}`;
 //! - problems: `{"type":"problem","file","position","kind","detail"}`; a batch whose offsets its
 //!   neighbours or the next segment's base offset make impossible is one (`impossible_offsets`),
 //!   and its records are not printed.
@@ -65,6 +66,9 @@ pub(crate) fn run(
             Some("log") => log(file, deep, out),
             Some("index") => index(file, max_message_size, out),
             Some("timeindex") => time_index(file, out),
+            None if super::epoch_checkpoint::is_epoch_checkpoint(file) => {
+                super::epoch_checkpoint::dump_json(file, out)
+            }
             _ => problem(
                 out,
                 file,

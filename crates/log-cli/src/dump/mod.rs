@@ -19,6 +19,7 @@ mod batch_line;
 mod chunks;
 mod control;
 mod decoders;
+mod epoch_checkpoint;
 mod first_batch;
 mod index;
 mod java_path;
@@ -91,6 +92,7 @@ pub(crate) fn run(
                 }
                 Ok(()) => log::dump_log(file, options, &mut reports, out),
             },
+            "" if epoch_checkpoint::is_epoch_checkpoint(file) => epoch_checkpoint::dump(file, out),
             ".snapshot" => snapshot::dump_snapshot(file, out, err),
             ".txnindex" => txn_index::dump_txn_index(file, out),
             _ => {
@@ -171,6 +173,7 @@ Examples:
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
   seglog dump --offsets-decoder --files __consumer_offsets-0/00000000000000000000.log
   seglog dump --print-data-log --skip-record-metadata --files 00000000000000000000.log   # keys and values only
+  seglog dump --files orders-0/leader-epoch-checkpoint   # the partition's leader epochs
 
 Paths print as Kafka's tool prints them: `Dumping` the path as given, the reports on stderr
 (index mismatches, non-consecutive offsets, ...) absolute, sorted by file. Keys and values print

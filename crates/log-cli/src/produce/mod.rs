@@ -53,6 +53,12 @@ pub(crate) fn produce(
         opened.dir.close().map_err(|e| anyhow::anyhow!("{e}"))?;
         return Err(anyhow::Error::new(e).context("--topic-id: nothing was appended"));
     }
+    // Into a broker's partition: stamped with the epoch its leader-epoch-checkpoint says leads,
+    // as that broker's leader would stamp them (none: the producer's -1, as before).
+    if let Some(epoch) = log.latest_epoch() {
+        log.set_leader_epoch(epoch)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
     let mut sequencer = Sequencer::new(log, o.producer);
     let written = append_lines(dir, o, log, &mut sequencer, input, out);
     // A transactional run ends with its marker; one that failed halfway aborts what it wrote,

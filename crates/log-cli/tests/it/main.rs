@@ -18,6 +18,7 @@ mod follow_wakes;
 mod high_watermark_topic_id;
 mod kafka_leftovers;
 mod kafka_lock;
+mod leader_epochs;
 mod log_dirs;
 mod messages;
 mod offsets_get_offsets;

@@ -127,6 +127,10 @@ fn read_batch(
         false,
         false,
     );
+    let partition_leader_epoch = match &decoded {
+        Batch::V2(b) => b.partition_leader_epoch(),
+        Batch::Legacy(_) => seglog_record_format::NO_PARTITION_LEADER_EPOCH,
+    };
     let (first_offset, legacy, producer) = match decoded {
         Batch::V2(b) => (
             b.base_offset(),
@@ -151,6 +155,7 @@ fn read_batch(
         records: records.len() as u64,
         last_record_offset: records.last().filter(|_| !legacy).map(|r| r.offset),
         magic: framed.magic(),
+        partition_leader_epoch,
         producer_id,
         producer_epoch,
         base_sequence,

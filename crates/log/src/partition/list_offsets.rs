@@ -28,7 +28,10 @@ impl<F: FileSystem> PartitionLog<F> {
     /// Kafka's `fetchOffsetByTimestamp` (ListOffsets): see [`ListOffset`]. For a timestamp, the
     /// first segment whose largest timestamp (or `.log` modification time, when it has none) is
     /// at least the target is searched, and the answer is its first record with a timestamp at
-    /// least the target and an offset at least the log start offset.
+    /// least the target and an offset at least the log start offset. Each answer carries its
+    /// leader epoch, as Kafka's `TimestampAndOffset.leaderEpoch`: the found batch's epoch, the
+    /// earliest cached epoch for [`ListOffset::Earliest`] (if it starts at or before the log
+    /// start), the latest cached epoch for [`ListOffset::Latest`].
     ///
     /// ```
     /// # use std::sync::Arc;
@@ -117,15 +120,23 @@ impl<F: FileSystem> PartitionLog<F> {
         };
         let log_start = self.log_start_offset();
         match target {
+            // Kafka: the earliest cached epoch, if it starts at or before the log start.
             ListOffset::Earliest => Ok(Some(TimestampAndOffset {
                 timestamp: -1,
                 offset: log_start,
-                leader_epoch: None,
+                leader_epoch: self
+                    .inner
+                    .epochs
+                    .read()
+                    .earliest_entry()
+                    .filter(|e| e.start_offset <= log_start)
+                    .map(|e| e.epoch),
             })),
+            // Kafka: the latest cached epoch.
             ListOffset::Latest => Ok(Some(TimestampAndOffset {
                 timestamp: -1,
                 offset: last_fetchable,
-                leader_epoch: None,
+                leader_epoch: self.latest_epoch(),
             })),
             ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
                 let segments = self.segments();

@@ -94,6 +94,13 @@ pub struct LoadReport {
     /// Snapshots found corrupt after the plan was made, deleted as Kafka does (the plan
     /// quarantines the ones it sees).
     pub corrupt_snapshots_deleted: Vec<String>,
+    /// Leader epoch entries recovery added to `leader-epoch-checkpoint` from the recovered
+    /// batches' `partitionLeaderEpoch` (entries the checkpoint had lost).
+    pub epochs_rebuilt: Vec<crate::checkpoint::EpochEntry>,
+    /// Leader epoch entries the load removed from `leader-epoch-checkpoint` (past the log end,
+    /// or before the log start: such an entry is listed as it was, and kept starting at the log
+    /// start).
+    pub epochs_truncated: Vec<crate::checkpoint::EpochEntry>,
 }
 
 impl<F: FileSystem> PartitionLog<F> {
@@ -172,6 +179,7 @@ impl<F: FileSystem> PartitionLog<F> {
         config.validate()?;
         let (tp, _) = TopicPartition::parse_dir(dir)?;
         fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let epochs = crate::epoch::LeaderEpochCache::load(fs.clone(), dir)?;
         let mapping_budget = limits.budget_for(config.max_segment_mappings);
         let descriptor_cache = limits.cache_for(config.max_open_segment_files);
         // The snapshots are listed by the load (`load_producer_state`), after its steps.
@@ -214,6 +222,8 @@ impl<F: FileSystem> PartitionLog<F> {
             producer_state: Mutex::new(producer_state),
             topic_id: Mutex::new(None),
             high_watermark_set: std::sync::atomic::AtomicBool::new(false),
+            epochs: parking_lot::RwLock::new(epochs),
+            leader_epoch: std::sync::atomic::AtomicI32::new(-1),
         });
         inner
             .last_flush_ms
@@ -321,19 +331,27 @@ impl<F: FileSystem> Inner<F> {
             plan: &plan,
             valid: &valid,
         };
+        // The segments recovery walks (Kafka's `LogSegment.recover` assigns their epochs).
+        let mut recovered: Vec<i64> = plan.scanned.clone();
+        recovered.extend(&plan.rebuilt_indexes);
+        recovered.sort_unstable();
+        recovered.dedup();
         self.recover_segments(&mut segments, scanned, quarantine.as_ref(), options, report)?;
+        report.epochs_rebuilt = self.rebuild_epochs(&segments, &recovered, &valid)?;
         if let Some(q) = &quarantine {
             q.finish()?;
         }
         report.segments_scanned = plan.scanned.len();
         report.plan = plan;
         // Kafka's deleteSegmentsIfLogStartGreaterThanLogEnd.
+        let mut cleared = false;
         if let Some(last) = segments.values().next_back()
             && last.read_next_offset()? < options.log_start_offset
         {
             for (_, segment) in std::mem::take(&mut segments) {
                 segment.delete()?;
             }
+            cleared = true;
         }
         if segments.is_empty() {
             let start = options.log_start_offset.max(0);
@@ -356,6 +374,8 @@ impl<F: FileSystem> Inner<F> {
         };
         let first_base = segments.keys().next().copied().unwrap_or(0);
         let log_start_offset = options.log_start_offset.max(first_base);
+        report.epochs_truncated =
+            self.truncate_epochs_at_load(cleared, log_end_offset, options.log_start_offset)?;
         report.segments_loaded = segments.len();
         report.log_end_offset = log_end_offset;
         report.recovery_point = recovery_point;

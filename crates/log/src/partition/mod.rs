@@ -11,6 +11,7 @@
 mod aborted;
 mod append;
 mod clean;
+mod epochs;
 mod fetch_records;
 mod flush;
 mod index_sanity;
@@ -50,6 +51,7 @@ use stable_offsets::StableOffsets;
 
 pub use append::AppendInfo;
 pub use clean::{CleanOptions, CleanReport, StopAfter};
+pub use epochs::OffsetAndEpoch;
 pub use list_offsets::ListOffset;
 pub use load::{LoadOptions, LoadReport};
 pub use planner::plan_partition;
@@ -136,6 +138,10 @@ pub(crate) struct Inner<F: FileSystem> {
     /// the checkpointed one at open). A log directory checkpoints only these; the others read to
     /// their log end, as before seglog kept the file.
     high_watermark_set: std::sync::atomic::AtomicBool,
+    /// The leader epoch cache (Kafka's `LeaderEpochFileCache`), changed under the writer lock.
+    epochs: parking_lot::RwLock<crate::epoch::LeaderEpochCache<F>>,
+    /// The epoch leader appends are stamped with (-1: none set, the batches keep theirs).
+    leader_epoch: std::sync::atomic::AtomicI32,
 }
 
 #[derive(Debug)]

@@ -187,6 +187,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 last_v2_offset: scan.last_v2_offset,
                 producer_batches: kept.map(Arc::from),
                 index_image: image.map(Arc::new),
+                leader_epochs: Arc::from(std::mem::take(&mut scan.leader_epochs)),
             };
             self.verified.insert(base, (next, prefix));
             if scan.stop.is_none() {

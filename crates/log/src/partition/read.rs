@@ -350,7 +350,7 @@ impl<F: FileSystem> PartitionLog<F> {
             .fetch_max(offset, Ordering::AcqRel)
             < offset;
         if moved {
-            self.inner.on_log_start_offset_incremented(offset);
+            self.inner.on_log_start_offset_incremented(offset)?;
         }
         Ok(moved)
     }
@@ -411,7 +411,11 @@ impl<F: FileSystem> PartitionLog<F> {
         let _writer = self.inner.writer.lock();
         self.wait_for_background_flushes();
         let inner = &self.inner;
-        if offset >= inner.log_end_offset.load(Ordering::Acquire) {
+        let log_end = inner.log_end_offset.load(Ordering::Acquire);
+        if offset >= log_end {
+            // Kafka always truncates the epoch cache: a leader may have recorded an epoch at the
+            // log end and lost leadership before its first append.
+            inner.truncate_epochs_from_end(log_end)?;
             return Ok(false);
         }
         let segments = self.segments();
@@ -443,6 +447,7 @@ impl<F: FileSystem> PartitionLog<F> {
         active.truncate_to(offset, inner.time.now_ms())?;
         active.flush()?;
         inner.after_truncation(offset);
+        inner.truncate_epochs_from_end(offset)?;
         // Kafka's truncateTo -> rebuildProducerState: the snapshots above `offset` deleted, the
         // state reloaded from the latest one at or below it.
         inner.rebuild_after_truncation(offset)?;
@@ -495,6 +500,7 @@ impl<F: FileSystem> Inner<F> {
         self.after_truncation(offset);
         // Kafka's updateHighWatermark(logEndOffsetMetadata): the new, empty log's end.
         self.stable.set_high_watermark(offset);
+        self.clear_epochs()?;
         self.producer_state
             .lock()
             .truncate_fully_and_start_at(offset)?;

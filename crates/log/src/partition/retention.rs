@@ -108,7 +108,7 @@ impl<F: FileSystem> PartitionLog<F> {
             .log_start_offset
             .fetch_max(new_start, Ordering::AcqRel);
         if old_start < new_start {
-            inner.on_log_start_offset_incremented(new_start);
+            inner.on_log_start_offset_incremented(new_start)?;
         }
         inner.swap_segments(|s| s.retain(|base, _| *base > last_deleted));
         for segment in deletable {

@@ -28,6 +28,8 @@ pub(crate) struct ValidPrefix {
     /// The indexes recovery writes for it, when the scan found the files different and the plan
     /// kept them (`SegmentScan::index_image`).
     pub(crate) index_image: Option<Arc<IndexImage>>,
+    /// Its rising leader epochs (`SegmentScan::leader_epochs`), for the epoch cache's rebuild.
+    pub(crate) leader_epochs: Arc<[(i32, i64)]>,
 }
 
 impl ValidPrefix {

@@ -20,6 +20,8 @@ mod deleted_name_reuse;
 mod disk_full;
 mod fetch_records_in_place;
 mod high_watermark_checkpoint;
+mod leader_epoch_cache;
+mod leader_epoch_log;
 mod log_dir;
 mod log_dir_isolation;
 mod log_dir_kinds;

@@ -57,6 +57,11 @@ pub struct SegmentScan {
     /// [`LogSegment::rebuild_indexes_from`]: super::LogSegment::rebuild_indexes_from
     /// [`LogSegment::recover_from`]: super::LogSegment::recover_from
     pub index_image: Option<IndexImage>,
+    /// The rising leader epochs of the valid prefix: `(partitionLeaderEpoch, base offset)` of
+    /// each v2 batch whose epoch (0 or more) is above every earlier batch's, in order. Kafka's
+    /// `LogSegment.recover` assigns an epoch to its leader epoch cache only from such a batch
+    /// (one above the cache's latest), so a rebuild of the cache needs no read of the `.log`.
+    pub leader_epochs: Vec<(i32, i64)>,
 }
 
 /// The most producer-id batch headers a scan keeps for a replay (64 bytes each: 4 MiB).
@@ -110,6 +115,7 @@ pub fn scan_segment<F: FileSystem>(
     let mut first_offset = None;
     let (mut producer_id_batches, mut last_v2_offset) = (0_u64, None);
     let mut producer_batches = Some(Vec::new());
+    let mut leader_epochs: Vec<(i32, i64)> = Vec::new();
     let bounds = OffsetBounds {
         base_offset,
         next_base_offset,
@@ -120,6 +126,13 @@ pub fn scan_segment<F: FileSystem>(
         records += b.records;
         if b.magic >= 2 {
             last_v2_offset = Some(b.last_offset);
+            if b.partition_leader_epoch >= 0
+                && leader_epochs
+                    .last()
+                    .is_none_or(|(e, _)| b.partition_leader_epoch > *e)
+            {
+                leader_epochs.push((b.partition_leader_epoch, b.first_offset));
+            }
             if b.producer_id > NO_PRODUCER_ID {
                 producer_id_batches += 1;
                 keep_producer_batch(&mut producer_batches, b);
@@ -154,6 +167,7 @@ pub fn scan_segment<F: FileSystem>(
         last_v2_offset,
         producer_batches,
         index_image: (!indexes_match || cuts).then_some(image),
+        leader_epochs,
     })
 }
 

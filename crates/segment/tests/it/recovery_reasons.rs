@@ -211,6 +211,7 @@ fn b(position: u64, first: i64, last: i64) -> VerifiedBatch {
         records: u64::try_from(last - first + 1).unwrap(),
         last_record_offset: Some(last),
         magic: 2,
+        partition_leader_epoch: -1,
         producer_id: -1,
         producer_epoch: -1,
         base_sequence: -1,

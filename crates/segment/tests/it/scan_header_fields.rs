@@ -68,6 +68,7 @@ fn header_fields_match_the_batch_view_for_every_producer_shape() {
             position: h.position,
             size: batch.size_in_bytes() as u64,
             magic: 2,
+            partition_leader_epoch: batch.partition_leader_epoch(),
             offset_field: batch.base_offset(),
             last_offset: batch.last_offset(),
             max_timestamp: batch.max_timestamp(),

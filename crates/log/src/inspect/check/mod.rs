@@ -1,6 +1,7 @@
 //! The check report: what `seglog check` finds in a partition or a whole log directory,
 //! changing nothing. Each problem names the file and, where it is inside a file, the byte.
 
+mod epochs;
 mod index;
 mod log;
 mod producer;
@@ -162,6 +163,7 @@ impl<F: FileSystem> LogDirView<F> {
             let partition = self.partition(dir)?;
             let (n, log_end) = check_partition(&partition, &mut findings)?;
             topic_ids::check_partition_metadata(&partition, &mut topic_ids, &mut findings);
+            epochs::check_epoch_checkpoint(&partition, log_end, &mut findings);
             segments += n;
             checked += 1;
             log_ends.insert(partition.topic_partition().clone(), log_end);

@@ -197,12 +197,17 @@ impl<F: FileSystem> Inner<F> {
         let mut next = self.log_end_offset.load(Ordering::Acquire);
         let first_offset = next;
         let mut max_timestamp = -1;
+        let leader_epoch = self.stamp_epoch();
         for b in &batches {
             let bytes = records
                 .get_mut(b.start..b.start + b.size)
                 .unwrap_or_default();
             let invalid = |e: rf::Error| self.invalid(b.start, e.to_string());
             rf::set_base_offset(bytes, next).map_err(invalid)?;
+            if let Some(epoch) = leader_epoch {
+                // Kafka's LogValidator stamps the leader's epoch (outside the CRC).
+                rf::set_partition_leader_epoch(bytes, epoch).map_err(invalid)?;
+            }
             // Under LogAppendTime the append time; otherwise the records' largest timestamp
             // (Kafka's `setMaxTimestamp`: the CRC is recomputed only when the producer's header
             // said otherwise).
@@ -215,6 +220,10 @@ impl<F: FileSystem> Inner<F> {
             next += b.last_offset_delta + 1;
         }
         let last_offset = next - 1;
+        // Kafka's order: the epoch cache before the roll and the producer-state checks.
+        if let Some(epoch) = leader_epoch {
+            self.assign_batch_epochs(std::iter::once((epoch, first_offset)))?;
+        }
         let target = self.append_target(records.len(), first_offset, last_offset, max_timestamp)?;
         let analysis = self.analyze_producer_state(
             records,
@@ -281,6 +290,12 @@ impl<F: FileSystem> Inner<F> {
         }
         let max_timestamp = batches.iter().map(|b| b.max_timestamp).max().unwrap_or(-1);
         let last_offset = previous;
+        // The epochs the leader stamped (Kafka's order: before the roll).
+        self.assign_batch_epochs(
+            batches
+                .iter()
+                .map(|b| (batch_leader_epoch(records, b.start), b.first_offset)),
+        )?;
         let target = self.append_target(
             records.len(),
             first.first_offset,
@@ -528,6 +543,15 @@ impl<F: FileSystem> Inner<F> {
 
 /// The offsets of the first `n` records of `records`, as Kafka's messages list them
 /// (`"4, 5, 6"`); the input was validated already, so a record that does not decode ends the list.
+/// The `partitionLeaderEpoch` of the validated batch at `start` of `records`.
+fn batch_leader_epoch(records: &[u8], start: usize) -> i32 {
+    let at = start + rf::PARTITION_LEADER_EPOCH_OFFSET;
+    records
+        .get(at..at + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map_or(rf::NO_PARTITION_LEADER_EPOCH, i32::from_be_bytes)
+}
+
 fn first_record_offsets(records: &[u8], n: usize) -> String {
     let mut offsets = Vec::with_capacity(n);
     let mut scratch = Vec::new();

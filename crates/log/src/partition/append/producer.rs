@@ -158,10 +158,17 @@ impl<F: FileSystem> Inner<F> {
     /// The producer state after the log start offset moved up to `log_start` (Kafka's
     /// `onLogStartOffsetIncremented` and `maybeIncrementFirstUnstableOffset` in
     /// `maybeIncrementLogStartOffset`).
-    pub(in crate::partition) fn on_log_start_offset_incremented(&self, log_start: i64) {
-        let mut state = self.producer_state.lock();
-        state.on_log_start_offset_incremented(log_start);
-        self.refresh_first_unstable_offset(&state);
+    pub(in crate::partition) fn on_log_start_offset_incremented(
+        &self,
+        log_start: i64,
+    ) -> crate::error::Result<()> {
+        {
+            let mut state = self.producer_state.lock();
+            state.on_log_start_offset_incremented(log_start);
+            self.refresh_first_unstable_offset(&state);
+        }
+        // Kafka's maybeIncrementLogStartOffset: the epoch cache truncated from the start.
+        self.truncate_epochs_from_start(log_start)
     }
 }
 
