@@ -1,5 +1,6 @@
 //! The log crate's error type.
 
+use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
@@ -182,12 +183,12 @@ pub enum Error {
     },
     /// Background work on a partition failed: the partition is set aside (see
     /// [`LogDir::failed_partitions`](crate::LogDir::failed_partitions)) and the others go on.
-    #[error("{partition}: {work} failed, the partition is set aside: {source}")]
+    #[error("{}: {work} failed, the partition is set aside: {source}", path.display())]
     SetAside {
-        /// The partition.
-        partition: crate::TopicPartition,
+        /// The partition directory.
+        path: PathBuf,
         /// What failed.
-        work: crate::Work,
+        work: Work,
         /// The error.
         source: std::sync::Arc<Error>,
     },
@@ -260,5 +261,28 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// The background work that failed on a partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Work {
+    /// A flush (Kafka's `flushDirtyLogs`), the deletion of files whose `file.delete.delay.ms`
+    /// passed, or the flush of a clean close.
+    Flush,
+    /// Retention (Kafka's `deleteOldSegments`).
+    Retention,
+    /// A cleaning, or the reckoning of a log's dirty bytes that picks the log to clean.
+    Cleaning,
+}
+
+impl fmt::Display for Work {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Flush => "flush",
+            Self::Retention => "retention",
+            Self::Cleaning => "cleaning",
+        })
     }
 }

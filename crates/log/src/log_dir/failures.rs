@@ -5,7 +5,7 @@
 //! on. The records live as long as the handle, as Kafka's live as long as the broker process.
 
 use std::collections::BTreeMap;
-use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -13,31 +13,8 @@ use parking_lot::Mutex;
 use seglog_fs::FileSystem;
 
 use super::LogDir;
-use crate::error::Error;
+use crate::error::{Error, Work};
 use crate::topic_partition::TopicPartition;
-
-/// The background work that failed on a partition.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Work {
-    /// A flush (Kafka's `flushDirtyLogs`), the deletion of files whose `file.delete.delay.ms`
-    /// passed, or the flush of a clean close.
-    Flush,
-    /// Retention (Kafka's `deleteOldSegments`).
-    Retention,
-    /// A cleaning, or the reckoning of a log's dirty bytes that picks the log to clean.
-    Cleaning,
-}
-
-impl fmt::Display for Work {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Flush => "flush",
-            Self::Retention => "retention",
-            Self::Cleaning => "cleaning",
-        })
-    }
-}
 
 /// A partition the log directory's background work set aside, and why.
 #[derive(Debug, Clone)]
@@ -63,8 +40,10 @@ impl BackgroundFailure {
 }
 
 /// The failure records of a log directory.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Failures {
+    /// The log directory, which the errors name.
+    dir: PathBuf,
     partitions: Mutex<BTreeMap<TopicPartition, BackgroundFailure>>,
     checkpoint: Mutex<Option<Arc<Error>>>,
     /// Whether a flush or retention failed since the open: then no clean-shutdown marker is
@@ -74,6 +53,15 @@ pub(super) struct Failures {
 }
 
 impl Failures {
+    pub(super) fn new(dir: PathBuf) -> Self {
+        Self {
+            dir,
+            partitions: Mutex::default(),
+            checkpoint: Mutex::default(),
+            io_failed: AtomicBool::new(false),
+        }
+    }
+
     /// Records that `work` failed on `tp` with `error`, logs it, and returns the error for the
     /// caller: [`Error::SetAside`]. A partition offline stays so with its first cause; an
     /// uncleanable one goes offline when a flush or retention fails.
@@ -106,7 +94,7 @@ impl Failures {
             );
         }
         Error::SetAside {
-            partition: tp.clone(),
+            path: self.dir.join(tp.dir_name()),
             work,
             source: error,
         }

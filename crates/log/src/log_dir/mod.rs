@@ -33,9 +33,10 @@ use crate::segment_limits::SegmentLimits;
 use crate::time::Time;
 use crate::topic_partition::{DirKind, TopicPartition};
 
+pub use crate::error::Work;
 use checkpoints::{Kept, read_checkpoint};
+pub use failures::BackgroundFailure;
 use failures::Failures;
-pub use failures::{BackgroundFailure, Work};
 use future::FutureLogs;
 use load::load_in_parallel;
 pub(crate) use load::read_partition_config;
@@ -254,7 +255,7 @@ impl<F: FileSystem> LogDir<F> {
             scheduler: Mutex::new(None),
             cleaner: Mutex::new(CleanerSettings::default()),
             cleaner_checkpoint_lock: Mutex::new(()),
-            failures: Failures::default(),
+            failures: Failures::new(path.to_path_buf()),
             futures: RwLock::new(futures),
             pending_deletes: PendingDeletes::default(),
         });

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use seglog_fs::FileSystem;
 use seglog_segment::{LogSegment, RecoveryReport, naming};
 
-use super::load::{LoadOptions, LoadReport};
 use super::planner::ScannedPlan;
 use super::producer_load::{SegmentReplay, TxnRecovery, replay_reads_body};
 use super::quarantine::Quarantine;
 use super::recovery_plan::Cut;
 use super::valid_prefix::ValidPrefix;
 use super::{Inner, SegmentMap};
+use super::{LoadOptions, LoadReport};
 use crate::error::{Error, Result};
 
 impl<F: FileSystem> Inner<F> {

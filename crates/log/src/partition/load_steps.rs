@@ -9,7 +9,7 @@ use std::path::Path;
 use seglog_fs::FileSystem;
 use seglog_segment::naming;
 
-use super::load::LoadReport;
+use super::LoadReport;
 use super::quarantine::{Quarantine, remove_entry};
 use super::recovery_plan::{RecoveryPlan, Removal};
 use super::{Inner, SegmentMap};

@@ -57,9 +57,10 @@ fn partition_dir(topic: &str) -> PathBuf {
 
 fn set_aside(error: &Error) -> (TopicPartition, Work) {
     match error {
-        Error::SetAside {
-            partition, work, ..
-        } => (partition.clone(), *work),
+        Error::SetAside { path, work, .. } => {
+            assert_eq!(path.parent(), Some(Path::new(ROOT)), "{error}");
+            (TopicPartition::parse_dir(path).unwrap().0, *work)
+        }
         other => panic!("not set aside: {other}"),
     }
 }
