@@ -38,6 +38,10 @@
 //!     timestamps read back by kcat; `consume --format`/`--json` equal to kcat's `-f`/`-J` at both
 //!     isolation levels, `offsets --time` to `kafka-get-offsets.sh`, `log-dirs --json` to
 //!     `kafka-log-dirs.sh --describe`, dump's decoders to DumpLogSegments' (needs kcat).
+//! 12. Leader epochs: a broker of its own leads a partition through several epochs (clean
+//!     restarts) and is SIGKILLed; `seglog recover` and Kafka's own load (`UnifiedLog.create`
+//!     offline, no election) leave the same `leader-epoch-checkpoint` bytes: as killed, with the
+//!     entries lost and recovery from 0, and with the log cut inside the last epoch's first batch.
 //! 14. Topic ids and high watermarks, on a broker of its own: seglog reads the broker's
 //!     `partition.metadata` and `replication-offset-checkpoint` (`offsets --time -1` equals
 //!     `kafka-get-offsets.sh`), writes a `partition.metadata` byte for byte as the broker did and
@@ -52,7 +56,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 14 (step 3b reuses step 4's broker;
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 12, 14 (step 3b reuses step 4's broker;
 //! `--step 6,7` runs some of them); without kcat, step 10 is skipped with a notice at the start;
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
@@ -63,6 +67,7 @@ mod kraft;
 mod records;
 mod segment_files;
 mod step10_operator_session;
+mod step12_leader_epochs;
 mod step14_topic_id_hw;
 mod step1_dump;
 mod step2_recover;
@@ -94,6 +99,7 @@ use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
 use step9_cleaner::step9;
 use step10_operator_session::step10;
+use step12_leader_epochs::step12;
 use step14_topic_id_hw::step14;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
@@ -136,7 +142,7 @@ struct Step {
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
 /// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
 /// step needs them).
-const STEPS: [Step; 12] = [
+const STEPS: [Step; 13] = [
     Step {
         id: "1",
         title: "step 1: Kafka's DumpLogSegments reads what seglog wrote",
@@ -208,6 +214,12 @@ const STEPS: [Step; 12] = [
         title: "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
         needs_node: true,
         run: |ctx, st| step10(ctx, st.node()?),
+    },
+    Step {
+        id: "12",
+        title: "step 12: leader epochs, seglog recover and Kafka's own load leave the same checkpoint",
+        needs_node: false,
+        run: |ctx, _| step12(ctx),
     },
     Step {
         id: "14",

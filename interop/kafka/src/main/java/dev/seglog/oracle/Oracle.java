@@ -142,6 +142,8 @@ public final class Oracle {
                 return TxnIndexWriter.run(rest);
             case "clean":
                 return Compaction.run(rest);
+            case "unified-recover":
+                return LogRecovery.run(rest);
             default:
                 return usage();
         }
@@ -154,6 +156,7 @@ public final class Oracle {
         ERR.println("       Oracle snapshot <dir> <script>   (see Snapshots.java)");
         ERR.println("       Oracle txnindex <file> <producerId>:<firstOffset>:<lastOffset>:<lastStableOffset>...");
         ERR.println("       Oracle clean <partition-dir> <config-file> <out-dir> <time-ms>[:<first-dirty>]...   (see Compaction.java)");
+        ERR.println("       Oracle unified-recover <partition-dir> <recovery-point> <log-start-offset>   (see LogRecovery.java)");
         ERR.println("       Oracle storage <kafka-storage.sh arguments...>");
         ERR.println("       Oracle broker <server.properties> <log4j2 log file>");
         ERR.println("       Oracle create-topic <bootstrap> <topic> <partitions> [<config>=<value>...]");
