@@ -25,6 +25,7 @@ mod log_dir;
 mod partition;
 mod records;
 mod segment_log;
+mod txn_source;
 
 pub use check::{CheckReport, Finding, Severity};
 pub use index::{open_offset_index, open_time_index};
