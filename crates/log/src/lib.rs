@@ -62,6 +62,7 @@ mod segment_limits;
 mod setters;
 mod snapshot;
 mod time;
+mod time_lookup;
 mod topic_partition;
 
 pub use checkpoint::{
