@@ -14,7 +14,7 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::{File as _, FileSystem, OpenMode};
-use seglog_mmap_index::{OffsetIndex, OffsetPosition, TimeIndex};
+use seglog_mmap_index::{OffsetIndex, OffsetPosition, TimeIndex, TimestampOffset};
 use seglog_record_format::{LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET};
 
 use crate::error::{Error, Result};
@@ -159,6 +159,31 @@ impl<F: FileSystem> SegmentReader<F> {
         last_offset == Some(entry.offset)
     }
 
+    /// Whether the `.log` confirms the time index entry `entry`: the batch holding its offset
+    /// (found from the offset index's floor position) has its timestamp as max timestamp, as
+    /// the batch where the segment's max timestamp first reached it has. An entry of a stale or
+    /// damaged index that still passes the index's own checks is refused here, at the cost of one
+    /// more header walk of at most an index interval.
+    fn confirms(&self, entry: TimestampOffset) -> Result<bool> {
+        let scan = crate::scan::scan_headers(
+            &self.log,
+            &self.log_path,
+            self.start_position(entry.offset),
+            self.size,
+            HEADER_WINDOW,
+            |h| {
+                if h.last_offset < entry.offset {
+                    return Ok(std::ops::ControlFlow::Continue(()));
+                }
+                let holds = h.magic < 2 || h.offset_field <= entry.offset;
+                Ok(std::ops::ControlFlow::Break(
+                    holds && h.max_timestamp == entry.timestamp,
+                ))
+            },
+        )?;
+        Ok(matches!(scan, crate::scan::Scan::Stopped(true)))
+    }
+
     /// Kafka's `LogSegment.findOffsetByTimestamp`: the first record whose timestamp is at least
     /// `timestamp` and whose offset is at least `starting_offset`. The time index's floor entry
     /// for `timestamp` gives an offset, the offset index its batch's position, and the `.log` is
@@ -173,8 +198,10 @@ impl<F: FileSystem> SegmentReader<F> {
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>> {
         let from = match self.time_index().and_then(|i| i.lookup(timestamp).ok()) {
-            Some(entry) => self.start_position(entry.offset.max(starting_offset)),
-            None => 0,
+            Some(entry) if entry.timestamp < 0 || self.confirms(entry)? => {
+                self.start_position(entry.offset.max(starting_offset))
+            }
+            _ => 0,
         };
         self.search_from(from, timestamp, starting_offset)
     }
@@ -190,15 +217,18 @@ impl<F: FileSystem> SegmentReader<F> {
         if let Some(known) = self.max_timestamp.get() {
             return Ok(*known);
         }
-        let mut best = self
+        let last = self
             .time_index()
             .map(TimeIndex::last_entry)
-            .filter(|e| e.timestamp >= 0)
-            .map(|e| TimestampAndOffset {
+            .filter(|e| e.timestamp >= 0);
+        let mut best = match last {
+            Some(e) if self.confirms(e)? => Some(TimestampAndOffset {
                 timestamp: e.timestamp,
                 offset: e.offset,
                 leader_epoch: None,
-            });
+            }),
+            _ => None,
+        };
         let from = best.map_or(0, |b| self.start_position(b.offset));
         let scan = crate::scan::scan_headers(
             &self.log,

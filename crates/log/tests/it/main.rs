@@ -42,6 +42,7 @@ mod recovery_without_producer_ids;
 mod recreated_segment_name_durable;
 mod roll_flushes_indexes;
 mod tiny_indexes;
+mod time_lookup_view;
 mod truncate_inside_read_callback;
 mod truncation_checkpoint;
 mod truncation_durable;
