@@ -3,12 +3,14 @@
 //! mmap-index's read-only open on first use, no lock taken and nothing written, so it can read a
 //! segment another process is writing, or files it may not write.
 //!
-//! An index is used only when it passes Kafka's sanity check and mmap-index's verification, and
-//! the caller has not said the segment would be recovered at start-up (Kafka rebuilds those
-//! indexes before it serves them); an offset-index position is used only when the `.log` has, at
-//! that byte, a batch ending at the entry's offset (an index opened without a lock may belong to
-//! another version of the `.log`). Otherwise a lookup scans the segment from its first byte, so a
-//! damaged index costs time, never a wrong answer.
+//! An index is used only when it passes Kafka's sanity check and the caller has not said the
+//! segment would be recovered at start-up (Kafka rebuilds those indexes before it serves them).
+//! Each entry a lookup uses is confirmed by the `.log` first: an offset-index position only when
+//! the `.log` has, at that byte, a batch ending at the entry's offset (an index opened without a
+//! lock may belong to another version of the `.log`), a time-index entry only when the batch
+//! holding its offset has its timestamp as max timestamp. Otherwise the lookup scans the segment
+//! from its first byte, so a damaged index costs time, never a wrong answer; and no entry is
+//! trusted without being read, so the whole index need not be verified at each open.
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
@@ -96,7 +98,7 @@ impl<F: FileSystem> SegmentReader<F> {
             .map_err(|e| Error::io(&self.log_path, "stat", e))
     }
 
-    /// The offset index, if it is there and sound.
+    /// The offset index, if it is there and passes Kafka's sanity check.
     fn offset_index(&self) -> Option<&OffsetIndex> {
         self.offset_index
             .get_or_init(|| {
@@ -105,13 +107,13 @@ impl<F: FileSystem> SegmentReader<F> {
                     .backing(self.fs.index_backing())
                     .open()
                     .ok()?;
-                (index.sanity_check().is_ok() && index.verify().ok()?.is_clean()).then_some(index)
+                index.sanity_check().is_ok().then_some(index)
             })
             .as_ref()
             .filter(|_| self.use_indexes)
     }
 
-    /// The time index, if it is there and sound.
+    /// The time index, if it is there and passes Kafka's sanity check.
     fn time_index(&self) -> Option<&TimeIndex> {
         self.time_index
             .get_or_init(|| {
@@ -120,7 +122,7 @@ impl<F: FileSystem> SegmentReader<F> {
                     .backing(self.fs.index_backing())
                     .open()
                     .ok()?;
-                (index.sanity_check().is_ok() && index.verify().ok()?.is_clean()).then_some(index)
+                index.sanity_check().is_ok().then_some(index)
             })
             .as_ref()
             .filter(|_| self.use_indexes)

@@ -120,7 +120,10 @@ fn assert_view_matches(dir: &Path, records: &[(i64, i64)], what: &str) {
     }
     let max = records.iter().map(|(_, ts)| *ts).max().unwrap();
     let want = brute(records, max);
-    let got = view.max_timestamp().unwrap().map(|f| (f.offset, f.timestamp));
+    let got = view
+        .max_timestamp()
+        .unwrap()
+        .map(|f| (f.offset, f.timestamp));
     assert_eq!(got, want, "{what}: max timestamp");
 }
 
@@ -166,11 +169,15 @@ fn a_damaged_index_costs_a_scan_never_a_wrong_answer() {
             b.extend([1, 2, 3, 4, 5]);
             std::fs::write(p, b).unwrap();
         }),
-        ("timeindex", "the first entry's timestamp past the last", |p| {
-            let mut b = std::fs::read(p).unwrap();
-            b[..8].copy_from_slice(&(TS * 2).to_be_bytes());
-            std::fs::write(p, b).unwrap();
-        }),
+        (
+            "timeindex",
+            "the first entry's timestamp past the last",
+            |p| {
+                let mut b = std::fs::read(p).unwrap();
+                b[..8].copy_from_slice(&(TS * 2).to_be_bytes());
+                std::fs::write(p, b).unwrap();
+            },
+        ),
         ("timeindex", "timestamps out of order", |p| {
             let mut b = std::fs::read(p).unwrap();
             let n = b.len() / 12;
@@ -227,7 +234,13 @@ fn after_an_unclean_stop_the_indexes_kafka_rebuilds_are_not_used() {
     set_shutdown(&dir, true, i64::MAX);
     let view = PartitionView::open(RealFs, &dir).unwrap();
     let wrong = targets(&records).into_iter().any(|t| {
-        view.offset_for_timestamp(t).unwrap().map(|f| (f.offset, f.timestamp)) != brute(&records, t)
+        view.offset_for_timestamp(t)
+            .unwrap()
+            .map(|f| (f.offset, f.timestamp))
+            != brute(&records, t)
     });
-    assert!(wrong, "the replaced indexes are used after a clean shutdown");
+    assert!(
+        wrong,
+        "the replaced indexes are used after a clean shutdown"
+    );
 }
