@@ -14,6 +14,7 @@ mod kills;
 mod modules;
 mod public_api;
 mod tidy;
+mod use_tree;
 
 use std::env;
 use std::path::{Path, PathBuf};

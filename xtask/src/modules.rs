@@ -10,30 +10,108 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use crate::use_tree::{is_ident, split_uses};
+
 /// A module path, `crate` for the root, `crate::a::b` below it.
 type Module = String;
 
 /// The modules of one crate's `src/`, each with the modules its code names (outside its ancestors).
+/// A name imported into a module (its `use` declarations, `pub` or not) is followed to where it is
+/// defined: `crate::Error`, re-exported by the root from `error`, links to `crate::error`, and
+/// `super::Fetch`, re-exported by a parent from a sibling, to that sibling.
 pub(crate) fn graph(files: &[(String, String)]) -> BTreeMap<Module, BTreeSet<Module>> {
     let modules: BTreeSet<Module> = files.iter().map(|(rel, _)| module_of(rel)).collect();
-    let mut graph = BTreeMap::new();
+    let mut imports: BTreeMap<Module, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    let mut named: Vec<(Module, Vec<Vec<String>>)> = Vec::new();
     for (rel, text) in files {
         let here = module_of(rel);
+        let code: String = text
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let (leaves, rest) = split_uses(&without_test_modules(&code));
+        let mut paths = Vec::new();
+        let bound = imports.entry(here.clone()).or_default();
+        for leaf in leaves {
+            if let Some(name) = leaf.name {
+                bound.insert(name, leaf.path.clone());
+            }
+            paths.push(leaf.path);
+        }
+        for line in rest.lines() {
+            paths.extend(paths_in(line));
+        }
+        named.push((here, paths));
+    }
+    let scope = Scope {
+        modules: &modules,
+        imports: &imports,
+    };
+    let mut graph = BTreeMap::new();
+    for (here, paths) in named {
         let mut uses = BTreeSet::new();
-        for line in text.lines() {
-            let code = line.split("//").next().unwrap_or_default();
-            for path in paths_in(code) {
-                if let Some(target) = resolve(&here, &path, &modules)
-                    && !is_ancestor_or_self(&target, &here)
-                    && !is_ancestor_or_self(&here, &target)
-                {
-                    uses.insert(target);
-                }
+        for path in paths {
+            if let Some(target) = scope.resolve(&here, &path, 0)
+                && !is_ancestor_or_self(&target, &here)
+                && !is_ancestor_or_self(&here, &target)
+            {
+                uses.insert(target);
             }
         }
         graph.insert(here, uses);
     }
     graph
+}
+
+/// `code` without its inline test modules (`#[cfg(test)] mod tests { .. }`, loom's too): a test
+/// that reaches the crate's front door to test a module is not a link of the module's design.
+fn without_test_modules(code: &str) -> String {
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(at) = rest.find("#[cfg(") {
+        let (before, from) = rest.split_at(at);
+        out.push_str(before);
+        let attr_end = from.find(")]").map_or(from.len(), |e| e + 2);
+        let (attr, after) = from.split_at(attr_end);
+        let is_test = attr.contains("test") && !attr.contains("not(");
+        let item = after.trim_start();
+        if is_test
+            && (item.starts_with("mod ") || item.starts_with("pub(crate) mod "))
+            && let Some(open) = after.find('{')
+            && after.find(';').is_none_or(|semi| semi > open)
+        {
+            let mut depth = 0_usize;
+            let mut end = after.len();
+            for (i, c) in after.char_indices().skip_while(|(i, _)| *i < open) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth = depth.saturating_sub(1);
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Keep the line breaks, so that what follows keeps its line numbers.
+            out.extend(
+                after
+                    .get(..end)
+                    .unwrap_or_default()
+                    .chars()
+                    .filter(|c| *c == '\n'),
+            );
+            rest = after.get(end..).unwrap_or_default();
+            continue;
+        }
+        out.push_str(attr);
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The loops of the graph: its strongly connected components of more than one module (Tarjan).
@@ -159,47 +237,80 @@ fn paths_in(code: &str) -> Vec<Vec<String>> {
     out
 }
 
-fn is_ident(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
+/// The crate's modules and the names each imports.
+struct Scope<'a> {
+    modules: &'a BTreeSet<Module>,
+    imports: &'a BTreeMap<Module, BTreeMap<String, Vec<String>>>,
 }
 
-/// The deepest existing module that `path`, written in module `here`, leads into.
-fn resolve(here: &str, path: &[String], modules: &BTreeSet<Module>) -> Option<Module> {
-    let (first, rest) = path.split_first()?;
-    let mut base: Vec<String> = here.split("::").map(str::to_owned).collect();
-    let mut rest: &[String] = rest;
-    match first.as_str() {
-        "crate" => base.truncate(1),
-        "self" => {}
-        "super" => {
-            base.pop();
-            while let Some((s, r)) = rest.split_first()
-                && s == "super"
-            {
-                base.pop();
-                rest = r;
+/// How many imports a path is followed through (re-exports of re-exports), against import loops.
+const MAX_HOPS: usize = 8;
+
+impl Scope<'_> {
+    /// The deepest module that `path`, written in module `here`, leads into, following imports:
+    /// a first segment that `here` imports, and a segment that the module reached so far imports.
+    fn resolve(&self, here: &str, path: &[String], hops: usize) -> Option<Module> {
+        let (first, rest) = path.split_first()?;
+        if hops < MAX_HOPS
+            && !matches!(first.as_str(), "crate" | "self" | "super")
+            && !self.modules.contains(&format!("{here}::{first}"))
+            && let Some(imported) = self.imports.get(here).and_then(|m| m.get(first))
+            && imported.first() != Some(first)
+        {
+            let whole: Vec<String> = imported.iter().chain(rest).cloned().collect();
+            return self.resolve(here, &whole, hops + 1);
+        }
+        let (found, rest) = self.prefix(here, path)?;
+        if hops < MAX_HOPS
+            && let Some((next, tail)) = rest.split_first()
+            && let Some(imported) = self.imports.get(&found).and_then(|m| m.get(next))
+        {
+            let whole: Vec<String> = imported.iter().chain(tail).cloned().collect();
+            if let Some(deeper) = self.resolve(&found, &whole, hops + 1) {
+                return Some(deeper);
             }
         }
-        // A child module named without `self::`.
-        name if modules.contains(&format!("{here}::{name}")) => base.push(name.to_owned()),
-        _ => return None,
+        Some(found)
     }
-    if base.is_empty() {
-        return None;
-    }
-    let mut found = base.join("::");
-    if !modules.contains(&found) {
-        return None;
-    }
-    for segment in rest {
-        let next = format!("{found}::{segment}");
-        if modules.contains(&next) {
-            found = next;
-        } else {
-            break;
+
+    /// The deepest existing module the path's leading segments name, and the segments after it.
+    fn prefix<'p>(&self, here: &str, path: &'p [String]) -> Option<(Module, &'p [String])> {
+        let (first, rest) = path.split_first()?;
+        let mut base: Vec<String> = here.split("::").map(str::to_owned).collect();
+        let mut rest: &[String] = rest;
+        match first.as_str() {
+            "crate" => base.truncate(1),
+            "self" => {}
+            "super" => {
+                base.pop();
+                while let Some((s, r)) = rest.split_first()
+                    && s == "super"
+                {
+                    base.pop();
+                    rest = r;
+                }
+            }
+            // A child module named without `self::`.
+            name if self.modules.contains(&format!("{here}::{name}")) => base.push(name.to_owned()),
+            _ => return None,
         }
+        if base.is_empty() {
+            return None;
+        }
+        let mut found = base.join("::");
+        if !self.modules.contains(&found) {
+            return None;
+        }
+        while let Some((segment, r)) = rest.split_first() {
+            let next = format!("{found}::{segment}");
+            if !self.modules.contains(&next) {
+                break;
+            }
+            found = next;
+            rest = r;
+        }
+        Some((found, rest))
     }
-    Some(found)
 }
 
 fn is_ancestor_or_self(ancestor: &str, module: &str) -> bool {
@@ -252,6 +363,70 @@ mod tests {
         assert_eq!(
             g.get("crate::seg::write"),
             Some(&BTreeSet::from(["crate::seg::read".to_owned()]))
+        );
+    }
+
+    #[test]
+    fn a_loop_through_a_parents_reexport_is_found() {
+        // listing names the parent's re-export; the loop is with the child that defines it.
+        let g = graph(&files(&[
+            ("lib.rs", "mod listing;\nmod producer;\n"),
+            (
+                "producer/mod.rs",
+                "mod snapshot_file;\npub use snapshot_file::SnapshotFile;\n",
+            ),
+            ("listing.rs", "use crate::producer::SnapshotFile;\n"),
+            (
+                "producer/snapshot_file.rs",
+                "fn f() { crate::listing::file_name(p) }\n",
+            ),
+        ]));
+        assert_eq!(
+            loops(&g),
+            vec![vec!["crate::listing", "crate::producer::snapshot_file"]]
+        );
+    }
+
+    #[test]
+    fn root_reexports_and_multiline_use_groups_are_followed() {
+        let g = graph(&files(&[
+            (
+                "lib.rs",
+                "mod error;\nmod a;\npub use error::{Error, Result};\n",
+            ),
+            (
+                "a.rs",
+                "use crate::{\n    Error,\n    Result,\n};\npub struct E;\n",
+            ),
+            ("error.rs", "enum Error {\n    A(#[from] crate::a::E),\n}\n"),
+        ]));
+        assert_eq!(loops(&g), vec![vec!["crate::a", "crate::error"]]);
+    }
+
+    #[test]
+    fn an_imported_module_name_is_followed() {
+        let g = graph(&files(&[
+            ("lib.rs", "mod a;\nmod b;\n"),
+            ("a.rs", "use crate::b;\nfn f() { b::g() }\n"),
+            ("b.rs", "use super::a as other;\nfn g() { other::f() }\n"),
+        ]));
+        assert_eq!(loops(&g), vec![vec!["crate::a", "crate::b"]]);
+    }
+
+    #[test]
+    fn test_modules_do_not_count() {
+        let g = graph(&files(&[
+            ("lib.rs", "mod a;\nmod b;\npub use b::B;\n"),
+            (
+                "a.rs",
+                "pub fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::B;\n}\n",
+            ),
+            ("b.rs", "pub struct B;\nfn g() { crate::a::f() }\n"),
+        ]));
+        assert!(loops(&g).is_empty(), "{g:?}");
+        assert_eq!(
+            without_test_modules("x\n#[cfg(test)]\nmod t {\n{}\n}\ny"),
+            "x\n\n\n\n\ny"
         );
     }
 

@@ -6,7 +6,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::RealLock;
+use crate::file_lock::RealLock;
 
 /// One entry of a directory listing, with whether it is a directory.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,40 @@ use std::sync::Mutex;
 
 use rustix::fs::FlockOperation;
 
+/// An exclusive lock on a file or a directory, released when dropped: an `flock`, and on a
+/// log directory's `.lock` file also the POSIX record lock a Kafka broker takes (this module's
+/// doc).
+#[derive(Debug)]
+pub struct RealLock {
+    _file: fs::File,
+    /// The (device, inode) of a `.lock` file held with a POSIX lock.
+    pub(crate) held: Option<(u64, u64)>,
+}
+
+impl RealLock {
+    pub(crate) fn new(file: fs::File) -> Self {
+        Self {
+            _file: file,
+            held: None,
+        }
+    }
+
+    pub(crate) fn held(file: fs::File, key: (u64, u64)) -> Self {
+        Self {
+            _file: file,
+            held: Some(key),
+        }
+    }
+}
+
+impl Drop for RealLock {
+    fn drop(&mut self) {
+        if let Some(key) = self.held {
+            release(key);
+        }
+    }
+}
+
 /// The `.lock` files this process holds, as (device, inode).
 static HELD: Mutex<Vec<(u64, u64)>> = Mutex::new(Vec::new());
 

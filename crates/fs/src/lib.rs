@@ -64,8 +64,9 @@ use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 pub use dir_ops::DirEntry;
+pub use file_lock::RealLock;
 pub use limits::{MAX_MAP_COUNT_PATH, ProcessLimits, process_limits};
-pub use real::{RealFile, RealFs, RealLock};
+pub use real::{RealFile, RealFs};
 pub use store::{Backing, IndexStore, WRITE_BACK_PAGE_SIZE};
 
 /// How [`FileSystem::open`] treats an existing or missing file.

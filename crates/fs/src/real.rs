@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{File, FileSystem, OpenMode, allocate_by_rewriting, copy_range_buffered};
+use crate::file_lock::RealLock;
 
 /// The real file system.
 #[derive(Debug, Clone, Copy, Default)]
@@ -31,40 +32,6 @@ impl RealFile {
 impl AsFd for RealFile {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.file.as_fd()
-    }
-}
-
-/// An exclusive lock on a file or a directory, released when dropped: an `flock`, and on a
-/// log directory's `.lock` file also the POSIX record lock a Kafka broker takes (see
-/// `file_lock.rs`).
-#[derive(Debug)]
-pub struct RealLock {
-    _file: fs::File,
-    /// The (device, inode) of a `.lock` file held with a POSIX lock.
-    held: Option<(u64, u64)>,
-}
-
-impl RealLock {
-    pub(crate) fn new(file: fs::File) -> Self {
-        Self {
-            _file: file,
-            held: None,
-        }
-    }
-
-    pub(crate) fn held(file: fs::File, key: (u64, u64)) -> Self {
-        Self {
-            _file: file,
-            held: Some(key),
-        }
-    }
-}
-
-impl Drop for RealLock {
-    fn drop(&mut self) {
-        if let Some(key) = self.held {
-            crate::file_lock::release(key);
-        }
     }
 }
 

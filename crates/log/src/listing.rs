@@ -265,20 +265,7 @@ impl PartitionFile {
     }
 }
 
-/// A path's file name, or `""`. The bytes after the last `/` when they are a plain name (every
-/// path a listing makes), without `Path::file_name`'s walk over all components: a listing of
-/// 40,000 entries asks for names several times each.
-pub(crate) fn file_name(path: &Path) -> &str {
-    let bytes = path.as_os_str().as_encoded_bytes();
-    let start = bytes.iter().rposition(|&b| b == b'/').map_or(0, |i| i + 1);
-    match std::str::from_utf8(bytes.get(start..).unwrap_or_default()) {
-        Ok(name) if !matches!(name, "" | "." | "..") => name,
-        _ => path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default(),
-    }
-}
+pub(crate) use seglog_segment::naming::file_name;
 
 /// Which index files a segment's `.log` has beside it, from a listing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -405,21 +392,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn file_names_match_paths_file_name() {
-        for path in [
-            "t-0/00000000000000000000.log",
-            "/a/b/00000000000000000016.snapshot",
-            "x.index",
-            "a/b/",
-            "a/b/.",
-            "a/..",
-            "/",
-            "",
-            "a//b",
-        ] {
+    fn a_listed_files_name_is_its_paths_file_name() {
+        for path in ["t-0/00000000000000000000.log", "a/b/", "a/..", "", "a//b"] {
             let path = Path::new(path);
             let expected = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            assert_eq!(file_name(path), expected, "{}", path.display());
             let entry = PartitionFile::new(path.to_path_buf());
             assert_eq!(entry.name(), expected, "{}", path.display());
         }

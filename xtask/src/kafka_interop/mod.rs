@@ -69,14 +69,14 @@ mod step7_txn_sigkill;
 mod step8_seglog_txn;
 mod step9_cleaner;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
 use ctx::Ctx;
-use kraft::KafkaNode;
+use kraft::{Broker, KafkaNode};
 use step1_dump::step1;
 use step2_recover::step2;
 use step3a_kafka_writes::step3a;
@@ -102,11 +102,107 @@ const SEGMENT_INDEX_BYTES: u32 = 10 * 1024 * 1024;
 const TOOL_JAVA_OPTS: &str = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m";
 const BROKER_JAVA_OPTS: &str = "-XX:+UseSerialGC -Xmx512m";
 
+/// What the steps share: the node once formatted, step 4's running broker (step 3b kills it), and
+/// step 1's output (step 2 reads it).
+struct State {
+    node: Option<KafkaNode>,
+    running: Option<Broker>,
+    built: PathBuf,
+    expected: PathBuf,
+}
+
+impl State {
+    fn node(&self) -> Result<&KafkaNode> {
+        self.node.as_ref().context("no KRaft node")
+    }
+}
+
+/// One step: its name for `--step`, its title, whether it needs the formatted KRaft node, and the
+/// step itself.
+struct Step {
+    id: &'static str,
+    title: &'static str,
+    needs_node: bool,
+    run: fn(&Ctx, &mut State) -> Result<()>,
+}
+
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
-/// format and step 4, whose broker step 3b reuses, run when a picked step needs them).
-const STEPS: [&str; 11] = ["1", "2", "3a", "4", "3b", "5", "6", "7", "8", "9", "10"];
-/// The steps that need the formatted KRaft node.
-const NODE_STEPS: [&str; 7] = ["3a", "4", "3b", "5", "6", "8", "10"];
+/// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
+/// step needs them).
+const STEPS: [Step; 11] = [
+    Step {
+        id: "1",
+        title: "step 1: Kafka's DumpLogSegments reads what seglog wrote",
+        needs_node: false,
+        run: |ctx, st| step1(ctx, &st.built, &st.expected),
+    },
+    Step {
+        id: "2",
+        title: "step 2: Kafka's LogSegment.recover rebuilds our indexes byte for byte",
+        needs_node: false,
+        run: |ctx, st| step2(ctx, &st.built),
+    },
+    Step {
+        id: "3a",
+        title: "step 3a: a KRaft broker writes with a producer per codec, seglog reads",
+        needs_node: true,
+        run: |ctx, st| step3a(ctx, st.node()?),
+    },
+    Step {
+        id: "4",
+        title: "step 4: seglog appends to the broker's partition, Kafka serves it",
+        needs_node: true,
+        run: |ctx, st| {
+            st.running = Some(step4(ctx, st.node()?)?);
+            Ok(())
+        },
+    },
+    Step {
+        id: "3b",
+        title: "step 3b: SIGKILL mid-produce, seglog recover and check",
+        needs_node: true,
+        run: |ctx, st| {
+            let broker = st.running.take().context("no running broker")?;
+            step3b(ctx, st.node()?, broker)
+        },
+    },
+    Step {
+        id: "5",
+        title: "step 5: seglog recover's quarantine in a partition, a broker serves it",
+        needs_node: true,
+        run: |ctx, st| step5(ctx, st.node()?),
+    },
+    Step {
+        id: "6",
+        title: "step 6: transactional and idempotent producers, seglog reads and dumps as Kafka",
+        needs_node: true,
+        run: |ctx, st| step6(ctx, st.node()?),
+    },
+    Step {
+        id: "7",
+        title: "step 7: SIGKILL mid-transaction, seglog recover and Kafka's recovery agree",
+        needs_node: false,
+        run: |ctx, _| step7(ctx),
+    },
+    Step {
+        id: "8",
+        title: "step 8: seglog writes transactions and producer snapshots, a broker takes them over",
+        needs_node: true,
+        run: |ctx, st| step8(ctx, st.node()?),
+    },
+    Step {
+        id: "9",
+        title: "step 9: Kafka's cleaner gives the committed compaction goldens",
+        needs_node: false,
+        run: |ctx, _| step9(ctx),
+    },
+    Step {
+        id: "10",
+        title: "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
+        needs_node: true,
+        run: |ctx, st| step10(ctx, st.node()?),
+    },
+];
 
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut picked = picked_steps(args)?;
@@ -122,10 +218,11 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         );
         picked.retain(|s| *s != "10");
     }
-    if picked.contains(&"3b") && !picked.contains(&"4") {
-        picked.push("4");
+    for (step, under) in [("2", "1"), ("3b", "4")] {
+        if picked.contains(&step) && !picked.contains(&under) {
+            picked.push(under);
+        }
     }
-    let want = |step: &str| picked.contains(&step);
     let started = Instant::now();
     let ctx = Ctx::new(root)?;
     let mut timings = Vec::new();
@@ -139,86 +236,24 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         Ok(())
     };
     timed("build (seglog, the Kafka harness)", &mut || ctx.build())?;
-    let built = ctx.work.join("seglog-written");
-    let expected = ctx.work.join("seglog-written.jsonl");
-    if want("1") || want("2") {
-        timed(
-            "step 1: Kafka's DumpLogSegments reads what seglog wrote",
-            &mut || step1(&ctx, &built, &expected),
-        )?;
-    }
-    if want("2") {
-        timed(
-            "step 2: Kafka's LogSegment.recover rebuilds our indexes byte for byte",
-            &mut || step2(&ctx, &built),
-        )?;
-    }
-    let mut kafka = None;
-    if NODE_STEPS.iter().any(|s| want(s)) {
-        timed("format a KRaft node (kafka-storage format)", &mut || {
-            kafka = Some(KafkaNode::format(&ctx)?);
-            Ok(())
-        })?;
-    }
-    let node = || kafka.as_ref().context("no KRaft node");
-    if want("3a") {
-        timed(
-            "step 3a: a KRaft broker writes with a producer per codec, seglog reads",
-            &mut || step3a(&ctx, node()?),
-        )?;
-    }
-    let mut running = None;
-    if want("4") {
-        timed(
-            "step 4: seglog appends to the broker's partition, Kafka serves it",
-            &mut || {
-                running = Some(step4(&ctx, node()?)?);
+    let mut state = State {
+        node: None,
+        running: None,
+        built: ctx.work.join("seglog-written"),
+        expected: ctx.work.join("seglog-written.jsonl"),
+    };
+    for step in STEPS.iter().filter(|s| picked.contains(&s.id)) {
+        if step.id != "3b" {
+            // Step 4's broker is step 3b's alone: stopped before any other step uses the node.
+            state.running = None;
+        }
+        if step.needs_node && state.node.is_none() {
+            timed("format a KRaft node (kafka-storage format)", &mut || {
+                state.node = Some(KafkaNode::format(&ctx)?);
                 Ok(())
-            },
-        )?;
-    }
-    if want("3b") {
-        timed(
-            "step 3b: SIGKILL mid-produce, seglog recover and check",
-            &mut || step3b(&ctx, node()?, running.take().context("no running broker")?),
-        )?;
-    }
-    drop(running);
-    if want("5") {
-        timed(
-            "step 5: seglog recover's quarantine in a partition, a broker serves it",
-            &mut || step5(&ctx, node()?),
-        )?;
-    }
-    if want("6") {
-        timed(
-            "step 6: transactional and idempotent producers, seglog reads and dumps as Kafka",
-            &mut || step6(&ctx, node()?),
-        )?;
-    }
-    if want("7") {
-        timed(
-            "step 7: SIGKILL mid-transaction, seglog recover and Kafka's recovery agree",
-            &mut || step7(&ctx),
-        )?;
-    }
-    if want("8") {
-        timed(
-            "step 8: seglog writes transactions and producer snapshots, a broker takes them over",
-            &mut || step8(&ctx, node()?),
-        )?;
-    }
-    if want("9") {
-        timed(
-            "step 9: Kafka's cleaner gives the committed compaction goldens",
-            &mut || step9(&ctx),
-        )?;
-    }
-    if want("10") {
-        timed(
-            "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
-            &mut || step10(&ctx, node()?),
-        )?;
+            })?;
+        }
+        timed(step.title, &mut || (step.run)(&ctx, &mut state))?;
     }
     for (name, took) in &timings {
         println!("kafka-interop: {took:>8.1?}  {name}");
@@ -241,17 +276,18 @@ fn picked_steps(args: &[String]) -> Result<Vec<&'static str>> {
             None => bail!("kafka-interop: unknown argument `{arg}` (only --step LIST)"),
         };
         for name in list.split(',').map(str::trim) {
-            let step = STEPS.iter().find(|s| **s == name).with_context(|| {
+            let step = STEPS.iter().find(|s| s.id == name).with_context(|| {
+                let ids: Vec<&str> = STEPS.iter().map(|s| s.id).collect();
                 format!(
                     "kafka-interop: no step `{name}` (steps: {})",
-                    STEPS.join(", ")
+                    ids.join(", ")
                 )
             })?;
-            picked.push(*step);
+            picked.push(step.id);
         }
     }
     if picked.is_empty() {
-        picked.extend(STEPS);
+        picked.extend(STEPS.iter().map(|s| s.id));
     }
     Ok(picked)
 }

@@ -10,6 +10,7 @@ use seglog_log::RealFs;
 use seglog_log::inspect::{Scan, SegmentLog, open_offset_index, open_time_index};
 
 use super::java_path::{absolute, file_string};
+use super::reports::OverMaxMessageSize;
 use super::{DumpOptions, Reports, base_offset_of, first_batch_at, max_record_timestamp};
 use crate::common::{Outcome, lib};
 
@@ -19,28 +20,6 @@ fn log_beside(file: &Path, base_offset: i64) -> PathBuf {
         "{}.log",
         seglog_log::naming::file_prefix(base_offset)
     ))
-}
-
-/// An index entry whose batch is larger than `--max-message-size`: Kafka's tool reads only that
-/// many bytes there, finds no whole batch and throws; seglog reads the batch whole.
-#[derive(Debug)]
-pub(super) struct OverMaxMessageSize {
-    offset: i64,
-    position: u32,
-    size: u64,
-    max_message_size: u32,
-}
-
-impl OverMaxMessageSize {
-    /// The line the end-of-run report prints for index file `file`.
-    pub(super) fn note(&self, file: &str) -> String {
-        format!(
-            "Over --max-message-size in :{file}: the batch of index offset {} at position {} is {} bytes, over {}; \
-             Kafka's kafka-dump-log.sh throws java.util.NoSuchElementException at this entry and stops \
-             (exit status 1); seglog read the whole batch and checked the entry against it",
-            self.offset, self.position, self.size, self.max_message_size
-        )
-    }
 }
 
 pub(super) fn dump_index(

@@ -5,8 +5,6 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::index;
-
 /// What accumulates across files and is printed on stderr at the end, as Kafka does.
 #[derive(Debug, Default)]
 pub(super) struct Reports {
@@ -21,8 +19,30 @@ pub(super) struct Reports {
     /// Per log file: previous offset -> next offset, where they are not consecutive.
     pub(super) non_consecutive: BTreeMap<String, BTreeMap<i64, i64>>,
     /// Per index file: the first entry whose batch is over --max-message-size, where Kafka's
-    /// tool throws (`index::OverMaxMessageSize`).
-    pub(super) over_max_message_size: BTreeMap<String, index::OverMaxMessageSize>,
+    /// tool throws (`OverMaxMessageSize`).
+    pub(super) over_max_message_size: BTreeMap<String, OverMaxMessageSize>,
+}
+
+/// An index entry whose batch is larger than `--max-message-size`: Kafka's tool reads only that
+/// many bytes there, finds no whole batch and throws; seglog reads the batch whole.
+#[derive(Debug)]
+pub(super) struct OverMaxMessageSize {
+    pub(super) offset: i64,
+    pub(super) position: u32,
+    pub(super) size: u64,
+    pub(super) max_message_size: u32,
+}
+
+impl OverMaxMessageSize {
+    /// The line the end-of-run report prints for index file `file`.
+    pub(super) fn note(&self, file: &str) -> String {
+        format!(
+            "Over --max-message-size in :{file}: the batch of index offset {} at position {} is {} bytes, over {}; \
+             Kafka's kafka-dump-log.sh throws java.util.NoSuchElementException at this entry and stops \
+             (exit status 1); seglog read the whole batch and checked the entry against it",
+            self.offset, self.position, self.size, self.max_message_size
+        )
+    }
 }
 
 pub(super) fn print_reports(r: &Reports, err: &mut impl Write) -> Result<()> {

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use seglog_fs::{File, FileSystem, OpenMode};
+use seglog_segment::naming;
 
 use super::entry::ProducerStateEntry;
 use super::snapshot_format;
@@ -29,7 +30,7 @@ pub struct SnapshotFile {
 
 /// The offset a snapshot's name gives: what precedes its first `.` (Kafka's `offsetFromFile`).
 fn offset_from_name(path: &Path) -> Option<i64> {
-    let name = crate::listing::file_name(path);
+    let name = naming::file_name(path);
     name.split('.').next()?.parse().ok()
 }
 
@@ -47,7 +48,7 @@ pub fn list_snapshot_files<F: FileSystem>(fs: &F, dir: &Path) -> Result<Vec<Snap
     let entries = fs.read_dir_kinds(dir).map_err(|e| Error::io(dir, e))?;
     let mut out = Vec::new();
     for entry in entries {
-        let is_snapshot = crate::listing::file_name(&entry.path).ends_with(SNAPSHOT_SUFFIX);
+        let is_snapshot = naming::file_name(&entry.path).ends_with(SNAPSHOT_SUFFIX);
         if entry.is_dir || !is_snapshot {
             continue;
         }
