@@ -4,6 +4,14 @@
 //! or where it fails Kafka's sanity check, the aborted transactions come from the markers; a
 //! `.txnindex` Kafka keeps as it is (clean shutdown, or below the recovery point) is served as it
 //! is, stale or not.
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "tests"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,14 @@
 //! live log: both go through each segment's time index, and both equal a brute-force scan of the
 //! records, on logs with out-of-order timestamps and empty segments, and with time or offset
 //! indexes damaged (an index that fails its checks is not used: the segment is scanned).
+#![allow(
+    clippy::unwrap_used,
+    clippy::indexing_slicing,
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "tests"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

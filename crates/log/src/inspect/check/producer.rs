@@ -3,6 +3,7 @@
 //! recovery writes from the markers (the batches replayed read-only into a producer state held in
 //! memory, from the snapshot at the first segment's base offset if one decodes, else from empty).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::FileSystem;
@@ -124,13 +125,18 @@ fn check_txn_indexes<F: FileSystem>(
         let actual = txn_index_bytes(fs, &path)?;
         if let Some(mut finding) = compare(&path, &actual, &entry_bytes(&expected), &expected) {
             // Say which entries offline reads serve: the rule `consume` and `offsets` follow.
-            finding.detail += &match trust.judge(fs, &path, *base, next_base)? {
-                Some(why) => format!(
-                    "; reads serve the markers' entries ({}), as Kafka's recovery does",
-                    why.describe()
+            match trust.judge(fs, &path, *base, next_base)? {
+                Some(why) => {
+                    let _ = write!(
+                        finding.detail,
+                        "; reads serve the markers' entries ({}), as Kafka's recovery does",
+                        why.describe()
+                    );
+                }
+                None => finding.detail.push_str(
+                    "; Kafka serves this file as it is until a recovery rebuilds it, and so do reads",
                 ),
-                None => "; Kafka serves this file as it is until a recovery rebuilds it, and so do reads".to_owned(),
-            };
+            }
             findings.push(finding);
         }
     }
