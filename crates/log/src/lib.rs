@@ -64,6 +64,7 @@ mod segment_limits;
 mod setters;
 mod snapshot;
 mod time;
+mod time_lookup;
 mod topic_id;
 mod topic_partition;
 

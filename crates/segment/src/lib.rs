@@ -50,16 +50,21 @@ mod descriptors;
 mod error;
 mod loom;
 pub mod naming;
+mod reader;
 pub mod scan;
 mod segment;
+mod segment_time;
+mod time_search;
 pub mod txn_index;
 pub mod verify;
 
 pub use descriptors::DescriptorCache;
 pub use error::{Error, Result};
+pub use reader::SegmentReader;
 pub use seglog_mmap_index::MappingBudget;
 pub use segment::{
     FetchData, FileRegion, IndexImage, LogOffsetMetadata, LogOffsetPosition, LogSegment,
     MAX_SEGMENT_SIZE, RecoveryReport, RecoveryStop, RollParams, SegmentConfig, SegmentScan,
     StopReason, TailWalk, TimestampAndOffset, scan_segment, walk_tail,
 };
+pub use segment_time::SegmentTime;

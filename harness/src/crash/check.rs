@@ -127,6 +127,21 @@ pub(super) fn check_image(
         }
     }
     check_epochs(&log, model.log_start)?;
+    // The high watermark read from replication-offset-checkpoint: within the log, and never
+    // past what the workload set (a crash may lose a checkpoint, never invent one).
+    let hw = log.high_watermark();
+    if log.high_watermark_is_set()
+        && (hw > model.high_watermark_max
+            || hw > log.log_end_offset()
+            || hw < log.log_start_offset())
+    {
+        return Err(format!(
+            "the checkpointed high watermark {hw} is outside [{}, {}] or past the highest set {}",
+            log.log_start_offset(),
+            log.log_end_offset(),
+            model.high_watermark_max
+        ));
+    }
     if transactional {
         log.set_high_watermark(log.log_end_offset());
         let dir = root.join(tp().dir_name());

@@ -29,6 +29,8 @@ pub(super) struct Model {
     pub(super) batches: BTreeMap<i64, i64>,
     /// The transactions of a transactional workload (empty in the others).
     pub(super) txns: Txns,
+    /// The highest high watermark the workload ever set: no reopened image may checkpoint more.
+    pub(super) high_watermark_max: i64,
 }
 
 /// What a transactional workload knows about its transactions (`txn_workload`).

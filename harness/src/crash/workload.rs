@@ -72,6 +72,8 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     // Leader epochs, from a generator of their own: the epoch rises now and then before an
     // append (a new leader), and at every reopen (a broker restart elects a new leader).
     let mut erng = Rng(rng.0 ^ 0x00E9_0C4C_AC4E);
+    // The high watermark's own draws, so that the other draws of a seed stay as they were.
+    let mut hrng = Rng(rng.0 ^ 0x0048_5741_5445);
     let mut epoch = 0_i32;
     let mut producers = producers(&mut srng);
     let fs = SimFs::new();
@@ -150,6 +152,14 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         let codec = CODECS[rng.below(5) as usize];
         let ts = clock_now(&clock);
         let segments_before = log.segment_count();
+        if hrng.chance(10) {
+            // A replica manager's move of the high watermark, up to the log end; the log
+            // directory checkpoints it (replication-offset-checkpoint).
+            let end = log.log_end_offset();
+            let hw = end - (hrng.below(3) as i64).min(end);
+            log.set_high_watermark(hw);
+            model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
+        }
         if choice <= 44 && erng.chance(5) {
             epoch += 1 + erng.below(2) as i32;
             begin(
@@ -329,6 +339,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 log.set_leader_epoch(epoch).unwrap();
                 model.log_start = model.log_start.max(0);
                 log.set_high_watermark(log.log_end_offset());
+                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
             }
         }
     }

@@ -38,6 +38,10 @@
 //!     timestamps read back by kcat; `consume --format`/`--json` equal to kcat's `-f`/`-J` at both
 //!     isolation levels, `offsets --time` to `kafka-get-offsets.sh`, `log-dirs --json` to
 //!     `kafka-log-dirs.sh --describe`, dump's decoders to DumpLogSegments' (needs kcat).
+//! 11. read_committed after an unclean stop: a broker fed as in step 7 is SIGKILLed; on one copy
+//!     of its log directory every `.txnindex` is removed, on another one is made stale, and
+//!     `seglog consume --isolation-level read_committed` on each (nothing recovered) returns what
+//!     Kafka's read_committed consumer returns after the broker recovered the original.
 //! 12. Leader epochs: a broker of its own leads a partition through several epochs (clean
 //!     restarts) and is SIGKILLed; `seglog recover` and Kafka's own load (`UnifiedLog.create`
 //!     offline, no election) leave the same `leader-epoch-checkpoint` bytes: as killed, with the
@@ -56,7 +60,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 12, 14 (step 3b reuses step 4's broker;
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 11, 12, 14 (step 3b reuses step 4's broker;
 //! `--step 6,7` runs some of them); without kcat, step 10 is skipped with a notice at the start;
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
@@ -67,6 +71,7 @@ mod kraft;
 mod records;
 mod segment_files;
 mod step10_operator_session;
+mod step11_read_committed_unclean;
 mod step12_leader_epochs;
 mod step14_topic_id_hw;
 mod step1_dump;
@@ -99,6 +104,7 @@ use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
 use step9_cleaner::step9;
 use step10_operator_session::step10;
+use step11_read_committed_unclean::step11;
 use step12_leader_epochs::step12;
 use step14_topic_id_hw::step14;
 
@@ -142,7 +148,7 @@ struct Step {
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
 /// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
 /// step needs them).
-const STEPS: [Step; 13] = [
+const STEPS: [Step; 14] = [
     Step {
         id: "1",
         title: "step 1: Kafka's DumpLogSegments reads what seglog wrote",
@@ -214,6 +220,12 @@ const STEPS: [Step; 13] = [
         title: "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
         needs_node: true,
         run: |ctx, st| step10(ctx, st.node()?),
+    },
+    Step {
+        id: "11",
+        title: "step 11: read_committed on an unclean stop's copies (.txnindex removed, stale) equals Kafka's after its recovery",
+        needs_node: false,
+        run: |ctx, _| step11(ctx),
     },
     Step {
         id: "12",

@@ -22,8 +22,8 @@ use super::kraft::KafkaNode;
 use super::records::{json_lines, same_records, seglog_consumed};
 use super::segment_files::{copy_tree, files_with};
 
-const TOPIC: &str = "txn_killed";
-const PARTITION: &str = "txn_killed-0";
+pub(super) const TOPIC: &str = "txn_killed";
+pub(super) const PARTITION: &str = "txn_killed-0";
 const ROUNDS: &str = "30";
 /// Acknowledged records of each open transaction to wait for before the SIGKILL.
 const OPEN_ACKED_BEFORE_KILL: usize = 40;
@@ -31,7 +31,7 @@ const OPEN_ACKED_BEFORE_KILL: usize = 40;
 /// copy twice), and recovery points checkpointed every second (the first 30 s after start-up, a
 /// delay Kafka fixes), so that the kill finds one past the first segments and each recovery
 /// starts there.
-const NODE_SETTINGS: &str =
+pub(super) const NODE_SETTINGS: &str =
     "transaction.state.log.num.partitions=1\nlog.flush.offset.checkpoint.interval.ms=1000\n";
 const ISOLATION_LEVELS: [&str; 2] = ["read_committed", "read_uncommitted"];
 
@@ -139,7 +139,7 @@ pub(super) fn step7(ctx: &Ctx) -> Result<()> {
 /// Starts the node's broker, creates the topic, runs the producers until both transactional
 /// producers have [`OPEN_ACKED_BEFORE_KILL`] acknowledged records in their open transactions, and
 /// SIGKILLs the broker. Returns every record acknowledged.
-fn kill_mid_transaction(ctx: &Ctx, node: &KafkaNode) -> Result<Vec<Value>> {
+pub(super) fn kill_mid_transaction(ctx: &Ctx, node: &KafkaNode) -> Result<Vec<Value>> {
     let broker = node.start(ctx)?;
     let cmd = ctx.oracle(&[
         "create-topic",
@@ -209,7 +209,7 @@ fn kill_mid_transaction(ctx: &Ctx, node: &KafkaNode) -> Result<Vec<Value>> {
 
 /// The partition's recovery point in the log directory's `recovery-point-offset-checkpoint`, if
 /// it has one (the broker writes the file through a temporary file and a rename).
-fn recovery_point(log_dir: &Path) -> Result<Option<i64>> {
+pub(super) fn recovery_point(log_dir: &Path) -> Result<Option<i64>> {
     let text = fs::read_to_string(log_dir.join("recovery-point-offset-checkpoint"))?;
     let (topic, partition) = PARTITION.rsplit_once('-').context("partition name")?;
     for line in text.lines().skip(2) {

@@ -167,3 +167,31 @@ fn offsets_latest_under_read_committed_is_the_last_stable_offset() {
     let help = text(&seglog(&["offsets", "--help"], root.path(), b"").stdout);
     assert!(help.contains("--isolation-level"), "{help}");
 }
+
+#[test]
+fn read_committed_without_the_txn_index_reads_the_markers_as_kafkas_recovery_does() {
+    let root = tempfile::tempdir().unwrap();
+    partition(root.path());
+    // A clean shutdown: Kafka would keep the file as it is, but the file is gone, and its
+    // recovery rebuilds it from the markers.
+    seglog_log::CleanShutdownMarker::new(RealFs, root.path())
+        .write(-1)
+        .unwrap();
+    let index = root.path().join("t-0").join(format!("{:020}.txnindex", 0));
+    assert!(index.exists());
+    std::fs::remove_file(&index).unwrap();
+    let out = seglog(
+        &["consume", "t-0", "--isolation-level", "read_committed"],
+        root.path(),
+        b"",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "plain-0\nc1\nc2\nplain-6\n");
+    let out = seglog(&["check", "t-0"], root.path(), b"");
+    let report = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        report.contains("txn_index_mismatch") && report.contains("reads serve the markers"),
+        "{report}"
+    );
+    assert!(!index.exists(), "nothing is written");
+}

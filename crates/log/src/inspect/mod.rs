@@ -26,6 +26,7 @@ mod log_dir;
 mod partition;
 mod records;
 mod segment_log;
+mod txn_source;
 
 pub use check::{CheckReport, Finding, Repair, Severity};
 pub use index::{open_offset_index, open_time_index};

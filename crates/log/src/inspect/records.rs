@@ -4,16 +4,15 @@
 use std::ops::ControlFlow;
 
 use seglog_fs::FileSystem;
-use seglog_mmap_index::OffsetPosition;
-use seglog_record_format::{
-    Batch, CorruptKind, Field, LAST_OFFSET_DELTA_OFFSET, MAGIC_OFFSET, Position, Record,
-};
+use seglog_record_format::{Batch, CorruptKind, Field, Position, Record};
+use seglog_segment::SegmentReader;
 use seglog_segment::scan::{Scan, ScanEnd};
 use seglog_segment::verify::{OffsetBounds, OffsetJudge, StopReason, VerifiedBatch};
 
 use super::partition::{PartitionView, SegmentEntry};
-use super::segment_log::SegmentLog;
+use super::txn_source::TxnTrust;
 use crate::error::{Error, Result};
+use crate::time_lookup::{ListOffset, lookup_by_time};
 
 /// How [`PartitionView::for_each_record`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,33 +81,6 @@ fn offsets_error(reason: &StopReason) -> seglog_record_format::Error {
         field: Field::BaseOffset,
         kind,
     }
-}
-
-/// Whether the batch at `entry`'s position in `file` ends at `entry`'s offset, as an index entry
-/// says (a batch's last offset and position). The index is opened after the `.log`, without a
-/// lock: a writer in another process may have replaced one and not yet the other (a compaction's
-/// swap, a recovery), and positions of another file must not make a reader skip records.
-fn entry_agrees<F: FileSystem>(file: &SegmentLog<F>, entry: &OffsetPosition) -> bool {
-    let mut header = [0_u8; LAST_OFFSET_DELTA_OFFSET + 4];
-    if file
-        .read_exact_at(&mut header, u64::from(entry.position))
-        .is_err()
-    {
-        return false;
-    }
-    let offset_field = header.first_chunk::<8>().map(|b| i64::from_be_bytes(*b));
-    let delta = header
-        .get(LAST_OFFSET_DELTA_OFFSET..)
-        .and_then(<[u8]>::first_chunk::<4>)
-        .map(|b| i32::from_be_bytes(*b));
-    let magic = header.get(MAGIC_OFFSET).map(|&m| i8::from_be_bytes([m]));
-    // A legacy entry's offset field is its (last) offset; a v2 batch's is its base offset.
-    let last_offset = match (offset_field, magic, delta) {
-        (Some(base), Some(2..), Some(delta)) => base.checked_add(i64::from(delta)),
-        (Some(offset), Some(..2), _) => Some(offset),
-        _ => None,
-    };
-    last_offset == Some(entry.offset)
 }
 
 /// A batch validated and decoded: its facts for the judge, whether it is a legacy entry, and its
@@ -190,15 +162,12 @@ impl BatchPlace<'_> {
 }
 
 impl<F: FileSystem> PartitionView<F> {
-    /// Where to start reading `target` in `segment`'s `file`: the offset index's floor entry when
-    /// the index is there and sane and `file` agrees with it, else the start of the file.
-    fn start_position(&self, segment: &SegmentEntry, file: &SegmentLog<F>, target: i64) -> u64 {
-        self.offset_index(segment.base_offset)
-            .ok()
-            .filter(|i| i.sanity_check().is_ok() && i.verify().is_ok_and(|r| r.is_clean()))
-            .and_then(|i| i.lookup(target).ok())
-            .filter(|entry| entry.position == 0 || entry_agrees(file, entry))
-            .map_or(0, |p| u64::from(p.position))
+    /// Where to start reading `target` in `segment`: the offset index's floor entry when the
+    /// index is there and sound and the `.log` agrees with it, else the start of the file
+    /// ([`SegmentReader::start_position`]).
+    fn start_position(&self, segment: &SegmentEntry, target: i64) -> Result<u64> {
+        let reader = SegmentReader::open(self.fs().clone(), self.dir(), segment.base_offset, true)?;
+        Ok(reader.start_position(target))
     }
 
     /// Calls `f` with every whole batch that may hold offsets at or after `from` and ends below
@@ -227,7 +196,7 @@ impl<F: FileSystem> PartitionView<F> {
             let file = self.open_log(segment)?;
             let len = file.len().map_err(|e| Error::io(&segment.log, e))?;
             let start = if segment.base_offset <= from {
-                self.start_position(segment, &file, from)
+                self.start_position(segment, from)?
             } else {
                 0
             };
@@ -326,7 +295,7 @@ impl<F: FileSystem> PartitionView<F> {
         let file = self.open_log(last)?;
         let len = file.len().map_err(|e| Error::io(&last.log, e))?;
         let mut next = last.base_offset;
-        let start = self.start_position(last, &file, i64::MAX);
+        let start = self.start_position(last, i64::MAX)?;
         let scan = file.batches(start, len, 4 << 20, |_, framed| {
             if let Ok(last_offset) = framed.last_offset() {
                 next = last_offset + 1;
@@ -339,49 +308,49 @@ impl<F: FileSystem> PartitionView<F> {
         Ok(next)
     }
 
-    /// Every record at or after `from` as the `.log` stores it, control records included: what
-    /// Kafka's time lookups (`LogSegment.findOffsetByTimestamp`, `offsetOfMaxTimestamp`) walk.
-    fn for_each_stored_record<T>(
+    /// Opens `segments[i]` read-only for lookups by time: its indexes are used unless Kafka's
+    /// loader would rebuild them (no clean shutdown and the segment at or past the recovery
+    /// point, [`TxnTrust::recovered`]), or they fail their checks.
+    fn time_reader(
         &self,
-        from: i64,
-        mut f: impl FnMut(&Record) -> ControlFlow<T>,
-    ) -> Result<RecordsRead<T>> {
-        self.for_each_batch(from, i64::MAX, |_, records, _| {
-            records
-                .iter()
-                .filter(|r| r.offset >= from)
-                .try_for_each(&mut f)
-        })
+        segments: &[SegmentEntry],
+        i: usize,
+        trust: TxnTrust,
+    ) -> Result<SegmentReader<F>> {
+        let base = segments.get(i).map_or(0, |s| s.base_offset);
+        let next = segments.get(i + 1).map(|s| s.base_offset);
+        Ok(SegmentReader::open(
+            self.fs().clone(),
+            self.dir(),
+            base,
+            !trust.recovered(next),
+        )?)
+    }
+
+    /// Kafka's `fetchOffsetByTimestamp` for `target` ([`ListOffset::Timestamp`] or
+    /// [`ListOffset::MaxTimestamp`]; the others are the caller's, `None` here), through each
+    /// segment's time index as the live log looks it up.
+    fn lookup_by_time(&self, target: ListOffset) -> Result<Option<FoundRecord>> {
+        let segments = self.segments();
+        let trust = TxnTrust::of(self);
+        let readers = (0..segments.len()).map(|i| self.time_reader(&segments, i, trust));
+        let found = lookup_by_time(readers, target, self.log_start_offset())?;
+        Ok(found.map(|t| FoundRecord {
+            offset: t.offset,
+            timestamp: t.timestamp,
+        }))
     }
 
     /// The first record from the log start offset on whose timestamp is at least `timestamp`
-    /// (Kafka's `ListOffsets` by time, which counts control records too), if any.
+    /// (Kafka's `ListOffsets` by time, which counts control records too), if any: the first
+    /// segment whose largest timestamp reaches it, searched from its time index's floor entry.
     pub fn offset_for_timestamp(&self, timestamp: i64) -> Result<Option<FoundRecord>> {
-        let read = self.for_each_stored_record(self.log_start_offset(), |r| {
-            if r.timestamp >= timestamp {
-                return ControlFlow::Break(FoundRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                });
-            }
-            ControlFlow::Continue(())
-        })?;
-        Ok(read.stopped)
+        self.lookup_by_time(ListOffset::Timestamp(timestamp))
     }
 
     /// The first record carrying the largest timestamp, record level (KAFKA-16310; control
     /// records count, as in Kafka), if any record has a timestamp.
     pub fn max_timestamp(&self) -> Result<Option<FoundRecord>> {
-        let mut best: Option<FoundRecord> = None;
-        self.for_each_stored_record(self.log_start_offset(), |r| {
-            if r.timestamp >= 0 && best.is_none_or(|b| r.timestamp > b.timestamp) {
-                best = Some(FoundRecord {
-                    offset: r.offset,
-                    timestamp: r.timestamp,
-                });
-            }
-            ControlFlow::<()>::Continue(())
-        })?;
-        Ok(best)
+        self.lookup_by_time(ListOffset::MaxTimestamp)
     }
 }

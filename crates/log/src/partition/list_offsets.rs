@@ -4,25 +4,13 @@
 use crate::loom::sync::Arc;
 
 use seglog_fs::FileSystem;
-use seglog_segment::{LogSegment, TimestampAndOffset};
+use seglog_segment::TimestampAndOffset;
 
 use super::PartitionLog;
 use crate::consumer_records::IsolationLevel;
 use crate::error::Result;
-
-/// The special targets of [`PartitionLog::offset_for_timestamp`] (Kafka's `ListOffsetsRequest`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListOffset {
-    /// `EARLIEST_TIMESTAMP` (-2): the log start offset.
-    Earliest,
-    /// `LATEST_TIMESTAMP` (-1): the log end offset (for a consumer: the high watermark, or the
-    /// last stable offset under read_committed).
-    Latest,
-    /// `MAX_TIMESTAMP` (-3): the record with the largest timestamp (record level, KAFKA-16310).
-    MaxTimestamp,
-    /// The first record whose timestamp is at least this.
-    Timestamp(i64),
-}
+pub use crate::time_lookup::ListOffset;
+use crate::time_lookup::lookup_by_time;
 
 impl<F: FileSystem> PartitionLog<F> {
     /// Kafka's `fetchOffsetByTimestamp` (ListOffsets): see [`ListOffset`]. For a timestamp, the
@@ -140,7 +128,8 @@ impl<F: FileSystem> PartitionLog<F> {
             })),
             ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
                 let segments = self.segments();
-                match lookup_by_time(&segments, target, self.log_start_offset()) {
+                let readers = segments.values().map(|s| Ok(Arc::clone(s)));
+                match lookup_by_time(readers, target, self.log_start_offset()) {
                     // Retention removed a segment of the snapshot while the lookup was in it (its
                     // indexes closed): the answer is in the log as it is now.
                     Err(_) if !self.snapshot_is_current(&segments) => {}
@@ -149,42 +138,5 @@ impl<F: FileSystem> PartitionLog<F> {
                 }
             },
         }
-    }
-}
-
-/// A time lookup in one snapshot of the segments: the record with the largest timestamp, or the
-/// first record whose timestamp is at least the target's.
-fn lookup_by_time<F: FileSystem>(
-    segments: &super::SegmentMap<F>,
-    target: ListOffset,
-    log_start: i64,
-) -> Result<Option<TimestampAndOffset>> {
-    match target {
-        ListOffset::MaxTimestamp => {
-            let mut best: Option<(i64, &Arc<LogSegment<F>>)> = None;
-            for segment in segments.values() {
-                let ts = segment.max_timestamp_so_far()?;
-                if ts >= 0 && best.as_ref().is_none_or(|(b, _)| ts > *b) {
-                    best = Some((ts, segment));
-                }
-            }
-            match best {
-                Some((ts, segment)) => segment
-                    .find_offset_by_timestamp(ts, log_start)
-                    .map_err(Into::into),
-                None => Ok(None),
-            }
-        }
-        ListOffset::Timestamp(ts) => {
-            for segment in segments.values() {
-                if segment.largest_timestamp()? >= ts {
-                    return segment
-                        .find_offset_by_timestamp(ts, log_start)
-                        .map_err(Into::into);
-                }
-            }
-            Ok(None)
-        }
-        ListOffset::Earliest | ListOffset::Latest => Ok(None),
     }
 }

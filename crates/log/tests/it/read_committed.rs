@@ -65,8 +65,8 @@ fn index_abort(log: &PartitionLog, txn: AbortedTxn) {
     }
 }
 
-const PID1: i64 = 1;
-const PID2: i64 = 2;
+pub(crate) const PID1: i64 = 1;
+pub(crate) const PID2: i64 = 2;
 const PID3: i64 = 3;
 const PID4: i64 = 4;
 
@@ -97,7 +97,7 @@ fn kafka_layout() -> Vec<u8> {
 }
 
 /// The offsets a read_committed consumer sees of [`kafka_layout`].
-fn committed_offsets() -> Vec<i64> {
+pub(crate) fn committed_offsets() -> Vec<i64> {
     [
         5..8,
         14..17,
@@ -115,11 +115,11 @@ fn committed_offsets() -> Vec<i64> {
 }
 
 /// Every data offset of [`kafka_layout`] (no marker).
-fn data_offsets() -> Vec<i64> {
+pub(crate) fn data_offsets() -> Vec<i64> {
     (0..90).filter(|o| ![29, 58, 74, 89].contains(o)).collect()
 }
 
-fn layout_log(root: &std::path::Path, segment_bytes: i32) -> PartitionLog {
+pub(crate) fn layout_log(root: &std::path::Path, segment_bytes: i32) -> PartitionLog {
     let clock = MockClock::new(TS);
     let (log, _) = open(
         &partition_dir(root),
@@ -152,7 +152,7 @@ fn consumed(log: &PartitionLog, from: i64, isolation: Isolation) -> (Vec<i64>, i
     (offsets, records.next_fetch_offset())
 }
 
-fn aborted(pairs: &[(i64, i64)]) -> Vec<AbortedTransaction> {
+pub(crate) fn aborted(pairs: &[(i64, i64)]) -> Vec<AbortedTransaction> {
     pairs
         .iter()
         .map(|&(producer_id, first_offset)| AbortedTransaction {
@@ -338,7 +338,7 @@ fn list_offsets_latest_follows_the_isolation_level() {
 }
 
 /// The offsets the read-only view gives a consumer at `level` from `from`.
-fn viewed(dir: &std::path::Path, from: i64, level: IsolationLevel) -> (Vec<i64>, i64) {
+pub(crate) fn viewed(dir: &std::path::Path, from: i64, level: IsolationLevel) -> (Vec<i64>, i64) {
     let view = PartitionView::open(RealFs, dir).unwrap();
     let mut offsets = Vec::new();
     let read = view

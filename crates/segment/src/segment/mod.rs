@@ -42,6 +42,7 @@ mod size;
 mod time_lookup;
 mod txn;
 
+pub use crate::time_search::TimestampAndOffset;
 pub use index_image::IndexImage;
 pub use lifecycle::RollParams;
 use log_file::LogFile;
@@ -49,7 +50,6 @@ pub use read::{FetchData, FileRegion, LogOffsetMetadata, LogOffsetPosition};
 pub use recover::{RecoveryReport, RecoveryStop, StopReason};
 pub use recovery_scan::{SegmentScan, TailWalk, scan_segment, walk_tail};
 use size::PublishedSize;
-pub use time_lookup::TimestampAndOffset;
 
 /// The largest size a segment may have (Kafka's `Int.MAX`).
 pub const MAX_SEGMENT_SIZE: u64 = i32::MAX as u64;

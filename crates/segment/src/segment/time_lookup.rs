@@ -1,57 +1,19 @@
 //! The time side of a segment: its max timestamp, modification time, and the lookup by timestamp
-//! (Kafka's `findOffsetByTimestamp`) through the time index.
+//! (Kafka's `findOffsetByTimestamp`) through the time index, whose search of the `.log` is
+//! [`time_search`](crate::time_search)'s.
 
-use std::cell::RefCell;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
 use seglog_mmap_index::TimestampOffset;
-use seglog_record_format::{self as rf, NO_TIMESTAMP};
+use seglog_record_format::NO_TIMESTAMP;
 
 use super::{FileRegion, HEADER_WINDOW, LogSegment, MAX_NOT_LOADED};
 use crate::error::{Error, Result};
 use crate::scan::{BatchHeader, Scan, ScanEnd, scan_headers};
+use crate::time_search::{TimestampAndOffset, first_in_batch, search_for_timestamp, with_buffers};
 use seglog_fs::FileSystem;
-
-thread_local! {
-    /// The batch and decompression buffers of this thread's lookups by timestamp, reused so
-    /// that a lookup neither allocates nor zeroes the batch it copies (docs/perf/index.md).
-    static LOOKUP_BUFFERS: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
-}
-
-/// A buffer grown past this many bytes (a batch far above the usual sizes) is freed after the
-/// lookup rather than kept for the thread's next one.
-const KEEP_BUFFER_BYTES: usize = 1 << 20;
-
-/// Runs `f` with this thread's lookup buffers, or with fresh ones if they are in use (a lookup
-/// nested in another on the same thread cannot happen today, but must not panic).
-fn with_buffers<R>(f: impl FnOnce(&mut Vec<u8>, &mut Vec<u8>) -> R) -> R {
-    LOOKUP_BUFFERS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut bufs) => {
-            let (buf, scratch) = &mut *bufs;
-            let result = f(buf, scratch);
-            for b in [buf, scratch] {
-                if b.capacity() > KEEP_BUFFER_BYTES {
-                    *b = Vec::new();
-                }
-            }
-            result
-        }
-        Err(_) => f(&mut Vec::new(), &mut Vec::new()),
-    })
-}
-
-/// A record found by timestamp (Kafka's `TimestampAndOffset`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimestampAndOffset {
-    /// The record's timestamp.
-    pub timestamp: i64,
-    /// The record's offset.
-    pub offset: i64,
-    /// The batch's partition leader epoch, if it has one.
-    pub leader_epoch: Option<i32>,
-}
 
 impl<F: FileSystem> LogSegment<F> {
     /// The largest timestamp appended so far, or -1 (Kafka's `maxTimestampSoFar`). Takes no
@@ -138,45 +100,15 @@ impl<F: FileSystem> LogSegment<F> {
     ) -> Result<Option<TimestampAndOffset>> {
         let path = self.path();
         with_buffers(|buf, scratch| {
-            self.scan_for_timestamp(&path, buf, scratch, target, from, starting_offset)
+            search_for_timestamp(
+                &self.source(),
+                &path,
+                (from, self.size()),
+                HEADER_WINDOW,
+                (target, starting_offset),
+                |h| self.first_record_at_or_after(h, buf, scratch, target, starting_offset),
+            )
         })
-    }
-
-    /// [`search_for_timestamp`](Self::search_for_timestamp) with the buffers to read and
-    /// decompress batches into.
-    fn scan_for_timestamp(
-        &self,
-        path: &PathBuf,
-        buf: &mut Vec<u8>,
-        scratch: &mut Vec<u8>,
-        target: i64,
-        from: u64,
-        starting_offset: i64,
-    ) -> Result<Option<TimestampAndOffset>> {
-        let scan = scan_headers(
-            &self.source(),
-            path,
-            from,
-            self.size(),
-            HEADER_WINDOW,
-            |h| {
-                if h.max_timestamp < target || h.last_offset < starting_offset {
-                    return Ok(ControlFlow::Continue(()));
-                }
-                let found =
-                    self.first_record_at_or_after(&h, buf, scratch, target, starting_offset)?;
-                Ok(found.map_or(ControlFlow::Continue(()), ControlFlow::Break))
-            },
-        )?;
-        match scan {
-            Scan::Stopped(found) => Ok(Some(found)),
-            Scan::Ended(ScanEnd::Clean { .. }) => Ok(None),
-            Scan::Ended(ScanEnd::Corrupt { position, error }) => Err(Error::Corrupt {
-                path: PathBuf::clone(path),
-                position,
-                source: error,
-            }),
-        }
     }
 
     /// Decodes the batch of `h`, in place in the `.log`'s mapping when it has it (else read into
@@ -246,48 +178,5 @@ impl<F: FileSystem> LogSegment<F> {
             .map(|h| h.max_timestamp)
             .filter(|ts| *ts >= 0)
             .unwrap_or(i64::MAX))
-    }
-}
-
-/// The first record of the batch at the start of `bytes` with `timestamp >= target` and
-/// `offset >= starting_offset` (`scratch` holds a compressed batch's records); errors are
-/// relative to `bytes`.
-fn first_in_batch(
-    bytes: &[u8],
-    scratch: &mut Vec<u8>,
-    target: i64,
-    starting_offset: i64,
-) -> rf::Result<Option<TimestampAndOffset>> {
-    let Some(framed) = rf::batches(bytes).next().transpose()? else {
-        return Ok(None);
-    };
-    match framed.decode()? {
-        rf::Batch::V2(batch) => {
-            let epoch = batch.partition_leader_epoch();
-            let leader_epoch = (epoch >= 0).then_some(epoch);
-            for record in batch.records_with(scratch)? {
-                let record = record?;
-                if record.timestamp() >= target && record.offset() >= starting_offset {
-                    return Ok(Some(TimestampAndOffset {
-                        timestamp: record.timestamp(),
-                        offset: record.offset(),
-                        leader_epoch,
-                    }));
-                }
-            }
-            Ok(None)
-        }
-        rf::Batch::Legacy(batch) => {
-            for record in batch.to_records()? {
-                if record.timestamp >= target && record.offset >= starting_offset {
-                    return Ok(Some(TimestampAndOffset {
-                        timestamp: record.timestamp,
-                        offset: record.offset,
-                        leader_epoch: None,
-                    }));
-                }
-            }
-            Ok(None)
-        }
     }
 }

@@ -22,6 +22,31 @@ pub struct TxnIndexSearchResult {
     pub is_complete: bool,
 }
 
+impl TxnIndexSearchResult {
+    /// Kafka's `collectAbortedTxns` over `txns` in index order (a `.txnindex`'s entries, or the
+    /// ones recovery would write from a segment's markers): those with
+    /// `last_offset >= fetch_offset` and `first_offset < upper_bound_offset`, up to and including
+    /// the first whose last stable offset is at least `upper_bound_offset`, which makes the
+    /// result complete.
+    pub fn collect(
+        txns: impl IntoIterator<Item = AbortedTxn>,
+        fetch_offset: i64,
+        upper_bound_offset: i64,
+    ) -> Self {
+        let mut result = Self::default();
+        for txn in txns {
+            if txn.last_offset() >= fetch_offset && txn.first_offset() < upper_bound_offset {
+                result.aborted_transactions.push(txn);
+            }
+            if txn.last_stable_offset() >= upper_bound_offset {
+                result.is_complete = true;
+                return result;
+            }
+        }
+        result
+    }
+}
+
 /// The entries of an index with their byte positions, first to last.
 struct Entries<'a, F: FileSystem> {
     index: &'a TransactionIndex<F>,
@@ -110,18 +135,16 @@ impl<F: FileSystem> TransactionIndex<F> {
         fetch_offset: i64,
         upper_bound_offset: i64,
     ) -> Result<TxnIndexSearchResult> {
-        let mut result = TxnIndexSearchResult::default();
-        for entry in self.entries() {
-            let (txn, _) = entry?;
-            if txn.last_offset() >= fetch_offset && txn.first_offset() < upper_bound_offset {
-                result.aborted_transactions.push(txn);
+        let mut failed = None;
+        let txns = self.entries().map_while(|entry| match entry {
+            Ok((txn, _)) => Some(txn),
+            Err(e) => {
+                failed = Some(e);
+                None
             }
-            if txn.last_stable_offset() >= upper_bound_offset {
-                result.is_complete = true;
-                return Ok(result);
-            }
-        }
-        Ok(result)
+        });
+        let result = TxnIndexSearchResult::collect(txns, fetch_offset, upper_bound_offset);
+        failed.map_or(Ok(result), Err)
     }
 
     /// Kafka's `sanityCheck`: fails on the first entry whose last offset is below the segment's

@@ -3,12 +3,14 @@
 //! recovery writes from the markers (the batches replayed read-only into a producer state held in
 //! memory, from the snapshot at the first segment's base offset if one decodes, else from empty).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use seglog_fs::FileSystem;
 use seglog_segment::txn_index::AbortedTxn;
 
 use super::super::partition::PartitionView;
+use super::super::txn_source::TxnTrust;
 use super::Finding;
 use crate::error::{Error, Result};
 use crate::listing::FileKind;
@@ -104,6 +106,7 @@ fn check_txn_indexes<F: FileSystem>(
     findings: &mut Vec<Finding>,
 ) -> Result<()> {
     let fs = partition.fs();
+    let trust = TxnTrust::of(partition);
     for (i, (base, log)) in logs.iter().enumerate() {
         let next_base = logs.get(i + 1).map(|(b, _)| *b);
         let expected = match replay_log(fs, &mut manager, (*base, next_base), log, i64::MIN, None) {
@@ -120,7 +123,20 @@ fn check_txn_indexes<F: FileSystem>(
         };
         let path = seglog_segment::naming::txn_index_file(partition.dir(), *base, "");
         let actual = txn_index_bytes(fs, &path)?;
-        if let Some(finding) = compare(&path, &actual, &entry_bytes(&expected), &expected) {
+        if let Some(mut finding) = compare(&path, &actual, &entry_bytes(&expected), &expected) {
+            // Say which entries offline reads serve: the rule `consume` and `offsets` follow.
+            match trust.judge(fs, &path, *base, next_base)? {
+                Some(why) => {
+                    let _ = write!(
+                        finding.detail,
+                        "; reads serve the markers' entries ({}), as Kafka's recovery does",
+                        why.describe()
+                    );
+                }
+                None => finding.detail.push_str(
+                    "; Kafka serves this file as it is until a recovery rebuilds it, and so do reads",
+                ),
+            }
             findings.push(finding);
         }
     }
