@@ -237,6 +237,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                         .extend(model.current.range(..upto).map(|(o, _)| *o));
                 }
                 log.set_high_watermark(log.log_end_offset());
+                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
             }
             45..=54 => {
                 begin(&model, "roll".into(), &mut expects, &mut models);
@@ -271,6 +272,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 );
                 dir.truncate_to(&tp(), to).unwrap();
                 log.set_high_watermark(log.log_end_offset());
+                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
             }
             70..=74 => {
                 let start = log.log_start_offset();
@@ -303,6 +305,7 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 model.cleanable.extend(superseded);
                 begin(&model, "compact".into(), &mut expects, &mut models);
                 log.set_high_watermark(log.log_end_offset());
+                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
                 dir.compact(&tp()).unwrap();
                 log.delete_expired_files().unwrap();
             }
