@@ -159,6 +159,15 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
             let hw = end - (hrng.below(3) as i64).min(end);
             log.set_high_watermark(hw);
             model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
+            if hrng.chance(2) {
+                begin(
+                    &model,
+                    format!("checkpoint the high watermark {}", log.high_watermark()),
+                    &mut expects,
+                    &mut models,
+                );
+                dir.checkpoint().unwrap();
+            }
         }
         if choice <= 44 && erng.chance(5) {
             epoch += 1 + erng.below(2) as i32;
