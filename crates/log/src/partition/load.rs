@@ -182,7 +182,7 @@ impl<F: FileSystem> PartitionLog<F> {
             config,
             time,
             segments: SnapshotCell::new(SegmentMap::new()),
-            writer: Mutex::new(()),
+            writer: Mutex::new(super::Writer::default()),
             log_end_offset: AtomicI64::new(0),
             stable: super::StableOffsets::new(),
             log_start_offset: AtomicI64::new(0),

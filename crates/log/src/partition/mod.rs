@@ -89,7 +89,7 @@ pub(crate) struct Inner<F: FileSystem> {
     time: std::sync::Arc<dyn Time>,
     segments: SnapshotCell<SegmentMap<F>>,
     /// Serialises appends, rolls, truncations, flush bookkeeping and retention.
-    writer: Mutex<()>,
+    writer: Mutex<Writer>,
     log_end_offset: AtomicI64,
     /// The high watermark and the first unstable offset, which readers take without a lock.
     stable: StableOffsets,
@@ -129,6 +129,14 @@ pub(crate) struct Inner<F: FileSystem> {
     superseded_deletes: std::sync::atomic::AtomicU64,
     /// Producer state (Kafka's `ProducerStateManager`), changed under the writer lock.
     producer_state: Mutex<ProducerStateManager<F>>,
+}
+
+/// What the writer lock guards beside the order of writes: the state a leader append reuses.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    /// Rebuilds batches into the topic's codec (`compression.type`), keeping its compressor
+    /// contexts from append to append.
+    builder: seglog_record_format::BatchBuilder,
 }
 
 #[derive(Debug)]

@@ -35,6 +35,7 @@ mod producer_state_manager;
 mod producer_state_manager_snapshots;
 mod producer_state_matches_kafka;
 mod read_committed;
+mod recompression;
 mod recover_crash_idempotent;
 mod recover_overlapping_segment;
 mod recovery_without_producer_ids;

@@ -10,6 +10,7 @@
 
 mod group_commit;
 mod producer;
+mod recompress;
 mod roll_flush;
 mod validate;
 
@@ -188,9 +189,16 @@ impl<F: FileSystem> Inner<F> {
         origin: AppendOrigin,
         transaction_version: i16,
     ) -> Result<AppendInfo> {
-        let _writer = self.writer.lock();
+        let mut writer = self.writer.lock();
         let now = self.time.now_ms();
         let batches = self.validate(records, origin, now)?;
+        // `compression.type`: the batch rebuilt in the topic's codec, or kept.
+        let mut rebuilt = Vec::new();
+        let (records, batches) =
+            match self.recompress(records, &batches, now, &mut writer.builder, &mut rebuilt)? {
+                Some(batch) => (&mut rebuilt[..], vec![batch]),
+                None => (records, batches),
+            };
         let log_append_time = (self.config.message_timestamp_type
             == MessageTimestampType::LogAppendTime)
             .then_some(now);
