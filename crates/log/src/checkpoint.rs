@@ -227,7 +227,7 @@ fn parse_framed(
 }
 
 /// Writes `text` to `path` through `<path>.tmp`: write, fsync, rename, directory fsync.
-fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
+pub(crate) fn write_atomically<F: FileSystem>(fs: &F, path: &Path, text: &str) -> Result<()> {
     write_and_rename(fs, path, text)?;
     sync_parent(fs, path)
 }

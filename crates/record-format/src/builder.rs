@@ -358,8 +358,12 @@ impl BatchBuilder {
             });
         }
         if compressed {
-            self.compressor
-                .compress_at(opts.compression, opts.compression_level, &self.scratch, out)?;
+            self.compressor.compress_at(
+                opts.compression,
+                opts.compression_level,
+                &self.scratch,
+                out,
+            )?;
         }
         let max_ts = match opts.timestamp_type {
             TimestampType::LogAppendTime => opts.log_append_time,

@@ -28,6 +28,10 @@ pub const INERT_KEYS: &[&str] = &[
 /// log does; they are kept so that a configuration read from a broker is written back whole.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "one field per Kafka key, as Kafka's LogConfig has them"
+)]
 pub struct InertConfig {
     /// `max.decompressed.message.bytes` (Kafka 4.4, default 2147483639). seglog's own cap on
     /// one batch's decompressed records, 64 MiB, applies whatever this says.

@@ -10,6 +10,7 @@ mod options;
 mod partitions;
 mod scheduler;
 mod scope;
+mod topic_config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

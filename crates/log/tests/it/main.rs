@@ -18,6 +18,7 @@ mod consumer_records;
 mod deleted_name_reuse;
 mod disk_full;
 mod fetch_records_in_place;
+mod log_config_kafka;
 mod log_dir;
 mod log_dir_isolation;
 mod log_dir_scope;

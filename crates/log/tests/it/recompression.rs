@@ -7,6 +7,7 @@
     clippy::indexing_slicing,
     clippy::cast_possible_truncation,
     clippy::cast_possible_wrap,
+    clippy::format_collect,
     reason = "tests"
 )]
 
@@ -15,7 +16,9 @@ use std::path::Path;
 use seglog_log::record::{
     BatchBuilder, BatchOptions, Compression, Header, NewRecord, TimestampType,
 };
-use seglog_log::{CompressionType, Error, Isolation, LoadOptions, LogConfig, MockClock, PartitionLog};
+use seglog_log::{
+    CompressionType, Error, Isolation, LoadOptions, LogConfig, MockClock, PartitionLog,
+};
 use seglog_record_format::{Batch, RecordBatch, batches};
 
 use crate::common;
@@ -74,7 +77,13 @@ fn only_batch(bytes: &[u8]) -> RecordBatch<'_> {
 }
 
 /// (offset, timestamp, key, value, headers) of every record.
-type Row = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<(Vec<u8>, Option<Vec<u8>>)>);
+type Row = (
+    i64,
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(Vec<u8>, Option<Vec<u8>>)>,
+);
 
 fn rows(batch: &RecordBatch<'_>) -> Vec<Row> {
     batch
@@ -128,7 +137,11 @@ fn a_batch_in_another_codec_is_rebuilt_in_the_topics() {
             let mut input = kafka_batch(source, None);
             let want = rows(&only_batch(&kafka_batch(Compression::None, None)));
             let info = log.append_as_leader(&mut input).unwrap();
-            assert_eq!((info.first_offset, info.last_offset), (2, 4), "{source}->{name}");
+            assert_eq!(
+                (info.first_offset, info.last_offset),
+                (2, 4),
+                "{source}->{name}"
+            );
             assert_eq!(info.max_timestamp, NOW + 1);
             let all = stored(&log);
             let second = batches(&all).nth(1).unwrap().unwrap();
@@ -147,10 +160,13 @@ fn a_batch_in_another_codec_is_rebuilt_in_the_topics() {
             assert_eq!(batch.timestamp_type(), TimestampType::CreateTime);
             assert_eq!(batch.max_timestamp(), NOW + 1);
             assert_eq!(batch.base_timestamp(), NOW - 1);
-            let got: Vec<Row> = rows(&batch).into_iter().map(|mut r| {
-                r.0 -= 2;
-                r
-            }).collect();
+            let got: Vec<Row> = rows(&batch)
+                .into_iter()
+                .map(|mut r| {
+                    r.0 -= 2;
+                    r
+                })
+                .collect();
             assert_eq!(got, want, "{source}->{name}");
             // A rebuilt batch is what Kafka's builder writes: the same as building it in the
             // target codec directly (the level being the topic's default).
@@ -184,7 +200,7 @@ fn the_same_codec_at_another_level_is_kept() {
     assert_eq!(stored(&log), sent);
     // The topic's level applies where Kafka rebuilds: an uncompressed batch is written at 1.
     let again = tempfile::tempdir().unwrap();
-    let log = open(&again.path().join("t-0"), log.config().clone(), &clock);
+    let log = open(&again.path().join("t-0"), (*log.config()).clone(), &clock);
     log.append_as_leader(&mut kafka_batch(Compression::None, None))
         .unwrap();
     assert_eq!(stored(&log), at_one);
@@ -304,6 +320,10 @@ fn the_zstd_level_applies() {
     log.append_as_leader(&mut kafka_batch(Compression::None, None))
         .unwrap();
     let at_19 = kafka_batch(Compression::Zstd, Some(19));
-    assert_ne!(at_19, kafka_batch(Compression::Zstd, None), "levels 19 and 3 differ");
+    assert_ne!(
+        at_19,
+        kafka_batch(Compression::Zstd, None),
+        "levels 19 and 3 differ"
+    );
     assert_eq!(stored(&log), at_19);
 }

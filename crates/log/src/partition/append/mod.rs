@@ -199,7 +199,7 @@ impl<F: FileSystem> Inner<F> {
                 Some(batch) => (&mut rebuilt[..], vec![batch]),
                 None => (records, batches),
             };
-        let log_append_time = (self.config.message_timestamp_type
+        let log_append_time = (self.config().message_timestamp_type
             == MessageTimestampType::LogAppendTime)
             .then_some(now);
         let mut next = self.log_end_offset.load(Ordering::Acquire);
@@ -323,12 +323,13 @@ impl<F: FileSystem> Inner<F> {
         max_timestamp: i64,
     ) -> Result<AppendTarget<F>> {
         let active = self.active();
+        let config = self.config();
         if self.active_needs_resize.swap(false, Ordering::AcqRel) {
-            active.resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
+            active.resize_indexes(u32::try_from(config.segment_index_bytes).unwrap_or(0))?;
         }
         let params = RollParams {
-            max_segment_ms: self.config.max_segment_ms(),
-            max_segment_bytes: u64::try_from(self.config.segment_bytes).unwrap_or(0),
+            max_segment_ms: config.max_segment_ms(),
+            max_segment_bytes: u64::try_from(config.segment_bytes).unwrap_or(0),
             max_timestamp_in_messages: max_timestamp,
             max_offset_in_messages: last_offset,
             messages_size: size as u64,
@@ -374,7 +375,7 @@ impl<F: FileSystem> Inner<F> {
             self.apply_producer_state(&mut state, &segment, analysis, last_offset + 1)?;
         }
         let unflushed = last_offset + 1 - self.recovery_point.load(Ordering::Acquire);
-        if unflushed >= self.config.flush_messages {
+        if unflushed >= self.config().flush_messages {
             self.flush_up_to(last_offset + 1)?;
         }
         Ok(())

@@ -16,7 +16,9 @@
 //! increase within `lastOffsetDelta`, whose count the client checks match), so none gets here.
 
 use seglog_fs::FileSystem;
-use seglog_record_format::{self as rf, BatchBuilder, BatchOptions, Compression, Header, NewRecord};
+use seglog_record_format::{
+    self as rf, BatchBuilder, BatchOptions, Compression, Header, NewRecord,
+};
 
 use super::InputBatch;
 use crate::config::{CompressionType, LogConfig, MessageTimestampType};
@@ -63,7 +65,8 @@ impl<F: FileSystem> Inner<F> {
         let invalid = |e: rf::Error| self.invalid(first.start, e.to_string());
         let batch = rf::RecordBatch::parse(bytes).map_err(invalid)?;
         let source = batch.compression().map_err(invalid)?;
-        let (target, level) = target_compression(&self.config, source);
+        let config = self.config();
+        let (target, level) = target_compression(&config, source);
         if source == Compression::None && target == Compression::None {
             return Ok(None);
         }
@@ -93,8 +96,7 @@ impl<F: FileSystem> Inner<F> {
             }
             spans.push(at..headers.len());
         }
-        let log_append_time =
-            self.config.message_timestamp_type == MessageTimestampType::LogAppendTime;
+        let log_append_time = config.message_timestamp_type == MessageTimestampType::LogAppendTime;
         let options = BatchOptions::new(0, target)
             .with_compression_level(level)
             .with_partition_leader_epoch(batch.partition_leader_epoch())
