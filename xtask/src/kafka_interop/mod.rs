@@ -38,6 +38,11 @@
 //!     timestamps read back by kcat; `consume --format`/`--json` equal to kcat's `-f`/`-J` at both
 //!     isolation levels, `offsets --time` to `kafka-get-offsets.sh`, `log-dirs --json` to
 //!     `kafka-log-dirs.sh --describe`, dump's decoders to DumpLogSegments' (needs kcat).
+//! 13. A topic's `compression.type` on a leader append: the same producer requests through
+//!     Kafka's `UnifiedLog.appendAsLeader` offline and seglog's, with the same topic config, store
+//!     the same batches (byte for byte, or the same header fields and records where the Java and
+//!     Rust codecs write other compressed bytes), for zstd, gzip, lz4, snappy, uncompressed and
+//!     producer topics.
 //!
 //! Everything runs on 127.0.0.1 with free ports, under `target/kafka-interop/`. Every process it
 //! starts is in its own process group, held by a [`Guard`](guard::Guard) that kills the group
@@ -47,7 +52,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10 (step 3b reuses step 4's broker;
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 13 (step 3b reuses step 4's broker;
 //! `--step 6,7` runs some of them); without kcat, step 10 is skipped with a notice at the start;
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
@@ -58,6 +63,7 @@ mod kraft;
 mod records;
 mod segment_files;
 mod step10_operator_session;
+mod step13_recompression;
 mod step1_dump;
 mod step2_recover;
 mod step3a_kafka_writes;
@@ -88,6 +94,7 @@ use step7_txn_sigkill::step7;
 use step8_seglog_txn::step8;
 use step9_cleaner::step9;
 use step10_operator_session::step10;
+use step13_recompression::step13;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
 const PRODUCED_PER_CODEC: usize = 1000;
@@ -104,10 +111,16 @@ const BROKER_JAVA_OPTS: &str = "-XX:+UseSerialGC -Xmx512m";
 
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
 /// format and step 4, whose broker step 3b reuses, run when a picked step needs them).
-const STEPS: [&str; 11] = ["1", "2", "3a", "4", "3b", "5", "6", "7", "8", "9", "10"];
+const STEPS: [&str; 12] = [
+    "1", "2", "3a", "4", "3b", "5", "6", "7", "8", "9", "10", "13",
+];
 /// The steps that need the formatted KRaft node.
 const NODE_STEPS: [&str; 7] = ["3a", "4", "3b", "5", "6", "8", "10"];
 
+#[expect(
+    clippy::too_many_lines,
+    reason = "one block per step, in the order they run"
+)]
 pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
     let mut picked = picked_steps(args)?;
     if let Some(missing) = missing_tool() {
@@ -218,6 +231,12 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         timed(
             "step 10: an operator's session, each command judged by kcat or Kafka's own tool",
             &mut || step10(&ctx, node()?),
+        )?;
+    }
+    if want("13") {
+        timed(
+            "step 13: compression.type on a leader append, seglog's against Kafka's UnifiedLog",
+            &mut || step13(&ctx),
         )?;
     }
     for (name, took) in &timings {

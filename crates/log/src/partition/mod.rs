@@ -139,6 +139,8 @@ pub(crate) struct Writer {
     /// Rebuilds batches into the topic's codec (`compression.type`), keeping its compressor
     /// contexts from append to append.
     builder: seglog_record_format::BatchBuilder,
+    /// The rebuilt batch, its buffer kept from append to append.
+    rebuilt: Vec<u8>,
 }
 
 #[derive(Debug)]

@@ -193,12 +193,17 @@ impl<F: FileSystem> Inner<F> {
         let now = self.time.now_ms();
         let batches = self.validate(records, origin, now)?;
         // `compression.type`: the batch rebuilt in the topic's codec, or kept.
-        let mut rebuilt = Vec::new();
-        let (records, batches) =
-            match self.recompress(records, &batches, now, &mut writer.builder, &mut rebuilt)? {
-                Some(batch) => (&mut rebuilt[..], vec![batch]),
-                None => (records, batches),
-            };
+        let state = &mut *writer;
+        let (records, batches) = match self.recompress(
+            records,
+            &batches,
+            now,
+            &mut state.builder,
+            &mut state.rebuilt,
+        )? {
+            Some(batch) => (&mut state.rebuilt[..], vec![batch]),
+            None => (records, batches),
+        };
         let log_append_time = (self.config().message_timestamp_type
             == MessageTimestampType::LogAppendTime)
             .then_some(now);

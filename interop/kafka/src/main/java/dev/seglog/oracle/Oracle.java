@@ -142,6 +142,8 @@ public final class Oracle {
                 return TxnIndexWriter.run(rest);
             case "clean":
                 return Compaction.run(rest);
+            case "leader-append":
+                return LeaderAppend.run(rest);
             default:
                 return usage();
         }
