@@ -79,8 +79,10 @@ impl<F: FileSystem> PartitionLog<F> {
     /// producer), assigns offsets from the log end offset, sets each batch's max timestamp to its
     /// records' largest (or stamps the append time under `LogAppendTime`), validates every batch
     /// with a producer id against the producer state, rolls if needed and appends. The batches in
-    /// `records` are edited in place. The high watermark does not move (see
-    /// [`PartitionLog::set_high_watermark`]).
+    /// `records` are edited in place, unless `compression.type` names another codec than the
+    /// batch's: then, as Kafka's `LogValidator`, the append must be one batch, which is rebuilt in
+    /// the topic's codec and level and written instead (`records` is left as it was). The high
+    /// watermark does not move (see [`PartitionLog::set_high_watermark`]).
     ///
     /// A batch that retries one of its producer's last five is a duplicate: nothing is appended,
     /// and the result has the original batch's offsets (Kafka's answer). A sequence gap, an older
