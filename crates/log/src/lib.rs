@@ -76,8 +76,8 @@ pub use checkpoint::{
 };
 pub use clean_shutdown::{CLEAN_SHUTDOWN_FILE, CleanShutdownMarker};
 pub use config::{
-    CleanupPolicy, CompressionType, FALLBACK_MAX_MAP_COUNT, KEYS, LogConfig, MessageTimestampType,
-    ProcessDefaults, defaults,
+    CleanupPolicy, CompressionType, FALLBACK_MAX_MAP_COUNT, INERT_KEYS, InertConfig, KEYS,
+    LogConfig, MessageTimestampType, ProcessDefaults, defaults,
 };
 pub use consumer_records::{
     AbortedTransaction, ConsumerFilter, ConsumerRecords, IsolationLevel, consumer_records,

@@ -47,6 +47,8 @@ pub struct BatchOptions {
     pub delete_horizon_ms: Option<i64>,
     /// The codec of the records section.
     pub compression: Compression,
+    /// The codec's level (KIP-390, see [`Compressor::compress_at`]); `None` for its default.
+    pub compression_level: Option<i32>,
     /// Overrides lastOffsetDelta (Kafka's `overrideLastOffset`, used by compaction).
     pub last_offset_delta: Option<i32>,
 }
@@ -65,6 +67,7 @@ impl Default for BatchOptions {
             log_append_time: NO_TIMESTAMP,
             delete_horizon_ms: None,
             compression: Compression::None,
+            compression_level: None,
             last_offset_delta: None,
         }
     }
@@ -136,6 +139,7 @@ with_setters!(BatchOptions {
     log_append_time: i64 => with_log_append_time,
     delete_horizon_ms: Option<i64> => with_delete_horizon_ms,
     compression: Compression => with_compression,
+    compression_level: Option<i32> => with_compression_level,
     last_offset_delta: Option<i32> => with_last_offset_delta,
 });
 
@@ -354,8 +358,12 @@ impl BatchBuilder {
             });
         }
         if compressed {
-            self.compressor
-                .compress(opts.compression, &self.scratch, out)?;
+            self.compressor.compress_at(
+                opts.compression,
+                opts.compression_level,
+                &self.scratch,
+                out,
+            )?;
         }
         let max_ts = match opts.timestamp_type {
             TimestampType::LogAppendTime => opts.log_append_time,

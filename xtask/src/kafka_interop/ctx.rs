@@ -52,6 +52,8 @@ impl Ctx {
                 "seglog-harness",
                 "--bin",
                 "seglog-kafka-interop-writer",
+                "--bin",
+                "seglog-leader-append",
             ],
             &[],
         )?;

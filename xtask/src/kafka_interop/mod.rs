@@ -46,6 +46,11 @@
 //!     restarts) and is SIGKILLed; `seglog recover` and Kafka's own load (`UnifiedLog.create`
 //!     offline, no election) leave the same `leader-epoch-checkpoint` bytes: as killed, with the
 //!     entries lost and recovery from 0, and with the log cut inside the last epoch's first batch.
+//! 13. A topic's `compression.type` on a leader append: the same producer requests through
+//!     Kafka's `UnifiedLog.appendAsLeader` offline and seglog's, with the same topic config, store
+//!     the same batches (byte for byte, or the same header fields and records where the Java and
+//!     Rust codecs write other compressed bytes), for zstd, gzip, lz4, snappy, uncompressed and
+//!     producer topics.
 //! 14. Topic ids and high watermarks, on a broker of its own: seglog reads the broker's
 //!     `partition.metadata` and `replication-offset-checkpoint` (`offsets --time -1` equals
 //!     `kafka-get-offsets.sh`), writes a `partition.metadata` byte for byte as the broker did and
@@ -60,7 +65,7 @@
 //! Needs java 17+ and mvn (the Kafka jars come from Maven Central into `$SEGLOG_M2`, default
 //! `target/m2`); without them the check says it was skipped and succeeds.
 //!
-//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 11, 12, 14 (step 3b reuses step 4's broker;
+//! One module per step, run in the order 1, 2, 3a, 4, 3b, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 (step 3b reuses step 4's broker;
 //! `--step 6,7` runs some of them); without kcat, step 10 is skipped with a notice at the start;
 //! `kraft` holds the broker, `guard` the process groups, `ctx` the paths and the build.
 
@@ -73,6 +78,7 @@ mod segment_files;
 mod step10_operator_session;
 mod step11_read_committed_unclean;
 mod step12_leader_epochs;
+mod step13_recompression;
 mod step14_topic_id_hw;
 mod step1_dump;
 mod step2_recover;
@@ -106,6 +112,7 @@ use step9_cleaner::step9;
 use step10_operator_session::step10;
 use step11_read_committed_unclean::step11;
 use step12_leader_epochs::step12;
+use step13_recompression::step13;
 use step14_topic_id_hw::step14;
 
 /// Records per codec in step 3, and records seglog appends in step 4.
@@ -148,7 +155,7 @@ struct Step {
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
 /// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
 /// step needs them).
-const STEPS: [Step; 14] = [
+const STEPS: [Step; 15] = [
     Step {
         id: "1",
         title: "step 1: Kafka's DumpLogSegments reads what seglog wrote",
@@ -232,6 +239,12 @@ const STEPS: [Step; 14] = [
         title: "step 12: leader epochs, seglog recover and Kafka's own load leave the same checkpoint",
         needs_node: false,
         run: |ctx, _| step12(ctx),
+    },
+    Step {
+        id: "13",
+        title: "step 13: compression.type on a leader append, seglog's against Kafka's UnifiedLog",
+        needs_node: false,
+        run: |ctx, _| step13(ctx),
     },
     Step {
         id: "14",

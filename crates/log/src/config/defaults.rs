@@ -33,3 +33,9 @@ pub const FROM_PROCESS_LIMITS: i64 = 0;
 pub const MAX_SEGMENT_MAPPINGS: i64 = FROM_PROCESS_LIMITS;
 /// The default `seglog.max.open.segment.files`: from the process's limits.
 pub const MAX_OPEN_SEGMENT_FILES: i64 = FROM_PROCESS_LIMITS;
+/// `compression.gzip.level`: -1, zlib's default (6).
+pub const COMPRESSION_GZIP_LEVEL: i32 = -1;
+/// `compression.lz4.level`.
+pub const COMPRESSION_LZ4_LEVEL: i32 = 9;
+/// `compression.zstd.level`.
+pub const COMPRESSION_ZSTD_LEVEL: i32 = 3;

@@ -7,6 +7,7 @@
 
 /// Kafka's defaults (`LogConfig`, `ServerLogConfigs`, Kafka 4.x).
 pub mod defaults;
+mod inert;
 mod parse;
 mod process_defaults;
 mod validate;
@@ -16,6 +17,7 @@ use std::fmt;
 use crate::error::Error;
 use crate::setters::with_setters;
 
+pub use inert::{INERT_KEYS, InertConfig};
 pub use parse::KEYS;
 pub use process_defaults::{FALLBACK_MAX_MAP_COUNT, ProcessDefaults};
 
@@ -93,8 +95,17 @@ pub struct LogConfig {
     pub preallocate: bool,
     /// `cleanup.policy`.
     pub cleanup_policy: CleanupPolicy,
-    /// `compression.type`.
+    /// `compression.type`: a leader append whose batch is in another codec is recompressed to
+    /// this one (Kafka's `LogValidator`), `producer` keeps the producer's.
     pub compression_type: CompressionType,
+    /// `compression.gzip.level` (KIP-390): 1 to 9, or -1 (default) for zlib's default, 6.
+    pub compression_gzip_level: i32,
+    /// `compression.lz4.level` (KIP-390): 1 to 17, default 9. Kafka compresses with lz4's high
+    /// compressor at any level but 9; seglog's lz4 (`lz4_flex`) has only the fast compressor, so
+    /// its lz4 batches are Kafka's at level 9 whatever this says (any reader reads both).
+    pub compression_lz4_level: i32,
+    /// `compression.zstd.level` (KIP-390): -131072 to 22, default 3.
+    pub compression_zstd_level: i32,
     /// `delete.retention.ms`: how long tombstones survive after the first cleaning saw them. 1 day.
     pub delete_retention_ms: i64,
     /// `min.compaction.lag.ms`: records younger than this are not compacted. Default 0.
@@ -122,6 +133,9 @@ pub struct LogConfig {
     /// cache shared by every log of a [`LogDir`](crate::LogDir); -1: no cap (a descriptor per
     /// segment, as Kafka); otherwise at least 1, a cache of this log's own.
     pub max_open_segment_files: i64,
+    /// The keys only a broker's replication, tiered storage or group coordinator reads
+    /// ([`INERT_KEYS`]): kept, without effect here.
+    pub inert: InertConfig,
 }
 
 with_setters!(LogConfig {
@@ -142,12 +156,16 @@ with_setters!(LogConfig {
     preallocate: bool => with_preallocate,
     cleanup_policy: CleanupPolicy => with_cleanup_policy,
     compression_type: CompressionType => with_compression_type,
+    compression_gzip_level: i32 => with_compression_gzip_level,
+    compression_lz4_level: i32 => with_compression_lz4_level,
+    compression_zstd_level: i32 => with_compression_zstd_level,
     delete_retention_ms: i64 => with_delete_retention_ms,
     min_compaction_lag_ms: i64 => with_min_compaction_lag_ms,
     max_compaction_lag_ms: i64 => with_max_compaction_lag_ms,
     min_cleanable_dirty_ratio: f64 => with_min_cleanable_dirty_ratio,
     max_segment_mappings: i64 => with_max_segment_mappings,
     max_open_segment_files: i64 => with_max_open_segment_files,
+    inert: InertConfig => with_inert,
 });
 
 impl Default for LogConfig {
@@ -173,12 +191,16 @@ impl Default for LogConfig {
                 compact: false,
             },
             compression_type: CompressionType::Producer,
+            compression_gzip_level: defaults::COMPRESSION_GZIP_LEVEL,
+            compression_lz4_level: defaults::COMPRESSION_LZ4_LEVEL,
+            compression_zstd_level: defaults::COMPRESSION_ZSTD_LEVEL,
             delete_retention_ms: defaults::DELETE_RETENTION_MS,
             min_compaction_lag_ms: 0,
             max_compaction_lag_ms: i64::MAX,
             min_cleanable_dirty_ratio: defaults::MIN_CLEANABLE_DIRTY_RATIO,
             max_segment_mappings: defaults::MAX_SEGMENT_MAPPINGS,
             max_open_segment_files: defaults::MAX_OPEN_SEGMENT_FILES,
+            inert: InertConfig::default(),
         }
     }
 }

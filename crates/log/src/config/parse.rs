@@ -27,15 +27,31 @@ pub const KEYS: &[&str] = &[
     "preallocate",
     "cleanup.policy",
     "compression.type",
+    "compression.gzip.level",
+    "compression.lz4.level",
+    "compression.zstd.level",
     "delete.retention.ms",
     "min.compaction.lag.ms",
     "max.compaction.lag.ms",
     "min.cleanable.dirty.ratio",
     "seglog.max.segment.mappings",
     "seglog.max.open.segment.files",
+    "max.decompressed.message.bytes",
+    "unclean.leader.election.enable",
+    "min.insync.replicas",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+    "remote.storage.enable",
+    "local.retention.ms",
+    "local.retention.bytes",
+    "remote.log.copy.disable",
+    "remote.copy.lag.ms",
+    "remote.copy.lag.bytes",
+    "remote.log.delete.on.disable",
+    "errors.deadletterqueue.group.enable",
 ];
 
-fn number<T>(key: &str, value: &str, min: T, max: T) -> Result<T>
+pub(super) fn number<T>(key: &str, value: &str, min: T, max: T) -> Result<T>
 where
     T: FromStr + PartialOrd + fmt::Display + Copy,
 {
@@ -50,7 +66,7 @@ where
     Ok(parsed)
 }
 
-fn boolean(key: &str, value: &str) -> Result<bool> {
+pub(super) fn boolean(key: &str, value: &str) -> Result<bool> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -181,6 +197,17 @@ impl LogConfig {
                     }
                 };
             }
+            "compression.gzip.level" => {
+                let level = value.trim().parse::<i32>().ok();
+                self.compression_gzip_level = match level {
+                    Some(l) if l == -1 || (1..=9).contains(&l) => l,
+                    _ => return Err(invalid(key, value, "[1,...,9] or -1")),
+                };
+            }
+            "compression.lz4.level" => self.compression_lz4_level = number(key, value, 1, 17)?,
+            "compression.zstd.level" => {
+                self.compression_zstd_level = number(key, value, -131_072, 22)?;
+            }
             "delete.retention.ms" => self.delete_retention_ms = number(key, value, 0, i64::MAX)?,
             "min.compaction.lag.ms" => {
                 self.min_compaction_lag_ms = number(key, value, 0, i64::MAX)?;
@@ -203,9 +230,11 @@ impl LogConfig {
                 self.set_seglog(key, value)?;
             }
             _ => {
-                return Err(Error::UnknownConfig {
-                    key: key.to_owned(),
-                });
+                if !self.set_inert(key, value)? {
+                    return Err(Error::UnknownConfig {
+                        key: key.to_owned(),
+                    });
+                }
             }
         }
         Ok(())
@@ -269,7 +298,7 @@ impl LogConfig {
         } else {
             "segment.bytes"
         };
-        let pairs: [(&str, String); 23] = [
+        let pairs: [(&str, String); 26] = [
             (segment_key, self.segment_bytes.to_string()),
             ("segment.ms", self.segment_ms.to_string()),
             ("segment.jitter.ms", self.segment_jitter_ms.to_string()),
@@ -299,6 +328,18 @@ impl LogConfig {
             ("preallocate", self.preallocate.to_string()),
             ("cleanup.policy", policy.to_owned()),
             ("compression.type", compression.to_owned()),
+            (
+                "compression.gzip.level",
+                self.compression_gzip_level.to_string(),
+            ),
+            (
+                "compression.lz4.level",
+                self.compression_lz4_level.to_string(),
+            ),
+            (
+                "compression.zstd.level",
+                self.compression_zstd_level.to_string(),
+            ),
             ("delete.retention.ms", self.delete_retention_ms.to_string()),
             (
                 "min.compaction.lag.ms",
@@ -321,7 +362,13 @@ impl LogConfig {
                 self.max_open_segment_files.to_string(),
             ),
         ];
-        write_properties(pairs.iter().map(|(k, v)| (*k, v.as_str())))
+        let inert = self.inert_pairs();
+        write_properties(
+            pairs
+                .iter()
+                .chain(inert.iter())
+                .map(|(k, v)| (*k, v.as_str())),
+        )
     }
 }
 

@@ -49,6 +49,6 @@ impl LogConfig {
                 return Err(invalid(key, &value.to_string(), format!("at least {min}")));
             }
         }
-        Ok(())
+        self.validate_inert()
     }
 }

@@ -13,6 +13,7 @@ mod partitions;
 mod pending_deletes;
 mod scheduler;
 mod scope;
+mod topic_config;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -36,7 +36,7 @@ impl<F: FileSystem> LogDir<F> {
     /// let orders = TopicPartition::new("orders", 0);
     /// let log = dir.create_log(&orders, None)?;
     /// assert_eq!(log.dir(), root.path().join("orders-0"));
-    /// assert_eq!(log.config(), &LogConfig::default()); // the directory's default
+    /// assert_eq!(*log.config(), LogConfig::default()); // the directory's default
     /// let again = dir.create_log(&orders, None)?; // the same log
     /// assert_eq!(again.dir(), log.dir());
     ///
@@ -47,7 +47,7 @@ impl<F: FileSystem> LogDir<F> {
     /// dir.close()?;
     /// drop(dir);
     /// let (dir, _) = LogDir::open(RealFs, root.path(), options())?;
-    /// assert_eq!(dir.log(&users).expect("reloaded").config(), &compacted);
+    /// assert_eq!(*dir.log(&users).expect("reloaded").config(), compacted);
     /// # Ok(())
     /// # }
     /// ```

@@ -114,10 +114,10 @@ impl<F: FileSystem> PartitionLog<F> {
             fs,
             dir: dir.to_path_buf(),
             tp,
-            config,
+            config: parking_lot::RwLock::new(std::sync::Arc::new(config)),
             time,
             segments: SnapshotCell::new(SegmentMap::new()),
-            writer: Mutex::new(()),
+            writer: Mutex::new(super::Writer::default()),
             log_end_offset: AtomicI64::new(0),
             stable: super::StableOffsets::new(),
             log_start_offset: AtomicI64::new(0),
@@ -215,8 +215,9 @@ impl<F: FileSystem> Inner<F> {
     }
 
     fn load(&self, options: LoadOptions, report: &mut LoadReport) -> Result<()> {
-        let interval = u32::try_from(self.config.index_interval_bytes).unwrap_or(0);
-        let max_index_size = u32::try_from(self.config.segment_index_bytes).unwrap_or(0);
+        let config = self.config();
+        let interval = u32::try_from(config.index_interval_bytes).unwrap_or(0);
+        let max_index_size = u32::try_from(config.segment_index_bytes).unwrap_or(0);
         let (plan, listed, valid) =
             plan_partition_listed(&self.fs, &self.dir, interval, max_index_size, options)?;
         let quarantine = if !plan.sets_aside() {

@@ -31,6 +31,7 @@ mod snapshot_plan;
 mod stable_offsets;
 mod topic_id;
 pub(crate) mod txn_replay;
+mod update_config;
 mod valid_prefix;
 
 use crate::loom::sync::Arc;
@@ -90,11 +91,12 @@ pub(crate) struct Inner<F: FileSystem> {
     fs: F,
     dir: PathBuf,
     tp: TopicPartition,
-    config: LogConfig,
+    /// The configuration, replaced whole by `update_config`; each operation reads one snapshot.
+    config: parking_lot::RwLock<std::sync::Arc<LogConfig>>,
     time: std::sync::Arc<dyn Time>,
     segments: SnapshotCell<SegmentMap<F>>,
     /// Serialises appends, rolls, truncations, flush bookkeeping and retention.
-    writer: Mutex<()>,
+    writer: Mutex<Writer>,
     log_end_offset: AtomicI64,
     /// The high watermark and the first unstable offset, which readers take without a lock.
     stable: StableOffsets,
@@ -144,6 +146,16 @@ pub(crate) struct Inner<F: FileSystem> {
     epochs: parking_lot::RwLock<crate::epoch::LeaderEpochCache<F>>,
     /// The epoch leader appends are stamped with (-1: none set, the batches keep theirs).
     leader_epoch: std::sync::atomic::AtomicI32,
+}
+
+/// What the writer lock guards beside the order of writes: the state a leader append reuses.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    /// Rebuilds batches into the topic's codec (`compression.type`), keeping its compressor
+    /// contexts from append to append.
+    builder: seglog_record_format::BatchBuilder,
+    /// The rebuilt batch, its buffer kept from append to append.
+    rebuilt: Vec<u8>,
 }
 
 #[derive(Debug)]
@@ -205,9 +217,9 @@ impl<F: FileSystem> PartitionLog<F> {
         &self.inner.tp
     }
 
-    /// The configuration.
-    pub fn config(&self) -> &LogConfig {
-        &self.inner.config
+    /// The configuration (a snapshot: [`PartitionLog::update_config`] replaces it whole).
+    pub fn config(&self) -> std::sync::Arc<LogConfig> {
+        self.inner.config()
     }
 
     /// The offset the next appended record gets (Kafka's log end offset).
@@ -351,12 +363,18 @@ impl<F: FileSystem> Inner<F> {
         x ^= x >> 33;
         x = x.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
         x ^= x >> 33;
+        let config = self.config();
         SegmentConfig::default()
-            .with_index_interval_bytes(u32::try_from(self.config.index_interval_bytes).unwrap_or(0))
-            .with_max_index_size(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))
-            .with_preallocate(self.config.preallocate)
-            .with_initial_file_size(self.config.initial_file_size())
-            .with_roll_jitter_ms(self.config.segment_jitter_from(x))
+            .with_index_interval_bytes(u32::try_from(config.index_interval_bytes).unwrap_or(0))
+            .with_max_index_size(u32::try_from(config.segment_index_bytes).unwrap_or(0))
+            .with_preallocate(config.preallocate)
+            .with_initial_file_size(config.initial_file_size())
+            .with_roll_jitter_ms(config.segment_jitter_from(x))
+    }
+
+    /// The current configuration.
+    pub(crate) fn config(&self) -> std::sync::Arc<LogConfig> {
+        std::sync::Arc::clone(&self.config.read())
     }
 
     fn swap_segments(&self, f: impl FnOnce(&mut SegmentMap<F>)) {
@@ -396,7 +414,7 @@ impl<F: FileSystem> Inner<F> {
         let due_ms = self
             .time
             .now_ms()
-            .saturating_add(self.config.file_delete_delay_ms);
+            .saturating_add(self.config().file_delete_delay_ms);
         self.pending_deletes.lock().push(PendingDelete {
             due_ms,
             segment,

@@ -40,7 +40,7 @@ impl<F: FileSystem> PartitionLog<F> {
             let _ = segment;
             next.is_some_and(|n| n.base_offset() <= log_start)
         })?;
-        let config = &self.inner.config;
+        let config = &*self.inner.config();
         if config.cleanup_policy.delete {
             let retention_bytes = config.retention_bytes;
             let size = self.size();

@@ -11,9 +11,29 @@ use crate::error::{Error, Position, Result};
 /// (255, as the JDK writes since 16).
 const HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
+/// Kafka's default gzip level, -1: zlib's default (6), as the JDK's `Deflater`.
+pub const DEFAULT_LEVEL: i32 = -1;
+
 /// A fresh raw-deflate compressor at the default level (zlib's 6, the JDK's default).
 pub(crate) fn new_deflate() -> flate2::Compress {
     flate2::Compress::new(Level::default(), false)
+}
+
+/// The zlib level for a Kafka gzip level (`None` or -1: the default, 6), or an error out of
+/// Kafka's range (1 to 9, or -1).
+pub(crate) fn level(level: Option<i32>) -> Result<i32> {
+    match level.unwrap_or(DEFAULT_LEVEL) {
+        DEFAULT_LEVEL => Ok(6),
+        l @ 1..=9 => Ok(l),
+        _ => Err(Error::InvalidInput {
+            reason: "gzip level must be 1 to 9, or -1",
+        }),
+    }
+}
+
+/// A fresh raw-deflate compressor at zlib `level` (1 to 9).
+pub(crate) fn new_deflate_at(level: i32) -> flate2::Compress {
+    flate2::Compress::new(Level::new(level.unsigned_abs()), false)
 }
 
 /// Appends `input` as one gzip member at the default level to `out`.

@@ -71,13 +71,13 @@ impl CodecError {
 #[derive(Default)]
 pub struct Compressor {
     #[cfg(feature = "gzip")]
-    deflate: Option<flate2::Compress>,
+    deflate: Option<(i32, flate2::Compress)>,
     #[cfg(feature = "lz4")]
     lz4_table: Option<lz4_flex::block::CompressTable>,
     #[cfg(feature = "snappy")]
     snappy: Option<snap::raw::Encoder>,
     #[cfg(feature = "zstd")]
-    zstd: Option<::zstd::bulk::Compressor<'static>>,
+    zstd: Option<(i32, ::zstd::bulk::Compressor<'static>)>,
 }
 
 impl std::fmt::Debug for Compressor {
@@ -95,17 +95,41 @@ impl Compressor {
     /// Appends `input` compressed with `codec` to `out` (`None` copies it), in the framing Kafka
     /// writes for magic 2. A codec whose cargo feature is off is [`Error::CodecDisabled`].
     pub fn compress(&mut self, codec: Compression, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.compress_at(codec, None, input, out)
+    }
+
+    /// [`Compressor::compress`] at a Kafka compression level (KIP-390), `None` for the codec's
+    /// default: gzip 1 to 9 (-1, zlib's default 6), zstd -131072 to 22 (3); snappy has none,
+    /// and lz4 is always written with the fast compressor (Kafka's level 9, its default; its
+    /// other levels use lz4's high compressor, which this crate does not have). A level out of
+    /// range is [`Error::InvalidInput`].
+    pub fn compress_at(
+        &mut self,
+        codec: Compression,
+        level: Option<i32>,
+        input: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        #[cfg(not(all(feature = "gzip", feature = "zstd")))]
+        let _ = level;
         match codec {
             Compression::None => {
                 out.extend_from_slice(input);
                 Ok(())
             }
             #[cfg(feature = "gzip")]
-            Compression::Gzip => gzip::compress_with(
-                self.deflate.get_or_insert_with(gzip::new_deflate),
-                input,
-                out,
-            ),
+            Compression::Gzip => {
+                let level = gzip::level(level)?;
+                if self.deflate.as_ref().is_none_or(|(l, _)| *l != level) {
+                    self.deflate = Some((level, gzip::new_deflate_at(level)));
+                }
+                match self.deflate.as_mut() {
+                    Some((_, d)) => gzip::compress_with(d, input, out),
+                    None => Err(Error::InvalidInput {
+                        reason: "gzip compressor unavailable",
+                    }),
+                }
+            }
             #[cfg(feature = "snappy")]
             Compression::Snappy => snappy::compress_with(
                 self.snappy.get_or_insert_with(snap::raw::Encoder::new),
@@ -122,11 +146,12 @@ impl Compressor {
             ),
             #[cfg(feature = "zstd")]
             Compression::Zstd => {
-                if self.zstd.is_none() {
-                    self.zstd = Some(zstd::new_compressor()?);
+                let level = zstd::level(level)?;
+                if self.zstd.as_ref().is_none_or(|(l, _)| *l != level) {
+                    self.zstd = Some((level, zstd::new_compressor_at(level)?));
                 }
                 match self.zstd.as_mut() {
-                    Some(c) => zstd::compress_with(c, input, out),
+                    Some((_, c)) => zstd::compress_with(c, input, out),
                     None => Err(Error::InvalidInput {
                         reason: "zstd compressor unavailable",
                     }),

@@ -19,15 +19,28 @@ const WINDOW_LOG_MAX: u32 = 31;
 /// (level 3, Kafka's default, uses 2 MiB), whatever the output limit.
 const WINDOW_LOG_FLOOR: u32 = 23;
 
-pub(crate) fn new_compressor() -> Result<::zstd::bulk::Compressor<'static>> {
-    ::zstd::bulk::Compressor::new(DEFAULT_LEVEL).map_err(|_| Error::InvalidInput {
+/// The zstd level for a Kafka level (`None`: the default, 3), or an error out of Kafka's
+/// range (-131072 to 22).
+pub(crate) fn level(level: Option<i32>) -> Result<i32> {
+    let level = level.unwrap_or(DEFAULT_LEVEL);
+    if (-131_072..=22).contains(&level) {
+        Ok(level)
+    } else {
+        Err(Error::InvalidInput {
+            reason: "zstd level must be -131072 to 22",
+        })
+    }
+}
+
+pub(crate) fn new_compressor_at(level: i32) -> Result<::zstd::bulk::Compressor<'static>> {
+    ::zstd::bulk::Compressor::new(level).map_err(|_| Error::InvalidInput {
         reason: "zstd context",
     })
 }
 
 /// Appends `input` as one zstd frame to `out`.
 pub fn compress(input: &[u8], out: &mut Vec<u8>) -> Result<()> {
-    compress_with(&mut new_compressor()?, input, out)
+    compress_with(&mut new_compressor_at(DEFAULT_LEVEL)?, input, out)
 }
 
 pub(crate) fn compress_with(

@@ -10,6 +10,7 @@
 
 mod group_commit;
 mod producer;
+mod recompress;
 mod roll_flush;
 mod validate;
 
@@ -78,8 +79,10 @@ impl<F: FileSystem> PartitionLog<F> {
     /// producer), assigns offsets from the log end offset, sets each batch's max timestamp to its
     /// records' largest (or stamps the append time under `LogAppendTime`), validates every batch
     /// with a producer id against the producer state, rolls if needed and appends. The batches in
-    /// `records` are edited in place. The high watermark does not move (see
-    /// [`PartitionLog::set_high_watermark`]).
+    /// `records` are edited in place, unless `compression.type` names another codec than the
+    /// batch's: then, as Kafka's `LogValidator`, the append must be one batch, which is rebuilt in
+    /// the topic's codec and level and written instead (`records` is left as it was). The high
+    /// watermark does not move (see [`PartitionLog::set_high_watermark`]).
     ///
     /// A batch that retries one of its producer's last five is a duplicate: nothing is appended,
     /// and the result has the original batch's offsets (Kafka's answer). A sequence gap, an older
@@ -188,10 +191,22 @@ impl<F: FileSystem> Inner<F> {
         origin: AppendOrigin,
         transaction_version: i16,
     ) -> Result<AppendInfo> {
-        let _writer = self.writer.lock();
+        let mut writer = self.writer.lock();
         let now = self.time.now_ms();
         let batches = self.validate(records, origin, now)?;
-        let log_append_time = (self.config.message_timestamp_type
+        // `compression.type`: the batch rebuilt in the topic's codec, or kept.
+        let state = &mut *writer;
+        let (records, batches) = match self.recompress(
+            records,
+            &batches,
+            now,
+            &mut state.builder,
+            &mut state.rebuilt,
+        )? {
+            Some(batch) => (&mut state.rebuilt[..], vec![batch]),
+            None => (records, batches),
+        };
+        let log_append_time = (self.config().message_timestamp_type
             == MessageTimestampType::LogAppendTime)
             .then_some(now);
         let mut next = self.log_end_offset.load(Ordering::Acquire);
@@ -330,12 +345,13 @@ impl<F: FileSystem> Inner<F> {
         max_timestamp: i64,
     ) -> Result<AppendTarget<F>> {
         let active = self.active();
+        let config = self.config();
         if self.active_needs_resize.swap(false, Ordering::AcqRel) {
-            active.resize_indexes(u32::try_from(self.config.segment_index_bytes).unwrap_or(0))?;
+            active.resize_indexes(u32::try_from(config.segment_index_bytes).unwrap_or(0))?;
         }
         let params = RollParams {
-            max_segment_ms: self.config.max_segment_ms(),
-            max_segment_bytes: u64::try_from(self.config.segment_bytes).unwrap_or(0),
+            max_segment_ms: config.max_segment_ms(),
+            max_segment_bytes: u64::try_from(config.segment_bytes).unwrap_or(0),
             max_timestamp_in_messages: max_timestamp,
             max_offset_in_messages: last_offset,
             messages_size: size as u64,
@@ -381,7 +397,7 @@ impl<F: FileSystem> Inner<F> {
             self.apply_producer_state(&mut state, &segment, analysis, last_offset + 1)?;
         }
         let unflushed = last_offset + 1 - self.recovery_point.load(Ordering::Acquire);
-        if unflushed >= self.config.flush_messages {
+        if unflushed >= self.config().flush_messages {
             self.flush_up_to(last_offset + 1)?;
         }
         Ok(())

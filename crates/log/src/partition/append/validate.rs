@@ -31,6 +31,7 @@ impl<F: FileSystem> Inner<F> {
         origin: AppendOrigin,
         now: i64,
     ) -> Result<Vec<InputBatch>> {
+        let config = self.config();
         let leader = origin != AppendOrigin::Replication;
         let client = origin == AppendOrigin::Client;
         let mut out = Vec::new();
@@ -43,12 +44,12 @@ impl<F: FileSystem> Inner<F> {
             })?;
             let start = framed.position();
             let size = framed.size_in_bytes();
-            if size > usize::try_from(self.config.max_message_bytes).unwrap_or(0) {
+            if size > usize::try_from(config.max_message_bytes).unwrap_or(0) {
                 return Err(self.invalid(
                     start,
                     format!(
                         "The record batch size in the append to {} is {size} bytes which exceeds the maximum configured value of {}.",
-                        self.tp, self.config.max_message_bytes
+                        self.tp, config.max_message_bytes
                     ),
                 ));
             }
@@ -111,12 +112,12 @@ impl<F: FileSystem> Inner<F> {
             ));
         }
         let total: u64 = out.iter().map(|b| b.size as u64).sum();
-        if total > u64::try_from(self.config.segment_bytes).unwrap_or(0) {
+        if total > u64::try_from(config.segment_bytes).unwrap_or(0) {
             return Err(self.invalid(
                 0,
                 format!(
                     "Message batch size is {total} bytes in append to partition {}, which exceeds the maximum configured segment size of {}.",
-                    self.tp, self.config.segment_bytes
+                    self.tp, config.segment_bytes
                 ),
             ));
         }
@@ -187,11 +188,12 @@ impl<F: FileSystem> Inner<F> {
         let records = batch
             .records_with_limit(scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)
             .map_err(unreadable)?;
-        let compacted = self.config.cleanup_policy.compact;
-        let create_time = self.config.message_timestamp_type == MessageTimestampType::CreateTime;
+        let config = self.config();
+        let compacted = config.cleanup_policy.compact;
+        let create_time = config.message_timestamp_type == MessageTimestampType::CreateTime;
         let (before, after) = (
-            self.config.message_timestamp_before_max_ms,
-            self.config.message_timestamp_after_max_ms,
+            config.message_timestamp_before_max_ms,
+            config.message_timestamp_after_max_ms,
         );
         let log_append_time_batch = batch.timestamp_type() == TimestampType::LogAppendTime;
         let mut max_timestamp = rf::NO_TIMESTAMP;

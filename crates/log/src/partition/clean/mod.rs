@@ -132,7 +132,7 @@ impl<F: FileSystem> PartitionLog<F> {
         let segments = self.segments();
         let active = segments.keys().next_back().copied().unwrap_or(0);
         let mut bound = active.min(self.last_stable_offset());
-        let lag = self.inner.config.min_compaction_lag_ms;
+        let lag = self.inner.config().min_compaction_lag_ms;
         if lag > 0 {
             let floor = segments
                 .range(..=first_dirty)

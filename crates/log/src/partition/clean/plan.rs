@@ -107,8 +107,9 @@ pub(super) fn group_segments<F: FileSystem>(
     segments: &SegmentMap<F>,
     end: i64,
 ) -> Result<Vec<Vec<Arc<LogSegment<F>>>>> {
-    let max_size = u64::try_from(inner.config.segment_bytes).unwrap_or(0);
-    let max_index = u64::try_from(inner.config.segment_index_bytes).unwrap_or(0);
+    let config = inner.config();
+    let max_size = u64::try_from(config.segment_bytes).unwrap_or(0);
+    let max_index = u64::try_from(config.segment_index_bytes).unwrap_or(0);
     let candidates: Vec<&Arc<LogSegment<F>>> = segments.range(..end).map(|(_, s)| s).collect();
     let mut groups = Vec::new();
     let mut i = 0;

@@ -284,7 +284,7 @@ impl<F: FileSystem> Inner<F> {
             return Ok(keep);
         }
         let delete_horizon_ms = if needs_horizon {
-            Some(round.now.saturating_add(self.config.delete_retention_ms))
+            Some(round.now.saturating_add(self.config().delete_retention_ms))
         } else {
             horizon
         };

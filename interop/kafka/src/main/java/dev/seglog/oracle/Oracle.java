@@ -144,6 +144,8 @@ public final class Oracle {
                 return Compaction.run(rest);
             case "unified-recover":
                 return LogRecovery.run(rest);
+            case "leader-append":
+                return LeaderAppend.run(rest);
             default:
                 return usage();
         }
