@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use parking_lot::Mutex;
 use seglog_fs::{File, FileSystem, OpenMode};
 
-use super::{LoadProgress, LogDirOptions, PARTITION_CONFIG_FILE};
+use super::{LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE, PartitionFailure};
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::partition::{LoadOptions, LoadReport, PartitionLog};
@@ -135,4 +135,41 @@ pub(super) fn load_in_parallel<F: FileSystem>(
         .zip(results.into_inner())
         .filter_map(|((tp, dir), result)| Some((tp.clone(), dir.clone(), result?)))
         .collect()
+}
+
+/// The loaded logs with their partition locks, and the partitions that failed to load (their
+/// directory and error), each failure also in `report`.
+#[expect(
+    clippy::type_complexity,
+    reason = "the three maps LogDir keeps, built in one pass"
+)]
+pub(super) fn sort_loaded<F: FileSystem>(
+    loaded: Vec<(TopicPartition, PathBuf, Result<Loaded<F>>)>,
+    report: &mut LogDirReport,
+) -> (
+    BTreeMap<TopicPartition, PartitionLog<F>>,
+    BTreeMap<TopicPartition, F::Lock>,
+    BTreeMap<TopicPartition, (PathBuf, String)>,
+) {
+    let mut logs = BTreeMap::new();
+    let mut locks = BTreeMap::new();
+    let mut unavailable = BTreeMap::new();
+    for (tp, dir, result) in loaded {
+        match result {
+            Ok((log, load, partition_lock)) => {
+                report.logs.insert(tp.clone(), load);
+                logs.insert(tp.clone(), log);
+                locks.insert(tp, partition_lock);
+            }
+            Err(error) => {
+                unavailable.insert(tp.clone(), (dir.clone(), error.to_string()));
+                report.failed.push(PartitionFailure {
+                    topic_partition: tp,
+                    path: dir,
+                    error,
+                });
+            }
+        }
+    }
+    (logs, locks, unavailable)
 }

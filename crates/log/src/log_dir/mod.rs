@@ -39,8 +39,8 @@ use checkpoints::{Kept, read_checkpoint};
 pub use failures::BackgroundFailure;
 use failures::Failures;
 use future::FutureLogs;
-use load::load_in_parallel;
 pub(crate) use load::read_partition_config;
+use load::{load_in_parallel, sort_loaded};
 pub use options::{
     CleanerSettings, LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE,
     PartitionFailure, ProgressFn, SchedulerConfig,
@@ -205,26 +205,7 @@ impl<F: FileSystem> LogDir<F> {
             &high_watermarks,
             clean,
         );
-        let mut logs = BTreeMap::new();
-        let mut locks = BTreeMap::new();
-        let mut unavailable = BTreeMap::new();
-        for (tp, dir, result) in loaded {
-            match result {
-                Ok((log, load, partition_lock)) => {
-                    report.logs.insert(tp.clone(), load);
-                    logs.insert(tp.clone(), log);
-                    locks.insert(tp, partition_lock);
-                }
-                Err(error) => {
-                    unavailable.insert(tp.clone(), (dir.clone(), error.to_string()));
-                    report.failed.push(PartitionFailure {
-                        topic_partition: tp,
-                        path: dir,
-                        error,
-                    });
-                }
-            }
-        }
+        let (logs, locks, unavailable) = sort_loaded(loaded, &mut report);
         let futures = load_futures(
             &fs,
             &future_dirs,
@@ -256,7 +237,7 @@ impl<F: FileSystem> LogDir<F> {
             scheduler: Mutex::new(None),
             cleaner: Mutex::new(CleanerSettings::default()),
             cleaner_checkpoint_lock: Mutex::new(()),
-            failures: Failures::new(path.to_path_buf()),
+            failures: Failures::new(path.clone()),
             futures: RwLock::new(futures),
             pending_deletes: PendingDeletes::default(),
         });
