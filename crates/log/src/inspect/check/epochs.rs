@@ -46,7 +46,7 @@ pub(super) fn check_epoch_checkpoint<F: FileSystem>(
             }
             EpochProblem::Negative { .. } => "Kafka refuses the file when it loads this partition",
             _ => {
-                "Kafka's cache drops the entries before it when it loads them; recover rewrites the file"
+                "Kafka's cache drops the entries before it when it loads them, and so does seglog's; the file keeps them until the cache is next written, and recover leaves it as it is"
             }
         };
         let line = problem.line();

@@ -68,6 +68,7 @@ const ON_LOAD: &[&str] = &[
     "snapshot_past_log_end",
     "bad_checkpoint",
     "checkpoint_ahead_of_log",
+    "leader_epoch_past_log_end",
 ];
 
 impl Finding {
