@@ -70,7 +70,7 @@ impl<F: FileSystem> PartitionView<F> {
     /// ending at or after `from` and beginning below `upper_bound`, until one whose last stable
     /// offset reaches `upper_bound`. Each segment's come from its `.txnindex` (opened read-only)
     /// where Kafka's loader would keep that file, else from the segment's markers, as Kafka's
-    /// recovery rebuilds it ([`txn_source`](super::txn_source)).
+    /// recovery rebuilds it (`inspect/txn_source.rs`).
     pub fn aborted_transactions(
         &self,
         from: i64,

@@ -30,7 +30,7 @@ impl<F: FileSystem> PartitionLog<F> {
     /// which writes `leader-epoch-checkpoint` when that changes it. Until this is called leader
     /// appends keep the producer's epoch (-1) and add no entry.
     ///
-    /// A negative epoch is [`Error::InvalidRequest`], changing nothing.
+    /// A negative epoch is [`Error::InvalidRequest`](crate::Error::InvalidRequest), changing nothing.
     pub fn set_leader_epoch(&self, epoch: i32) -> Result<()> {
         let _writer = self.inner.writer.lock();
         self.inner
