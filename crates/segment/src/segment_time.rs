@@ -97,3 +97,21 @@ impl<S: SegmentTime + ?Sized> SegmentTime for Arc<S> {
         S::find_offset_by_timestamp(self, timestamp, starting_offset)
     }
 }
+
+impl<S: SegmentTime + ?Sized> SegmentTime for &S {
+    fn max_timestamp_so_far(&self) -> Result<i64> {
+        S::max_timestamp_so_far(self)
+    }
+
+    fn largest_timestamp(&self) -> Result<i64> {
+        S::largest_timestamp(self)
+    }
+
+    fn find_offset_by_timestamp(
+        &self,
+        timestamp: i64,
+        starting_offset: i64,
+    ) -> Result<Option<TimestampAndOffset>> {
+        S::find_offset_by_timestamp(self, timestamp, starting_offset)
+    }
+}

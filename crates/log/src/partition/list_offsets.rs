@@ -1,7 +1,6 @@
 //! Offset lookups (Kafka's `ListOffsets`: `UnifiedLog.fetchOffsetByTimestamp` and, with an
 //! isolation level, `Partition.fetchOffsetForTimestamp`).
 
-use crate::loom::sync::Arc;
 
 use seglog_fs::FileSystem;
 use seglog_segment::TimestampAndOffset;
@@ -128,7 +127,8 @@ impl<F: FileSystem> PartitionLog<F> {
             })),
             ListOffset::MaxTimestamp | ListOffset::Timestamp(_) => loop {
                 let segments = self.segments();
-                let readers = segments.values().map(|s| Ok(Arc::clone(s)));
+                // Borrowed: the same code under loom, whose `Arc` is not std's.
+                let readers = segments.values().map(|s| Ok(&**s));
                 match lookup_by_time(readers, target, self.log_start_offset()) {
                     // Retention removed a segment of the snapshot while the lookup was in it (its
                     // indexes closed): the answer is in the log as it is now.
