@@ -81,6 +81,9 @@ pub(super) fn step11(ctx: &Ctx) -> Result<()> {
                     "base64",
                     "--isolation-level",
                     "read_committed",
+                    // Kafka's restarted single-replica leader moves its high watermark to the
+                    // log end at once; the killed broker's checkpoint holds an older one.
+                    "--to-log-end",
                 ],
                 &copy.join(PARTITION),
             ),

@@ -110,6 +110,9 @@ pub(super) fn step7(ctx: &Ctx) -> Result<()> {
                     "base64",
                     "--isolation-level",
                     level,
+                    // Kafka's restarted single-replica leader moves its high watermark to the
+                    // log end at once; the killed broker's checkpoint holds an older one.
+                    "--to-log-end",
                 ],
                 &part_a,
             ),

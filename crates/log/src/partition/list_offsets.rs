@@ -1,7 +1,6 @@
 //! Offset lookups (Kafka's `ListOffsets`: `UnifiedLog.fetchOffsetByTimestamp` and, with an
 //! isolation level, `Partition.fetchOffsetForTimestamp`).
 
-
 use seglog_fs::FileSystem;
 use seglog_segment::TimestampAndOffset;
 
