@@ -153,8 +153,8 @@ struct Step {
 }
 
 /// The steps in the order they run; `--step` picks some of them (the build, the KRaft node's
-/// format, step 1 under step 2 and step 4 under step 3b, whose broker it reuses, run when a picked
-/// step needs them).
+/// format, step 1 under step 2, step 4 under step 3b, whose broker it reuses, and steps 3a and 6
+/// under step 10, whose topics it reads, run when a picked step needs them).
 const STEPS: [Step; 15] = [
     Step {
         id: "1",
@@ -268,7 +268,8 @@ pub(crate) fn run(root: &Path, args: &[String]) -> Result<()> {
         );
         picked.retain(|s| *s != "10");
     }
-    for (step, under) in [("2", "1"), ("3b", "4")] {
+    // Step 10 reads the topics steps 3a and 6 wrote on the shared node.
+    for (step, under) in [("2", "1"), ("3b", "4"), ("10", "3a"), ("10", "6")] {
         if picked.contains(&step) && !picked.contains(&under) {
             picked.push(under);
         }
