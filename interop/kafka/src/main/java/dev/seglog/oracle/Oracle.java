@@ -56,6 +56,8 @@ import org.apache.kafka.storage.internals.log.ProducerStateManagerConfig;
  *     A Kafka tool's main (org.apache.kafka.tools.GetOffsetShell, LogDirsCommand, ...), exit status as dump's.
  * Oracle raw-produce ...
  *     One idempotent Produce request for a producer id the caller chooses. See {@link RawProduce}.
+ * Oracle share-consume | share-delete ...
+ *     A KafkaShareConsumer acknowledging records (accept, release, reject); Admin.deleteShareGroups. See {@link ShareGroups}.
  * Oracle txn-produce | txn-produce-until-killed ...
  *     Transactional and idempotent KafkaProducers at once. See {@link Transactions}.
  * </pre>
@@ -128,6 +130,10 @@ public final class Oracle {
                 return RawProduce.run(rest);
             case "group-commit", "alter-config", "delete-topic":
                 return args[0].equals("group-commit") ? Groups.commit(rest) : args[0].equals("alter-config") ? Groups.alterConfig(rest) : Groups.deleteTopic(rest);
+            case "share-consume":
+                return ShareGroups.consume(rest);
+            case "share-delete":
+                return ShareGroups.delete(rest);
             case "describe-producers":
                 return Clients.describeProducers(rest);
             case "txn-produce":
