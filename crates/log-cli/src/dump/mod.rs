@@ -172,6 +172,7 @@ Examples:
   seglog dump --deep-iteration --print-data-log --files 00000000000000000000.log
   seglog dump --verify-index-only --files 00000000000000000000.index,00000000000000000000.timeindex
   seglog dump --offsets-decoder --files __consumer_offsets-0/00000000000000000000.log
+  seglog dump --share-group-state-decoder --files __share_group_state-0/00000000000000000000.log
   seglog dump --print-data-log --skip-record-metadata --files 00000000000000000000.log   # keys and values only
   seglog dump --files orders-0/leader-epoch-checkpoint   # the partition's leader epochs
 

@@ -49,10 +49,13 @@ pub(crate) struct DumpOptions {
     /// Decode records as __cluster_metadata's.
     #[arg(long)]
     pub(super) cluster_metadata_decoder: bool,
+    /// Decode records as __share_group_state's (share groups, KIP-932).
+    #[arg(long)]
+    pub(super) share_group_state_decoder: bool,
 }
 
 /// Any decoder flag implies --print-data-log, as in Kafka.
-const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 3] = [
+const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 4] = [
     (
         "offsets_decoder",
         clap::builder::ArgPredicate::IsPresent,
@@ -65,6 +68,11 @@ const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 3] = [
     ),
     (
         "cluster_metadata_decoder",
+        clap::builder::ArgPredicate::IsPresent,
+        Some("true"),
+    ),
+    (
+        "share_group_state_decoder",
         clap::builder::ArgPredicate::IsPresent,
         Some("true"),
     ),
@@ -86,6 +94,7 @@ impl DumpOptions {
             offsets_decoder: false,
             transaction_log_decoder: false,
             cluster_metadata_decoder: false,
+            share_group_state_decoder: false,
         }
     }
 }

@@ -171,6 +171,7 @@ fn contents(
         o.offsets_decoder,
         o.transaction_log_decoder,
         o.cluster_metadata_decoder,
+        o.share_group_state_decoder,
     );
     if let Some(d) = decoder {
         let text =

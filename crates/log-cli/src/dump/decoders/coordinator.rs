@@ -1,5 +1,6 @@
-//! `CoordinatorRecordMessageParser` with `GroupCoordinatorRecordSerde` (`--offsets-decoder`) or
-//! `TransactionCoordinatorRecordSerde` (`--transaction-log-decoder`): the key is a record type (int16)
+//! `CoordinatorRecordMessageParser` with `GroupCoordinatorRecordSerde` (`--offsets-decoder`),
+//! `TransactionCoordinatorRecordSerde` (`--transaction-log-decoder`) or
+//! `ShareCoordinatorRecordSerde` (`--share-group-state-decoder`): the key is a record type (int16)
 //! and a key message, the value a version (int16) and a value message, a null value a tombstone.
 //! The key prints as `{"type":"<type>","data":...}`, the value as `{"version":"<v>","data":...}` or
 //! `<DELETE>`. `GroupMetadataValue`'s consumer subscriptions and assignments and the transaction
@@ -14,6 +15,7 @@ use super::schema::Schema;
 pub(super) enum Family {
     Group,
     Transaction,
+    ShareGroupState,
 }
 
 /// How one record fails, as `parse` tells it apart.
@@ -54,6 +56,7 @@ fn decode(family: Family, key: &[u8], value: Option<&[u8]>) -> Result<(String, S
     let schemas = match family {
         Family::Group => registry::group(),
         Family::Transaction => registry::transaction(),
+        Family::ShareGroupState => registry::share_group_state(),
     };
     let record_type = read_version(&mut Reader::new(key), "key")?;
     let key_schema = schemas

@@ -1,7 +1,8 @@
 //! `seglog dump`'s decoders for Kafka's internal topics, as Kafka 4.4's `DumpLogSegments` prints
 //! them: `--offsets-decoder` (`__consumer_offsets`, `OffsetsMessageParser`),
-//! `--transaction-log-decoder` (`__transaction_state`, `TransactionLogMessageParser`) and
-//! `--cluster-metadata-decoder` (`__cluster_metadata`, `ClusterMetadataLogMessageParser`).
+//! `--transaction-log-decoder` (`__transaction_state`, `TransactionLogMessageParser`),
+//! `--cluster-metadata-decoder` (`__cluster_metadata`, `ClusterMetadataLogMessageParser`) and
+//! `--share-group-state-decoder` (`__share_group_state`, `ShareGroupStateMessageParser`).
 //!
 //! Nothing here is written per record type: the records are Kafka's schema files (`schemas/`,
 //! embedded), read by one interpreter (`schema`, `reader`) and printed as the generated JSON
@@ -21,14 +22,17 @@ pub(crate) enum Decoder {
     Offsets,
     TransactionLog,
     ClusterMetadata,
+    ShareGroupState,
 }
 
 impl Decoder {
-    /// Kafka's choice when several flags are given: offsets, then transaction log, then metadata.
+    /// Kafka's choice when several flags are given: offsets, then transaction log, then metadata,
+    /// then share group state.
     pub(crate) fn from_flags(
         offsets: bool,
         transaction_log: bool,
         cluster_metadata: bool,
+        share_group_state: bool,
     ) -> Option<Self> {
         if offsets {
             Some(Self::Offsets)
@@ -36,6 +40,8 @@ impl Decoder {
             Some(Self::TransactionLog)
         } else if cluster_metadata {
             Some(Self::ClusterMetadata)
+        } else if share_group_state {
+            Some(Self::ShareGroupState)
         } else {
             None
         }
@@ -58,6 +64,9 @@ pub(crate) fn contents(
             coordinator::parse(coordinator::Family::Transaction, offset, key, value)?
         }
         Decoder::ClusterMetadata => (None, Some(metadata::parse(offset, value))),
+        Decoder::ShareGroupState => {
+            coordinator::parse(coordinator::Family::ShareGroupState, offset, key, value)?
+        }
     };
     let mut s = String::new();
     let mut prefix = prefix;

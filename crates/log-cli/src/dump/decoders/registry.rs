@@ -56,6 +56,13 @@ const TRANSACTION: &[&str] = &[
     include_str!("schemas/transaction/TransactionLogValue.json"),
 ];
 
+const SHARE_GROUP_STATE: &[&str] = &[
+    include_str!("schemas/share/ShareSnapshotKey.json"),
+    include_str!("schemas/share/ShareSnapshotValue.json"),
+    include_str!("schemas/share/ShareUpdateKey.json"),
+    include_str!("schemas/share/ShareUpdateValue.json"),
+];
+
 const METADATA: &[&str] = &[
     include_str!("schemas/metadata/AbortTransactionRecord.json"),
     include_str!("schemas/metadata/AccessControlEntryRecord.json"),
@@ -131,6 +138,7 @@ macro_rules! family {
 
 family!(group, GROUP);
 family!(transaction, TRANSACTION);
+family!(share_group_state, SHARE_GROUP_STATE);
 family!(cluster_metadata, METADATA);
 family!(clients, CLIENTS);
 
@@ -142,6 +150,7 @@ mod tests {
         for texts in [
             super::GROUP,
             super::TRANSACTION,
+            super::SHARE_GROUP_STATE,
             super::METADATA,
             super::CLIENTS,
         ] {
@@ -151,5 +160,10 @@ mod tests {
         }
         assert!(super::group().find("coordinator-key", 1).is_some());
         assert!(super::cluster_metadata().find("metadata", 2).is_some());
+        assert!(
+            super::share_group_state()
+                .find("coordinator-value", 1)
+                .is_some()
+        );
     }
 }
