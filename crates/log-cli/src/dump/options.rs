@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use super::decoders::Decoder;
+
 /// The flags of `kafka-dump-log.sh`.
 #[derive(Debug, Clone, clap::Args)]
 #[expect(
@@ -79,6 +81,22 @@ const DECODER_FLAGS: [(&str, clap::builder::ArgPredicate, Option<&str>); 4] = [
 ];
 
 impl DumpOptions {
+    /// Kafka's `messageParser()`: with several decoder flags, offsets beats transaction log beats
+    /// cluster metadata beats share group state.
+    pub(super) fn decoder(&self) -> Option<Decoder> {
+        if self.offsets_decoder {
+            Some(Decoder::Offsets)
+        } else if self.transaction_log_decoder {
+            Some(Decoder::TransactionLog)
+        } else if self.cluster_metadata_decoder {
+            Some(Decoder::ClusterMetadata)
+        } else if self.share_group_state_decoder {
+            Some(Decoder::ShareGroupState)
+        } else {
+            None
+        }
+    }
+
     /// Plain dump options (no flags) for `files`.
     pub(crate) fn for_files(files: Vec<PathBuf>) -> Self {
         Self {

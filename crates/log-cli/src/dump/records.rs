@@ -167,13 +167,7 @@ fn contents(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let mut prefix = if o.skip_record_metadata { "| " } else { " " };
-    let decoder = super::decoders::Decoder::from_flags(
-        o.offsets_decoder,
-        o.transaction_log_decoder,
-        o.cluster_metadata_decoder,
-        o.share_group_state_decoder,
-    );
-    if let Some(d) = decoder {
+    if let Some(d) = o.decoder() {
         let text =
             super::decoders::contents(d, prefix, offset, key, value).map_err(anyhow::Error::msg)?;
         out.extend_from_slice(text.as_bytes());

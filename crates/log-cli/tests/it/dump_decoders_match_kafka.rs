@@ -178,8 +178,14 @@ fn check_line(flag: &str, offset: usize, c: &str) {
 fn thousands_of_damaged_records_never_panic_and_print_kafkas_lines() {
     let cases = [
         ("decoders/__consumer_offsets-0", "--offsets-decoder"),
-        ("decoders/__transaction_state-0", "--transaction-log-decoder"),
-        ("decoders/__cluster_metadata-0", "--cluster-metadata-decoder"),
+        (
+            "decoders/__transaction_state-0",
+            "--transaction-log-decoder",
+        ),
+        (
+            "decoders/__cluster_metadata-0",
+            "--cluster-metadata-decoder",
+        ),
         (
             "share-group-state/__share_group_state-0",
             "--share-group-state-decoder",

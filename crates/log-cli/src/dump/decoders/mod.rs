@@ -25,29 +25,6 @@ pub(crate) enum Decoder {
     ShareGroupState,
 }
 
-impl Decoder {
-    /// Kafka's choice when several flags are given: offsets, then transaction log, then metadata,
-    /// then share group state.
-    pub(crate) fn from_flags(
-        offsets: bool,
-        transaction_log: bool,
-        cluster_metadata: bool,
-        share_group_state: bool,
-    ) -> Option<Self> {
-        if offsets {
-            Some(Self::Offsets)
-        } else if transaction_log {
-            Some(Self::TransactionLog)
-        } else if cluster_metadata {
-            Some(Self::ClusterMetadata)
-        } else if share_group_state {
-            Some(Self::ShareGroupState)
-        } else {
-            None
-        }
-    }
-}
-
 /// What Kafka's `printRecordContents` prints for one record with this decoder: ` key: ...` and
 /// ` payload: ...` after `prefix`. An error is what Kafka throws out of the dump (a coordinator
 /// record without a key), with Kafka's message.
