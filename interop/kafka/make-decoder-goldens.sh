@@ -124,5 +124,5 @@ done
 dump offsets --offsets-decoder __consumer_offsets-0/00000000000000000000.log
 dump transactions --transaction-log-decoder __transaction_state-0/00000000000000000000.log
 dump metadata --cluster-metadata-decoder __cluster_metadata-0/00000000000000000000.log
-wc -c "$out"/*.* "$out"/*/*
+wc -c "$out"/*.* "$out"/__*/*
 damaged
