@@ -127,19 +127,23 @@ pub(super) fn check_image(
         }
     }
     check_epochs(&log, model.log_start)?;
-    // The high watermark read from replication-offset-checkpoint: within the log, and never
-    // past what the workload set (a crash may lose a checkpoint, never invent one).
-    let hw = log.high_watermark();
-    if log.high_watermark_is_set()
-        && (hw > model.high_watermark_max
-            || hw > log.log_end_offset()
-            || hw < log.log_start_offset())
+    // The high watermark read from replication-offset-checkpoint: one a checkpoint wrote, clamped
+    // to the reopened log as Kafka clamps it; there once a checkpoint of one completed (a crash
+    // may lose a checkpoint in progress, never invent one nor lose a completed one).
+    let (start, end) = (log.log_start_offset(), log.log_end_offset());
+    if !log.high_watermark_is_set() {
+        if model.hw_durable {
+            return Err("the checkpointed high watermark is gone".into());
+        }
+    } else if !model
+        .hw_checkpointed
+        .iter()
+        .any(|v| (*v).clamp(start, end) == log.high_watermark())
     {
         return Err(format!(
-            "the checkpointed high watermark {hw} is outside [{}, {}] or past the highest set {}",
-            log.log_start_offset(),
-            log.log_end_offset(),
-            model.high_watermark_max
+            "the checkpointed high watermark {} is none of those written {:?}, clamped to [{start}, {end}]",
+            log.high_watermark(),
+            model.hw_checkpointed
         ));
     }
     if transactional {

@@ -29,8 +29,12 @@ pub(super) struct Model {
     pub(super) batches: BTreeMap<i64, i64>,
     /// The transactions of a transactional workload (empty in the others).
     pub(super) txns: Txns,
-    /// The highest high watermark the workload ever set: no reopened image may checkpoint more.
-    pub(super) high_watermark_max: i64,
+    /// Every high watermark a checkpoint of the log directory begun so far may have written
+    /// (`replication-offset-checkpoint`): a reopened image holds one of them, clamped to its
+    /// log, or none.
+    pub(super) hw_checkpointed: BTreeSet<i64>,
+    /// A checkpoint holding a high watermark has completed: no image may lack one.
+    pub(super) hw_durable: bool,
 }
 
 /// What a transactional workload knows about its transactions (`txn_workload`).
@@ -51,6 +55,17 @@ pub(super) struct Txn {
 }
 
 impl Model {
+    /// Before an operation that writes the log directory's checkpoints: the high watermark it
+    /// writes (`None`: the log's is not set, and none is written).
+    pub(super) fn checkpoints(&mut self, high_watermark: Option<i64>) {
+        self.hw_checkpointed.extend(high_watermark);
+    }
+
+    /// After such an operation returned.
+    pub(super) fn checkpointed(&mut self, high_watermark: Option<i64>) {
+        self.hw_durable |= high_watermark.is_some();
+    }
+
     pub(super) fn required(&self) -> BTreeMap<i64, Rec> {
         self.durable
             .iter()

@@ -184,7 +184,6 @@ pub(super) fn txn_append(
             p.last = None;
         }
         log.set_high_watermark(log.log_end_offset());
-        model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
         return;
     }
     let n = 1 + rng.below(5) as usize;
@@ -262,5 +261,4 @@ fn write_data(
         model.durable.extend(covered);
     }
     log.set_high_watermark(log.log_end_offset());
-    model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use seglog_fs::sim::{CrashPoint, Pages, SimEvent, SimFs, Tear};
-use seglog_log::{LogDir, MockClock};
+use seglog_log::{LogDir, MockClock, PartitionLog};
 use seglog_record_format::Compression;
 
 use super::model::{Expect, Model, Presence, Rec, batch};
@@ -50,6 +50,11 @@ pub(super) struct Run {
     pub(super) images: Vec<(u64, SimEvent, usize, SimFs)>,
     pub(super) expects: Vec<Expect>,
     pub(super) models: Vec<Model>,
+}
+
+/// The high watermark a checkpoint of the log directory writes for `log` (none if unset).
+fn set_hw(log: &PartitionLog<SimFs>) -> Option<i64> {
+    log.high_watermark_is_set().then(|| log.high_watermark())
 }
 
 pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
@@ -152,14 +157,16 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
         let codec = CODECS[rng.below(5) as usize];
         let ts = clock_now(&clock);
         let segments_before = log.segment_count();
+        // A replica manager's move of the high watermark, up to the log end; the log directory
+        // checkpoints it (replication-offset-checkpoint) now, or after this operation's append
+        // (a high watermark below the log end: a checkpoint of the log end would be caught).
+        let mut checkpoint_after = false;
         if hrng.chance(10) {
-            // A replica manager's move of the high watermark, up to the log end; the log
-            // directory checkpoints it (replication-offset-checkpoint).
             let end = log.log_end_offset();
-            let hw = end - (hrng.below(3) as i64).min(end);
-            log.set_high_watermark(hw);
-            model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
+            log.set_high_watermark(end - (hrng.below(3) as i64).min(end));
             if hrng.chance(2) {
+                let hw = set_hw(&log);
+                model.checkpoints(hw);
                 begin(
                     &model,
                     format!("checkpoint the high watermark {}", log.high_watermark()),
@@ -167,6 +174,9 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut models,
                 );
                 dir.checkpoint().unwrap();
+                model.checkpointed(hw);
+            } else {
+                checkpoint_after = hrng.chance(2);
             }
         }
         if choice <= 44 && erng.chance(5) {
@@ -245,8 +255,10 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                         .durable
                         .extend(model.current.range(..upto).map(|(o, _)| *o));
                 }
-                log.set_high_watermark(log.log_end_offset());
-                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
+                // A follower behind: now and then the high watermark stays where it was.
+                if !hrng.chance(3) {
+                    log.set_high_watermark(log.log_end_offset());
+                }
             }
             45..=54 => {
                 begin(&model, "roll".into(), &mut expects, &mut models);
@@ -280,8 +292,14 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut models,
                 );
                 dir.truncate_to(&tp(), to).unwrap();
+                // It checkpointed the high watermark the truncation lowered (if it truncated).
+                let hw = set_hw(&log);
+                model.checkpoints(hw);
+                if let Some(during) = models.last_mut() {
+                    during.checkpoints(hw);
+                }
+                model.checkpointed(hw);
                 log.set_high_watermark(log.log_end_offset());
-                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
             }
             70..=74 => {
                 let start = log.log_start_offset();
@@ -314,16 +332,21 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 model.cleanable.extend(superseded);
                 begin(&model, "compact".into(), &mut expects, &mut models);
                 log.set_high_watermark(log.log_end_offset());
-                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
                 dir.compact(&tp()).unwrap();
                 log.delete_expired_files().unwrap();
             }
             83..=88 => {
+                let hw = set_hw(&log);
+                model.checkpoints(hw);
                 begin(&model, "checkpoint".into(), &mut expects, &mut models);
                 dir.checkpoint().unwrap();
+                model.checkpointed(hw);
             }
             _ => {
                 let clean = rng.chance(2);
+                if clean {
+                    model.checkpoints(set_hw(&log));
+                }
                 begin(
                     &model,
                     if clean {
@@ -335,9 +358,11 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut expects,
                     &mut models,
                 );
+                // The close checkpoints the high watermark (tagged before `begin`, below).
                 if clean {
                     dir.close().unwrap();
                     model.durable.extend(model.current.keys().copied());
+                    model.checkpointed(set_hw(&log));
                 }
                 log.wait_for_background_flushes();
                 drop(log);
@@ -351,8 +376,19 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                 log.set_leader_epoch(epoch).unwrap();
                 model.log_start = model.log_start.max(0);
                 log.set_high_watermark(log.log_end_offset());
-                model.high_watermark_max = model.high_watermark_max.max(log.high_watermark());
             }
+        }
+        if checkpoint_after {
+            let hw = set_hw(&log);
+            model.checkpoints(hw);
+            begin(
+                &model,
+                format!("checkpoint the high watermark {}", log.high_watermark()),
+                &mut expects,
+                &mut models,
+            );
+            dir.checkpoint().unwrap();
+            model.checkpointed(hw);
         }
     }
     if deletes {
