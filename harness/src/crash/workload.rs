@@ -291,14 +291,15 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     &mut expects,
                     &mut models,
                 );
-                dir.truncate_to(&tp(), to).unwrap();
-                // It checkpointed the high watermark the truncation lowered (if it truncated).
-                let hw = set_hw(&log);
-                model.checkpoints(hw);
-                if let Some(during) = models.last_mut() {
-                    during.checkpoints(hw);
+                // When it truncated, it checkpointed the high watermark the truncation lowered.
+                if dir.truncate_to(&tp(), to).unwrap() {
+                    let hw = set_hw(&log);
+                    model.checkpoints(hw);
+                    if let Some(during) = models.last_mut() {
+                        during.checkpoints(hw);
+                    }
+                    model.checkpointed(hw);
                 }
-                model.checkpointed(hw);
                 log.set_high_watermark(log.log_end_offset());
             }
             70..=74 => {
