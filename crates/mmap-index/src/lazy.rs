@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 use crate::budget::MappingBudget;
 use crate::entry::{Entry, OffsetEntry, TimeEntry};
 use crate::error::{Error, Result};
-use crate::file::{delete_if_exists, exists, rename};
+use crate::file::{delete_if_exists, exists, rename, sync_if_exists};
 use crate::index::Index;
 use crate::options::IndexOptions;
 
@@ -152,6 +152,18 @@ impl<E: Entry> LazyIndex<E> {
         match self.index.get_mut() {
             Some(index) => index.delete(),
             None => delete_if_exists(self.options.backing_ref(), &self.options.path),
+        }
+    }
+
+    /// Makes the file durable (Kafka's `flush`, which opens a lazy index to `msync` it): the
+    /// opened index is flushed; a file not opened here is synced without mapping it, as its
+    /// pages may still be unsynced (written by recovery, or before a reopen). Nothing for a
+    /// missing file or read-only options.
+    pub fn flush(&self) -> Result<()> {
+        match self.index.get() {
+            Some(index) => index.flush(),
+            None if self.options.is_read_only() => Ok(()),
+            None => sync_if_exists(self.options.backing_ref(), &self.options.path).map(|_| ()),
         }
     }
 

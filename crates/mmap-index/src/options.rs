@@ -180,6 +180,11 @@ impl<E: Entry> IndexOptions<E> {
         }
     }
 
+    /// Whether the index opens read-only.
+    pub(crate) fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
     /// The backing the index lives on.
     pub(crate) fn backing_ref(&self) -> &Backing {
         &self.backing

@@ -156,6 +156,7 @@ impl<F: FileSystem> PartitionLog<F> {
         // Kafka's `UnifiedLog.close`: a snapshot at the log end, so the next open need not scan
         // the log for producer state.
         self.inner.producer_state.lock().take_snapshot(true)?;
+        self.inner.active().flush_unopened_indexes()?;
         for segment in self.segments().values() {
             segment.close()?;
         }
@@ -230,6 +231,15 @@ impl<F: FileSystem> Inner<F> {
             } else {
                 segment.flush()?;
             }
+        }
+        if let Some(rolled) = active_base
+            .filter(|base| self.segments.load().keys().next_back() != Some(base))
+            .and_then(|base| segments.get(&base))
+            .filter(|rolled| rolled.base_offset() < flush_to)
+        {
+            // Rolled since: no longer rescanned by recovery once the new segment's name is
+            // durable (the directory sync below), so its indexes are synced too.
+            rolled.flush()?;
         }
         if self.names_unsynced.load(Ordering::Acquire) {
             // A segment created since the last directory sync (or before this open): make its

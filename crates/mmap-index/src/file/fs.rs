@@ -64,6 +64,22 @@ pub(super) fn load_existing(store: &dyn IndexStore, path: &Path) -> Result<Vec<u
         })
 }
 
+/// Syncs an index file of `backing` that is not mapped here (its pages another mapping dirtied,
+/// or this process's before a drop, are in the page cache); false when it does not exist.
+pub(crate) fn sync_if_exists(backing: &Backing, path: &Path) -> Result<bool> {
+    let synced = match backing.store() {
+        Some(store) if !store.exists(path) => return Ok(false),
+        Some(store) => store.sync(path),
+        None => match RealFs.open(path, OpenMode::Existing) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => Err(e),
+            Ok(file) => seglog_fs::File::sync_data(&file),
+        },
+    };
+    synced.map_err(|e| Error::io(path, "fdatasync", e))?;
+    Ok(true)
+}
+
 pub(crate) fn delete_if_exists(backing: &Backing, path: &Path) -> Result<bool> {
     if let Some(store) = backing.store() {
         return store.remove(path).map_err(|e| Error::io(path, "delete", e));

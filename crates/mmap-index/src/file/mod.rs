@@ -20,7 +20,7 @@ use crate::raw::{Core, Gone, Reader, View};
 use crate::search::Bound;
 use seglog_fs::Backing;
 
-pub(crate) use fs::{delete_if_exists, exists, rename};
+pub(crate) use fs::{delete_if_exists, exists, rename, sync_if_exists};
 
 /// `factor * (number / factor)`: Kafka's `roundDownToExactMultiple`.
 pub(crate) fn round_down(number: u64, factor: usize) -> u64 {

@@ -106,19 +106,17 @@ impl<F: FileSystem> LogSegment<F> {
         Ok(())
     }
 
-    /// Kafka's `flush`: fdatasync of the `.log`, msync of the indexes that are open, fdatasync of
-    /// the `.txnindex` if it is open.
+    /// Kafka's `flush`: fdatasync of the `.log`, msync of the indexes (an index not opened here
+    /// is synced through its file: recovery or an earlier process may have left its pages
+    /// unsynced, and Kafka's flush opens it), fdatasync of the `.txnindex` if a write or an
+    /// earlier process may have left it unsynced.
     pub fn flush(&self) -> Result<()> {
         // Cleared before the syncs: a change `on_become_inactive` makes meanwhile sets it again.
         self.unsynced_since_inactive.store(false, Ordering::Release);
         let result = self.flush_data().and_then(|()| {
             let w = self.writer.lock();
-            if let Some(index) = w.offset_index.get_if_loaded() {
-                index.flush()?;
-            }
-            if let Some(index) = w.time_index.get_if_loaded() {
-                index.flush()?;
-            }
+            w.offset_index.flush()?;
+            w.time_index.flush()?;
             drop(w);
             self.txn_index.lock().flush()
         });
@@ -138,6 +136,23 @@ impl<F: FileSystem> LogSegment<F> {
         } else {
             Ok(())
         }
+    }
+
+    /// Before the clean close of the active segment, whose flushes sync its data only
+    /// (recovery rescans it after a crash) but whose indexes the next open trusts: the indexes
+    /// not opened here are synced through their files, and the `.txnindex` if it was there at
+    /// open (an earlier process or this one's recovery may have left their bytes unsynced; the
+    /// opened indexes are synced by [`close`](Self::close)).
+    pub fn flush_unopened_indexes(&self) -> Result<()> {
+        let w = self.writer.lock();
+        if !w.offset_index.is_loaded() {
+            w.offset_index.flush()?;
+        }
+        if !w.time_index.is_loaded() {
+            w.time_index.flush()?;
+        }
+        drop(w);
+        self.txn_index.lock().flush()
     }
 
     /// Makes the `.log`'s bytes durable (fdatasync) without touching the indexes and without

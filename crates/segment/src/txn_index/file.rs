@@ -34,6 +34,10 @@ struct Handle<H> {
     position: u64,
     /// Whether a write or a cut may not have been synced yet.
     unsynced: bool,
+    /// The file was there at open and may hold bytes an earlier process wrote and never synced
+    /// (an unclean stop, a recovery): the first flush syncs it, as Kafka's, whose channel is
+    /// open from construction, does. Unlike `unsynced` it keeps no descriptor open.
+    inherited: bool,
 }
 
 impl<F: FileSystem> TxnFile<F> {
@@ -59,7 +63,12 @@ impl<F: FileSystem> TxnFile<F> {
             };
             match this.open_handle(mode) {
                 // Only the position is kept: reads open the file when they need it.
-                Ok(()) => this.close_descriptor(),
+                Ok(()) => {
+                    if let Some(h) = this.handle.as_mut() {
+                        h.inherited = !read_only;
+                    }
+                    this.close_descriptor();
+                }
                 // Gone between the look and the open: as if it had never been there.
                 Err(Error::Io { source, .. }) if source.kind() == io::ErrorKind::NotFound => {}
                 Err(e) => return Err(e),
@@ -78,6 +87,7 @@ impl<F: FileSystem> TxnFile<F> {
             file: Some(file),
             position,
             unsynced: false,
+            inherited: false,
         });
         Ok(())
     }
@@ -189,15 +199,20 @@ impl<F: FileSystem> TxnFile<F> {
         Ok(())
     }
 
-    /// Kafka's `flush` (`force(true)`), if the file is open; then its descriptor is closed.
-    /// Without a descriptor nothing is unsynced (it is dropped only after a sync).
+    /// Kafka's `flush` (`force(true)`), if the file is open and a write, a cut or an earlier
+    /// process may have left it unsynced; then its descriptor is closed.
     pub(super) fn flush(&mut self) -> Result<()> {
+        let mode = self.mode();
         if let Some(h) = self.handle.as_mut()
-            && let Some(file) = h.file.as_ref()
+            && (h.unsynced || h.inherited)
         {
-            file.sync_data()
-                .map_err(|e| Error::io(&self.path, "fsync", e))?;
+            Self::open_file(&self.fs, &self.path, mode, h)?;
+            if let Some(file) = h.file.as_ref() {
+                file.sync_data()
+                    .map_err(|e| Error::io(&self.path, "fsync", e))?;
+            }
             h.unsynced = false;
+            h.inherited = false;
         }
         self.close_descriptor();
         Ok(())

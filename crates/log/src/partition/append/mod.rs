@@ -469,6 +469,12 @@ impl<F: FileSystem> Inner<F> {
             let _ = self.fs.remove_file(&path);
         }
         active.on_become_inactive()?;
+        if self.recovery_point.load(Ordering::Acquire) >= log_end {
+            // A flush synced this segment's data only (recovery rescans the active segment), and
+            // once the new segment's name is durable it lies below the recovery point, loaded
+            // after a crash without recovery: its indexes and `.txnindex` are synced first.
+            active.flush()?;
+        }
         let segment = Arc::new(self.open_new_segment(new_offset)?);
         self.swap_segments(|s| {
             s.insert(new_offset, Arc::clone(&segment));
