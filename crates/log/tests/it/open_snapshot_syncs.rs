@@ -90,7 +90,12 @@ fn check_durable(fs: &SimFs, dir_syncs_before: u64) {
     let crashed = fs.crash(Tear::DropAll);
     assert_eq!(snapshots(&crashed), written);
     for path in &written {
-        assert_eq!(crashed.live_bytes(path), fs.live_bytes(path), "{path:?}");
+        assert_eq!(
+            crashed.live_bytes(path),
+            fs.live_bytes(path),
+            "{}",
+            path.display()
+        );
     }
 }
 
