@@ -224,7 +224,7 @@ impl BatchBuilder {
 mod tests {
     use super::*;
     use crate::builder::{NewRecord, build_batch};
-    use crate::header::{ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET};
+    use crate::header::{ATTRIBUTES_OFFSET, BASE_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET};
     use crate::record::Header;
     use proptest::prelude::*;
 
@@ -382,6 +382,25 @@ mod tests {
     }
 
     proptest! {
+        /// Bytes of any kind as a section, under any record count: an answer, never a panic; and
+        /// a section taken is one whose rebuild reads back.
+        #[test]
+        fn garbage_is_refused_without_a_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            count in any::<i32>(),
+        ) {
+            let mut source = with_section(&plain(&[NewRecord::new(0, 1, None, None)]), &bytes);
+            source[RECORDS_COUNT_OFFSET..RECORDS_COUNT_OFFSET + 4].copy_from_slice(&count.to_be_bytes());
+            let batch = RecordBatch::parse(&source).unwrap();
+            if let Some(section) = RecordsSection::of(&batch) {
+                let mut out = Vec::new();
+                let opts = BatchOptions::new(0, Compression::Zstd);
+                BatchBuilder::new().build_from_section(&opts, &section, &mut out).unwrap();
+                prop_assert_eq!(RecordBatch::parse(&out).unwrap().to_records().unwrap().len(),
+                    usize::try_from(count).unwrap());
+            }
+        }
+
         /// Any records the builder writes give a section that rebuilds to the builder's batch.
         #[test]
         fn any_built_section_is_taken(
