@@ -98,7 +98,7 @@ impl BatchOptions {
     }
 
     /// `MemoryRecordsBuilder.validateProducerState`.
-    fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if self.transactional && self.producer_id == NO_PRODUCER_ID {
             return Err(Error::InvalidInput {
                 reason: "transactional batches need a producer id",
@@ -269,7 +269,7 @@ pub struct BuiltBatch {
 /// Builds v2 batches into caller buffers, reusing its scratch buffer and codec state.
 #[derive(Debug, Default)]
 pub struct BatchBuilder {
-    compressor: Compressor,
+    pub(crate) compressor: Compressor,
     scratch: Vec<u8>,
 }
 
@@ -395,16 +395,16 @@ impl BatchBuilder {
     }
 }
 
-struct HeaderFields {
-    last_offset_delta: i32,
-    base_timestamp: i64,
-    max_timestamp: i64,
-    count: i32,
-    attributes: Attributes,
+pub(crate) struct HeaderFields {
+    pub(crate) last_offset_delta: i32,
+    pub(crate) base_timestamp: i64,
+    pub(crate) max_timestamp: i64,
+    pub(crate) count: i32,
+    pub(crate) attributes: Attributes,
 }
 
 /// Fills the 61-byte header at `out[start..]` (`DefaultRecordBatch.writeHeader`) and the CRC.
-fn finish_header(
+pub(crate) fn finish_header(
     out: &mut [u8],
     start: usize,
     opts: &BatchOptions,

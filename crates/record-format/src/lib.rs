@@ -89,6 +89,7 @@ mod kraft_voters;
 mod legacy;
 mod mutate;
 mod record;
+mod section;
 mod setters;
 mod varint;
 
@@ -134,6 +135,7 @@ pub use mutate::{
 pub use record::{
     Header, HeaderIter, OwnedHeader, Record, RecordView, Records, increment_sequence,
 };
+pub use section::RecordsSection;
 pub use varint::{
     MAX_VARINT_SIZE, MAX_VARLONG_SIZE, VarintError, read_varint, read_varlong, varint_size,
     varlong_size, write_varint, write_varlong,

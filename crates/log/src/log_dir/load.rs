@@ -14,6 +14,7 @@ use super::{LoadProgress, LogDirOptions, LogDirReport, PARTITION_CONFIG_FILE, Pa
 use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::partition::{LoadOptions, LoadReport, PartitionLog};
+use crate::producer::DeferredSyncs;
 use crate::segment_limits::SegmentLimits;
 use crate::topic_partition::TopicPartition;
 
@@ -64,11 +65,76 @@ pub(super) fn load_one<F: FileSystem>(
     time: &Arc<dyn crate::time::Time>,
     limits: &SegmentLimits,
 ) -> Result<Loaded<F>> {
+    let (log, report, lock, syncs) =
+        load_one_deferring(fs, dir, default_config, load, time, limits)?;
+    syncs.sync(fs, dir)?;
+    Ok((log, report, lock))
+}
+
+/// [`load_one`], with the syncs of the snapshots the open wrote still to make.
+fn load_one_deferring<F: FileSystem>(
+    fs: &F,
+    dir: &Path,
+    default_config: &LogConfig,
+    load: LoadOptions,
+    time: &Arc<dyn crate::time::Time>,
+    limits: &SegmentLimits,
+) -> Result<(PartitionLog<F>, LoadReport, F::Lock, DeferredSyncs)> {
     let lock = lock_partition(fs, dir)?;
     let config = read_partition_config(fs, dir, default_config)?;
-    let (log, report) =
-        PartitionLog::open_with_limits(fs.clone(), dir, config, load, Arc::clone(time), limits)?;
-    Ok((log, report, lock))
+    let (log, report, syncs) = PartitionLog::open_deferring_syncs(
+        fs.clone(),
+        dir,
+        config,
+        load,
+        Arc::clone(time),
+        limits,
+    )?;
+    Ok((log, report, lock, syncs))
+}
+
+/// Most threads that make the loaded partitions' deferred snapshot syncs at once: syncs made
+/// together share the journal's commits, where one after another each waits for its own.
+const SYNC_THREADS: usize = 32;
+
+/// Makes the deferred snapshot syncs of every loaded partition (each one's snapshots, then its
+/// directory), on up to [`SYNC_THREADS`] threads; a partition whose syncs fail fails to load.
+fn sync_loaded<F: FileSystem>(
+    fs: &F,
+    partitions: &[(TopicPartition, PathBuf)],
+    results: &mut [Option<Result<Loaded<F>>>],
+    syncs: &[Option<DeferredSyncs>],
+) {
+    let work: Vec<usize> = (0..partitions.len())
+        .filter(|i| {
+            syncs
+                .get(*i)
+                .and_then(Option::as_ref)
+                .is_some_and(|s| !s.is_empty())
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    let failed: Mutex<Vec<(usize, Error)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..work.len().min(SYNC_THREADS) {
+            s.spawn(|| {
+                while let Some(&i) = work.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let (Some((_, dir)), Some(Some(deferred))) = (partitions.get(i), syncs.get(i))
+                    else {
+                        continue;
+                    };
+                    if let Err(e) = deferred.sync(fs, dir) {
+                        failed.lock().push((i, e));
+                    }
+                }
+            });
+        }
+    });
+    for (i, e) in failed.into_inner() {
+        if let Some(slot) = results.get_mut(i) {
+            *slot = Some(Err(e));
+        }
+    }
 }
 
 /// Loads every partition of `partitions`; each one's result, in the order given.
@@ -84,6 +150,8 @@ pub(super) fn load_in_parallel<F: FileSystem>(
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<Loaded<F>>>>> =
+        Mutex::new(partitions.iter().map(|_| None).collect());
+    let syncs: Mutex<Vec<Option<DeferredSyncs>>> =
         Mutex::new(partitions.iter().map(|_| None).collect());
     let threads = options.recovery_threads.clamp(1, partitions.len().max(1));
     std::thread::scope(|s| {
@@ -107,14 +175,20 @@ pub(super) fn load_in_parallel<F: FileSystem>(
                         topic_id: None,
                         high_watermark: high_watermarks.get(tp).copied(),
                     };
-                    let result = load_one(
+                    let result = load_one_deferring(
                         fs,
                         dir,
                         &options.default_config,
                         load,
                         &options.time,
                         &options.limits,
-                    );
+                    )
+                    .map(|(log, report, lock, deferred)| {
+                        if let Some(slot) = syncs.lock().get_mut(i) {
+                            *slot = Some(deferred);
+                        }
+                        (log, report, lock)
+                    });
                     if let Some(slot) = results.lock().get_mut(i) {
                         *slot = Some(result);
                     }
@@ -130,9 +204,12 @@ pub(super) fn load_in_parallel<F: FileSystem>(
             });
         }
     });
+    // The snapshots' syncs, before any log is handed out.
+    let mut results = results.into_inner();
+    sync_loaded(fs, partitions, &mut results, &syncs.into_inner());
     partitions
         .iter()
-        .zip(results.into_inner())
+        .zip(results)
         .filter_map(|((tp, dir), result)| Some((tp.clone(), dir.clone(), result?)))
         .collect()
 }

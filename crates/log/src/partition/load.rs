@@ -15,7 +15,8 @@ use crate::config::LogConfig;
 use crate::error::{Error, Result};
 use crate::listing::{self, LoadListing, PartitionFile};
 use crate::producer::{
-    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, ProducerStateManager, ProducerStateManagerConfig,
+    DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DeferredSyncs, ProducerStateManager,
+    ProducerStateManagerConfig,
 };
 use crate::segment_limits::SegmentLimits;
 use crate::snapshot::SnapshotCell;
@@ -95,6 +96,23 @@ impl<F: FileSystem> PartitionLog<F> {
         time: std::sync::Arc<dyn Time>,
         limits: &SegmentLimits,
     ) -> Result<(Self, LoadReport)> {
+        let (log, report, syncs) =
+            Self::open_deferring_syncs(fs, dir, config, options, time, limits)?;
+        syncs.sync(&log.inner.fs, dir)?;
+        Ok((log, report))
+    }
+
+    /// [`PartitionLog::open_with_limits`] with the syncs of the producer snapshots the open
+    /// wrote still to make: the caller makes them ([`DeferredSyncs::sync`]) before it hands the
+    /// log out, as a [`LogDir`](crate::LogDir) does for all its partitions at once.
+    pub(crate) fn open_deferring_syncs(
+        fs: F,
+        dir: &Path,
+        config: LogConfig,
+        options: LoadOptions,
+        time: std::sync::Arc<dyn Time>,
+        limits: &SegmentLimits,
+    ) -> Result<(Self, LoadReport, DeferredSyncs)> {
         config.validate()?;
         let (tp, _) = TopicPartition::parse_dir(dir)?;
         fs.create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -102,13 +120,15 @@ impl<F: FileSystem> PartitionLog<F> {
         let mapping_budget = limits.budget_for(config.max_segment_mappings);
         let descriptor_cache = limits.cache_for(config.max_open_segment_files);
         // The snapshots are listed by the load (`load_producer_state`), after its steps.
-        let producer_state = ProducerStateManager::unlisted(
+        let mut producer_state = ProducerStateManager::unlisted(
             fs.clone(),
             dir.to_path_buf(),
             tp.to_string(),
             DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
             ProducerStateManagerConfig::default(),
         );
+        let syncs = DeferredSyncs::default();
+        producer_state.defer_syncs(Some(syncs.clone()));
         let inner = std::sync::Arc::new_cyclic(|me| Inner {
             me: me.clone(),
             fs,
@@ -149,12 +169,14 @@ impl<F: FileSystem> PartitionLog<F> {
             .store(inner.time.now_ms(), Ordering::Release);
         let mut report = LoadReport::default();
         inner.load(options, &mut report)?;
+        // Snapshots taken from now on (rolls, flushes, close) sync as they are written.
+        inner.producer_state.lock().defer_syncs(None);
         let log = Self { inner };
         log.initialize_topic_id(options.topic_id)?;
         if let Some(high_watermark) = options.high_watermark {
             log.set_high_watermark(high_watermark);
         }
-        Ok((log, report))
+        Ok((log, report, syncs))
     }
 }
 

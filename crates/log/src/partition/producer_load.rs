@@ -254,15 +254,21 @@ impl<'m, F: FileSystem> SegmentReplay<'m, F> {
 
 impl<F: FileSystem> Inner<F> {
     /// A producer state manager of this partition, empty, knowing the snapshot files on disk.
+    /// Its snapshots' syncs are deferred as the partition's are (an open's).
     pub(super) fn new_producer_state(&self) -> Result<ProducerStateManager<F>> {
-        let config = self.producer_state.lock().config();
-        ProducerStateManager::new(
+        let (config, deferred) = {
+            let state = self.producer_state.lock();
+            (state.config(), state.deferred_syncs().cloned())
+        };
+        let mut manager = ProducerStateManager::new(
             self.fs.clone(),
             &self.dir,
             self.partition(),
             DEFAULT_MAX_TRANSACTION_TIMEOUT_MS,
             config,
-        )
+        )?;
+        manager.defer_syncs(deferred);
+        Ok(manager)
     }
 
     /// Kafka's instance `rebuildProducerState` after a truncation to `offset` (no clean-shutdown

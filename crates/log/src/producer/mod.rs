@@ -17,6 +17,7 @@
 mod append_info;
 mod batch_metadata;
 mod config;
+mod deferred_syncs;
 mod entry;
 mod error;
 mod manager;
@@ -33,6 +34,7 @@ pub use config::{
     DEFAULT_MAX_TRANSACTION_TIMEOUT_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS,
     DEFAULT_PRODUCER_ID_EXPIRATION_MS, ProducerStateManagerConfig,
 };
+pub(crate) use deferred_syncs::DeferredSyncs;
 pub use entry::{
     NO_PRODUCER_EPOCH, NO_PRODUCER_ID, NO_SEQUENCE, NO_TIMESTAMP, NUM_BATCHES_TO_RETAIN,
     ProducerStateEntry,

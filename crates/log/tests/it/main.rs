@@ -28,6 +28,7 @@ mod log_dir_isolation;
 mod log_dir_kinds;
 mod log_dir_scope;
 mod open_damaged_active_segment;
+mod open_snapshot_syncs;
 mod partition_lock;
 mod partition_log;
 mod producer_append;

@@ -327,3 +327,28 @@ fn the_zstd_level_applies() {
     );
     assert_eq!(stored(&log), at_19);
 }
+
+/// An uncompressed batch whose records section is what the rebuild writes is compressed as it
+/// is (`RecordsSection`); one with a record's attributes byte set (Kafka ignores it and writes
+/// 0) is decoded and rebuilt. Both store the same batch, the one the builder makes for the
+/// same records in zstd, byte for byte.
+#[test]
+fn a_section_taken_as_it_is_and_one_rebuilt_store_the_same_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = MockClock::new(NOW);
+    let canonical = kafka_batch(Compression::None, None);
+    let mut odd = canonical.clone();
+    // The first record: its length varint (two bytes here), then its attributes.
+    assert!(odd[61] & 0x80 != 0 && odd[62] & 0x80 == 0 && odd[63] == 0);
+    odd[63] = 0x01;
+    let crc = seglog_record_format::crc32c(&odd[21..]);
+    odd[17..21].copy_from_slice(&crc.to_be_bytes());
+    let mut stores = Vec::new();
+    for (name, mut batch) in [("canonical-0", canonical), ("odd-0", odd)] {
+        let log = open(&dir.path().join(name), config("zstd"), &clock);
+        log.append_as_leader(&mut batch).unwrap();
+        stores.push(stored(&log));
+    }
+    assert_eq!(stores[0], stores[1]);
+    assert_eq!(stores[0], kafka_batch(Compression::Zstd, None));
+}

@@ -80,22 +80,6 @@ impl<F: FileSystem> Inner<F> {
         if in_place {
             return Ok(None);
         }
-        let mut scratch = Vec::new();
-        let views: Vec<rf::RecordView<'_>> = batch
-            .records_with_limit(&mut scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)
-            .map_err(invalid)?
-            .collect::<rf::Result<_>>()
-            .map_err(invalid)?;
-        // Every record's headers, in one list; a record takes its span of it.
-        let mut headers: Vec<Header<'_>> = Vec::new();
-        let mut spans = Vec::with_capacity(views.len());
-        for view in &views {
-            let at = headers.len();
-            if view.header_count() > 0 {
-                headers.extend(view.headers());
-            }
-            spans.push(at..headers.len());
-        }
         let log_append_time = config.message_timestamp_type == MessageTimestampType::LogAppendTime;
         let options = BatchOptions::new(0, target)
             .with_compression_level(level)
@@ -110,13 +94,15 @@ impl<F: FileSystem> Inner<F> {
                 rf::TimestampType::CreateTime
             })
             .with_log_append_time(now);
-        let new_records = views.iter().zip(&spans).enumerate().map(|(i, (v, span))| {
-            let delta = i32::try_from(i).unwrap_or(i32::MAX);
-            NewRecord::new(delta, v.timestamp(), v.key(), v.value())
-                .with_headers(headers.get(span.clone()).unwrap_or_default())
-        });
         out.clear();
-        let built = builder.build(&options, new_records, out).map_err(invalid)?;
+        // An uncompressed batch whose records section is already what the rebuild writes
+        // (offset deltas 0.., deltas from the first timestamp, attributes 0, shortest varints;
+        // what Kafka's and seglog's producers send) is compressed as it is.
+        let built = match rf::RecordsSection::of(&batch) {
+            Some(section) => builder.build_from_section(&options, &section, out),
+            None => rebuild_records(&batch, &options, builder, out),
+        }
+        .map_err(invalid)?;
         let last_offset_delta = i64::from(built.last_offset_delta);
         Ok(Some(InputBatch {
             start: 0,
@@ -128,4 +114,34 @@ impl<F: FileSystem> Inner<F> {
             producer_id: batch.producer_id(),
         }))
     }
+}
+
+/// The rebuild of every record as Kafka's `buildRecordsAndAssignOffsets` writes it: decoded
+/// (and decompressed) into views, then built again into `out`.
+fn rebuild_records(
+    batch: &rf::RecordBatch<'_>,
+    options: &BatchOptions,
+    builder: &mut BatchBuilder,
+    out: &mut Vec<u8>,
+) -> rf::Result<rf::BuiltBatch> {
+    let mut scratch = Vec::new();
+    let views: Vec<rf::RecordView<'_>> = batch
+        .records_with_limit(&mut scratch, rf::DEFAULT_MAX_DECOMPRESSED_BYTES)?
+        .collect::<rf::Result<_>>()?;
+    // Every record's headers, in one list; a record takes its span of it.
+    let mut headers: Vec<Header<'_>> = Vec::new();
+    let mut spans = Vec::with_capacity(views.len());
+    for view in &views {
+        let at = headers.len();
+        if view.header_count() > 0 {
+            headers.extend(view.headers());
+        }
+        spans.push(at..headers.len());
+    }
+    let new_records = views.iter().zip(&spans).enumerate().map(|(i, (v, span))| {
+        let delta = i32::try_from(i).unwrap_or(i32::MAX);
+        NewRecord::new(delta, v.timestamp(), v.key(), v.value())
+            .with_headers(headers.get(span.clone()).unwrap_or_default())
+    });
+    builder.build(options, new_records, out)
 }

@@ -18,6 +18,7 @@ use seglog_fs::FileSystem;
 
 use super::append_info::{AppendOrigin, ProducerAppendInfo};
 use super::config::ProducerStateManagerConfig;
+use super::deferred_syncs::DeferredSyncs;
 use super::entry::ProducerStateEntry;
 use super::snapshot_file::{self, SnapshotFile};
 use super::txn::{CompletedTxn, LogOffsetMetadata, TxnMetadata};
@@ -46,6 +47,8 @@ pub struct ProducerStateManager<F: FileSystem> {
     snapshots: BTreeMap<i64, SnapshotFile>,
     last_map_offset: i64,
     last_snap_offset: i64,
+    /// While a partition opens: where a synced snapshot's syncs go instead of being made.
+    deferred: Option<DeferredSyncs>,
 }
 
 impl<F: FileSystem> ProducerStateManager<F> {
@@ -96,7 +99,21 @@ impl<F: FileSystem> ProducerStateManager<F> {
             snapshots,
             last_map_offset: 0,
             last_snap_offset: 0,
+            deferred: None,
         }
+    }
+
+    /// From now on a synced snapshot ([`take_snapshot`](Self::take_snapshot)`(true)`) is written
+    /// unsynced and its syncs left to `deferred` (an open's, see [`DeferredSyncs`]); `None`
+    /// syncs them as they are written again.
+    pub(crate) fn defer_syncs(&mut self, deferred: Option<DeferredSyncs>) {
+        self.deferred = deferred;
+    }
+
+    /// Where synced snapshots' syncs go, if they are deferred.
+    #[must_use]
+    pub(crate) fn deferred_syncs(&self) -> Option<&DeferredSyncs> {
+        self.deferred.as_ref()
     }
 
     /// The settings.
@@ -392,7 +409,11 @@ impl<F: FileSystem> ProducerStateManager<F> {
         // Ascending producer id, so the same state always gives the same bytes.
         let mut entries: Vec<&ProducerStateEntry> = self.producers.values().collect();
         entries.sort_by_key(|e| e.producer_id());
-        snapshot_file::write_snapshot(&self.fs, &path, entries.into_iter(), sync)?;
+        let now = sync && self.deferred.is_none();
+        snapshot_file::write_snapshot(&self.fs, &path, entries.into_iter(), now)?;
+        if let (true, Some(deferred)) = (sync, &self.deferred) {
+            deferred.push(path.clone());
+        }
         self.snapshots.insert(
             self.last_map_offset,
             SnapshotFile {
