@@ -36,7 +36,7 @@ pub(crate) fn run(args: &[String]) -> Result<()> {
 
 /// Workloads of other seeds whose crash points once failed (docs/reliability.md, section 1):
 /// each runs whole in CI, beside the fixed seed's 3,000 points.
-const REGRESSIONS: [(&str, &str); 3] = [("6185222", "31"), ("2", "12"), ("1", "14")];
+const REGRESSIONS: [(&str, &str); 4] = [("6185222", "31"), ("2", "12"), ("1", "14"), ("101", "13")];
 
 /// The CI step: 3,000 crash points of a fixed seed, then the workloads of [`REGRESSIONS`], on
 /// the debug build the tests already made (about 10 s on a 2-core machine).

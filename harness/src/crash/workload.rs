@@ -372,6 +372,13 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
                     LogDir::open(fs.clone(), root, options(&clock, segment_bytes)).unwrap();
                 dir = d;
                 log = dir.log(&tp()).unwrap();
+                // The open rewrites the checkpoints when the recovery point it found is stale,
+                // with the high watermark it loaded (clamped to the log).
+                let loaded = set_hw(&log);
+                model.checkpoints(loaded);
+                if let Some(during) = models.last_mut() {
+                    during.checkpoints(loaded);
+                }
                 log.set_roll_flush_inline(true);
                 epoch += 1;
                 log.set_leader_epoch(epoch).unwrap();

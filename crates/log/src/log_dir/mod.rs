@@ -96,6 +96,11 @@ impl<F: FileSystem> std::fmt::Debug for LogDir<F> {
     }
 }
 
+/// The recovery point `dir`'s checkpoint held for `tp` when it was opened.
+fn kept_point<F: FileSystem>(dir: &LogDir<F>, tp: &TopicPartition) -> Option<i64> {
+    dir.kept.lock().recovery_points.get(tp).copied()
+}
+
 impl<F: FileSystem> LogDir<F> {
     /// Opens (creating if needed) the log directory at `path` with every partition in it
     /// ([`Scope::All`]): see [`LogDir::open_scoped`].
@@ -243,6 +248,16 @@ impl<F: FileSystem> LogDir<F> {
         });
         for pending in &report.pending_deletion {
             dir.pending_deletes.push(pending.clone(), dir.time.now_ms());
+        }
+        // A checkpointed recovery point above the log end the load found (records past it lost,
+        // or a batch-granular truncation's end) is rewritten at once: left on disk, it would
+        // count the records appended there next as durable before they are synced, once a new
+        // segment's name is (the crash harness, seed 101 workload 13).
+        let stale = dir.logs().iter().any(|log| {
+            kept_point(&dir, log.topic_partition()).is_some_and(|p| p > log.recovery_point())
+        });
+        if stale {
+            dir.checkpoint()?;
         }
         Ok((dir, report))
     }
