@@ -27,6 +27,7 @@ mod log_dir;
 mod log_dir_isolation;
 mod log_dir_kinds;
 mod log_dir_scope;
+mod offset_overflow_split;
 mod open_damaged_active_segment;
 mod partition_lock;
 mod partition_log;

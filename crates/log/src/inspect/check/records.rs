@@ -44,6 +44,7 @@ pub(super) fn check_records<F: FileSystem>(
         StopReason::Invalid(_) => "undecodable_records",
         StopReason::ContradictedByNext { .. } => "damaged_base_offset",
         StopReason::PastNextSegment { .. } => "offsets_past_next_segment",
+        StopReason::OffsetOverflow { .. } => "offset_overflow",
         _ => return Ok(()),
     };
     if kind == "damaged_base_offset" {
@@ -58,12 +59,18 @@ pub(super) fn check_records<F: FileSystem>(
         |_| "?".to_owned(),
         |()| i64::from_be_bytes(head).to_string(),
     );
+    // Kafka's loader splits such a segment (KAFKA-6264) when it recovers it; so does seglog's.
+    let remedy = if kind == "offset_overflow" {
+        "; recovery splits the segment there, as Kafka's splitOverflowedSegment does"
+    } else {
+        ""
+    };
     findings.push(Finding::new(
         log,
         Some(stop.position),
         kind,
         format!(
-            "the batch at byte {} (base offset {base_offset}): {}",
+            "the batch at byte {} (base offset {base_offset}): {}{remedy}",
             stop.position, stop.reason
         ),
     ));
