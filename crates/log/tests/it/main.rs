@@ -28,6 +28,7 @@ mod log_dir_isolation;
 mod log_dir_kinds;
 mod log_dir_scope;
 mod offset_overflow_split;
+mod offset_overflow_split_crash;
 mod open_damaged_active_segment;
 mod partition_lock;
 mod partition_log;
