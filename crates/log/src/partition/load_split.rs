@@ -98,18 +98,25 @@ impl<F: FileSystem> Inner<F> {
             .open(&split.log, OpenMode::ReadOnly)
             .map_err(|e| Error::io(&split.log, e))?;
         let end = piece.position + piece.bytes;
-        let scan = scan_batches(&file, &split.log, piece.position, end, COPY_CHUNK, |at, b| {
-            let last = b
-                .decode()
-                .map_err(|source| seglog_segment::Error::Corrupt {
-                    path: split.log.clone(),
-                    position: at,
-                    source,
-                })?
-                .last_offset();
-            segment.append(last, b.bytes())?;
-            Ok(ControlFlow::<()>::Continue(()))
-        });
+        let scan = scan_batches(
+            &file,
+            &split.log,
+            piece.position,
+            end,
+            COPY_CHUNK,
+            |at, b| {
+                let last = b
+                    .decode()
+                    .map_err(|source| seglog_segment::Error::Corrupt {
+                        path: split.log.clone(),
+                        position: at,
+                        source,
+                    })?
+                    .last_offset();
+                segment.append(last, b.bytes())?;
+                Ok(ControlFlow::<()>::Continue(()))
+            },
+        );
         let copied = match scan {
             Ok(Scan::Ended(ScanEnd::Clean { position })) => position == end,
             Ok(_) => false,

@@ -13,9 +13,7 @@ use seglog_fs::{File as _, FileSystem, OpenMode};
 use seglog_segment::{IndexImage, SegmentScan, naming, scan_segment, walk_tail};
 
 use super::LoadOptions;
-use super::recovery_plan::{
-    BadSwap, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
-};
+use super::recovery_plan::{BadSwap, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray};
 use super::valid_prefix::ValidPrefix;
 use super::{index_sanity, snapshot_plan};
 use crate::error::{Error, Result};

@@ -276,7 +276,12 @@ impl RecoveryPlan {
     /// The bytes dropped: cut tails, dropped segments' `.log` files, bad swaps' `.log.swap`.
     pub fn bytes_dropped(&self) -> u64 {
         self.cuts.iter().map(|c| c.bytes).sum::<u64>()
-            + self.splits.iter().filter_map(|s| s.cut.as_ref()).map(|c| c.bytes).sum::<u64>()
+            + self
+                .splits
+                .iter()
+                .filter_map(|s| s.cut.as_ref())
+                .map(|c| c.bytes)
+                .sum::<u64>()
             + self.dropped.iter().map(|d| d.bytes).sum::<u64>()
             + self.bad_swaps.iter().map(|s| s.bytes).sum::<u64>()
     }
@@ -372,7 +377,11 @@ impl fmt::Display for RecoveryPlan {
                 split.reason
             )?;
         }
-        for cut in self.cuts.iter().chain(self.splits.iter().filter_map(|s| s.cut.as_ref())) {
+        for cut in self
+            .cuts
+            .iter()
+            .chain(self.splits.iter().filter_map(|s| s.cut.as_ref()))
+        {
             writeln!(
                 f,
                 "cut {} at byte {} ({} bytes, offsets from {} on): {}",

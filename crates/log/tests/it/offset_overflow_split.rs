@@ -22,12 +22,17 @@ fn batch(base: i64, count: i32) -> Vec<u8> {
     let texts: Vec<String> = (0..count)
         .map(|i| (base + i64::from(i)).to_string())
         .collect();
-    let records = texts.iter().zip(0..).map(|(t, i)| {
-        NewRecord::new(i, 1_700_000_000_000, Some(t.as_bytes()), Some(t.as_bytes()))
-    });
+    let records = texts
+        .iter()
+        .zip(0..)
+        .map(|(t, i)| NewRecord::new(i, 1_700_000_000_000, Some(t.as_bytes()), Some(t.as_bytes())));
     let mut out = Vec::new();
     BatchBuilder::new()
-        .build(&BatchOptions::new(base, Compression::None), records, &mut out)
+        .build(
+            &BatchOptions::new(base, Compression::None),
+            records,
+            &mut out,
+        )
         .unwrap();
     out
 }
@@ -368,7 +373,10 @@ fn a_completed_degenerate_split_replaces_the_segment_below_it() {
     let (_log, report) = recover_and_check(&dir, &expected);
     assert_eq!(report.completed_swaps, vec![M + 1]);
     assert!(report.splits.is_empty());
-    assert_eq!(log_files(&dir).iter().map(|(b, _)| *b).collect::<Vec<_>>(), [M + 1]);
+    assert_eq!(
+        log_files(&dir).iter().map(|(b, _)| *b).collect::<Vec<_>>(),
+        [M + 1]
+    );
 }
 
 /// Damage after the overflow (a torn last batch) is cut as recovery cuts it: the tail goes to
@@ -418,7 +426,11 @@ fn a_raised_base_offset_the_next_batch_disproves_is_cut_not_split() {
     assert!(report.plan.splits.is_empty(), "{}", report.plan);
     assert_eq!(report.plan.cuts.len(), 1);
     assert_eq!(report.plan.cuts[0].position, at as u64);
-    assert!(report.plan.cuts[0].reason.contains("damaged"), "{}", report.plan);
+    assert!(
+        report.plan.cuts[0].reason.contains("damaged"),
+        "{}",
+        report.plan
+    );
     assert_eq!(log.log_end_offset(), 4);
 }
 
@@ -440,7 +452,11 @@ fn check_reports_the_overflow_that_recovery_splits() {
         .collect();
     assert_eq!(overflow.len(), 1, "{:#?}", report.findings);
     assert_eq!(overflow[0].file, dir.join(format!("{overflowed:020}.log")));
-    assert!(overflow[0].detail.contains("splits"), "{}", overflow[0].detail);
+    assert!(
+        overflow[0].detail.contains("splits"),
+        "{}",
+        overflow[0].detail
+    );
     assert!(
         matches!(
             overflow[0].repair(),

@@ -21,7 +21,11 @@ fn batch(base: i64, count: i32) -> Vec<u8> {
     let records = (0..count).map(|i| NewRecord::new(i, 1_000, Some(b"k"), Some(b"v")));
     let mut out = Vec::new();
     BatchBuilder::new()
-        .build(&BatchOptions::new(base, Compression::None), records, &mut out)
+        .build(
+            &BatchOptions::new(base, Compression::None),
+            records,
+            &mut out,
+        )
         .unwrap();
     out
 }
@@ -86,7 +90,12 @@ fn crash_everywhere(start: &SimFs) {
     let reference = start.crash(Tear::DropAll);
     let report = load(&reference);
     assert_eq!(report.splits.len(), 1, "{}", report.plan);
-    assert_eq!(report.splits[0].1, [M, 2 * M + 5, 3 * M + 10], "{}", report.plan);
+    assert_eq!(
+        report.splits[0].1,
+        [M, 2 * M + 5, 3 * M + 10],
+        "{}",
+        report.plan
+    );
     let mut expected = BTreeMap::new();
     tree(&reference, Path::new(DIR), &mut expected);
 
@@ -111,7 +120,10 @@ fn crash_everywhere(start: &SimFs) {
             expected.keys().collect::<Vec<_>>(),
             "crash at event {event} ({kind:?})"
         );
-        assert!(got == expected, "crash at event {event} ({kind:?}): bytes differ");
+        assert!(
+            got == expected,
+            "crash at event {event} ({kind:?}): bytes differ"
+        );
     }
 }
 

@@ -109,9 +109,7 @@ impl<F: FileSystem> Planner<'_, F> {
                     next_offset: end,
                     reason: stop.reason.to_string(),
                     drops_later_segments,
-                    txn_entries_dropped: snapshot_plan::txn_entries_from(
-                        self.fs, &txn, base, end,
-                    )?,
+                    txn_entries_dropped: snapshot_plan::txn_entries_from(self.fs, &txn, base, end)?,
                 })
             }
             None => None,
@@ -144,10 +142,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 .unwrap_or_default(),
             cut,
         });
-        Ok(Judged {
-            end,
-            cut: cut_here,
-        })
+        Ok(Judged { end, cut: cut_here })
     }
 
     /// A cut where `scan`'s valid prefix ends, for its stop's reason or `reason`.
