@@ -422,6 +422,14 @@ fn a_raised_base_offset_the_next_batch_disproves_is_cut_not_split() {
     let mut log = parts.concat();
     log[at + 3] ^= 1; // base offset 4 + 2^32
     raw_segment(&dir, 0, &log);
+    // `check` names the damaged batch, as recovery does, not an overflow.
+    let found = LogDirView::open(RealFs, root.path())
+        .unwrap()
+        .check(|| {})
+        .unwrap();
+    let kinds: Vec<&str> = found.findings.iter().map(|f| f.kind).collect();
+    assert!(kinds.contains(&"damaged_base_offset"), "{kinds:?}");
+    assert!(!kinds.contains(&"offset_overflow"), "{kinds:?}");
     let (log, report) = recover(&dir);
     assert!(report.plan.splits.is_empty(), "{}", report.plan);
     assert_eq!(report.plan.cuts.len(), 1);

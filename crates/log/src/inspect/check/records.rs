@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use seglog_fs::{FileSystem, OpenMode};
+use seglog_segment::split::plan_split;
 use seglog_segment::verify::{OffsetBounds, StopReason, scan_verified};
 
 use super::Finding;
@@ -35,9 +36,20 @@ pub(super) fn check_records<F: FileSystem>(
         next_base_offset: next_base,
     };
     let scan = scan_verified(&file, log, len, 8 << 20, bounds, |_| Ok(()))?;
-    let Some(stop) = scan.stop else {
+    let Some(mut stop) = scan.stop else {
         return Ok(());
     };
+    if matches!(stop.reason, StopReason::OffsetOverflow { .. }) {
+        // What recovery does there: split the segment, or, when the batch after the
+        // overflowing one disproves its base offset, cut at the damage the split's walk names.
+        let walk = plan_split(&file, log, len, 8 << 20, bounds)?;
+        if !walk.splits(base) {
+            let Some(damage) = walk.stop else {
+                return Ok(());
+            };
+            stop = damage;
+        }
+    }
     let kind = match &stop.reason {
         // Framing, CRC, offsets going backwards and torn tails are `log.rs`'s findings.
         StopReason::Invalid(e) if is_reported_by_log(e) => return Ok(()),
