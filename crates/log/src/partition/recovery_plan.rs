@@ -124,6 +124,30 @@ impl Split {
     }
 }
 
+/// The plan's line for a split (without the cut after it).
+impl fmt::Display for Split {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pieces: Vec<String> = self
+            .pieces
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} (offsets to {}, {} bytes)",
+                    p.base_offset, p.last_offset, p.bytes
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "split segment {} ({} bytes) into segments {}: {}",
+            self.base_offset,
+            self.bytes,
+            pieces.join(", "),
+            self.reason
+        )
+    }
+}
+
 /// Why a whole segment is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -358,24 +382,7 @@ impl fmt::Display for RecoveryPlan {
             )?;
         }
         for split in &self.splits {
-            let pieces: Vec<String> = split
-                .pieces
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{} (offsets to {}, {} bytes)",
-                        p.base_offset, p.last_offset, p.bytes
-                    )
-                })
-                .collect();
-            writeln!(
-                f,
-                "split segment {} ({} bytes) into segments {}: {}",
-                split.base_offset,
-                split.bytes,
-                pieces.join(", "),
-                split.reason
-            )?;
+            writeln!(f, "{split}")?;
         }
         for cut in self
             .cuts

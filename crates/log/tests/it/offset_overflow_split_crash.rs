@@ -147,7 +147,8 @@ fn killed_at_each_file(start: &SimFs) {
                 load(&run);
                 let mut got = BTreeMap::new();
                 tree(&run, Path::new(DIR), &mut got);
-                assert!(got == expected, "killed at the first change of {path:?}");
+                let at = path.display();
+                assert!(got == expected, "killed at the first change of {at}");
             }
         }
     }
