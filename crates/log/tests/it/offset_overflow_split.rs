@@ -483,3 +483,34 @@ fn check_reports_the_overflow_that_recovery_splits() {
         .unwrap();
     assert!(report.is_clean(), "{:#?}", report.findings);
 }
+
+/// A legacy segment (magic 1, what brokers before KAFKA-6264 wrote): a compressed wrapper whose
+/// records overflow starts a piece at its first record's offset, as Kafka's `baseOffset()` of
+/// the wrapper gives it, and the log serves every record afterwards.
+#[test]
+fn a_legacy_compressed_wrapper_starts_its_piece_at_its_first_record() {
+    use seglog_record_format::{snappy, write_legacy_message};
+    let root = tempfile::tempdir().unwrap();
+    let dir = partition_dir(&root);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut log = Vec::new();
+    write_legacy_message(&mut log, 0, 1, 0, Some(1_000), Some(b"0"), Some(b"0"));
+    let mut inner = Vec::new();
+    for i in 0..3 {
+        let text = (M + 10 + i).to_string();
+        let t = Some(text.as_bytes());
+        write_legacy_message(&mut inner, i, 1, 0, Some(1_000), t, t);
+    }
+    let mut z = Vec::new();
+    snappy::compress(&inner, &mut z).unwrap();
+    let codec = Compression::Snappy.id();
+    write_legacy_message(&mut log, M + 12, 1, codec, Some(1_000), None, Some(&z));
+    raw_segment(&dir, 0, &log);
+    let expected: Vec<(i64, String, String)> = [0, M + 10, M + 11, M + 12]
+        .iter()
+        .map(|o| (*o, o.to_string(), o.to_string()))
+        .collect();
+    let (log, report) = recover_and_check(&dir, &expected);
+    assert_eq!(report.splits, vec![(0, vec![0, M + 10])]);
+    assert_eq!(log.log_end_offset(), M + 13);
+}
