@@ -347,6 +347,36 @@ impl OffsetJudge {
         Ok(kept)
     }
 
+    /// [`OffsetJudge::push`], where a batch that overflows the segment (`OffsetOverflow`) begins
+    /// a new piece of it, as a split would (`crate::split`), instead of ending the walk: how
+    /// the readers walk a legacy segment not yet split, which Kafka serves as it is. The batch
+    /// pending before it is then the one known to be good. Damage the new piece's judge finds
+    /// at the batch leaves this judge as it was.
+    pub fn push_across_overflow(
+        &mut self,
+        batch: VerifiedBatch,
+        legacy: bool,
+    ) -> Result<Option<VerifiedBatch>, RecoveryStop> {
+        match self.push(batch, legacy) {
+            Err(RecoveryStop {
+                reason: StopReason::OffsetOverflow { .. },
+                ..
+            }) => {
+                let last = self.last_seen();
+                let bounds = OffsetBounds {
+                    base_offset: batch.first_offset,
+                    next_base_offset: self.bounds.next_base_offset,
+                };
+                let mut piece = Self::continuing(bounds, last);
+                piece.push(batch, legacy)?;
+                let kept = self.finish();
+                *self = piece;
+                Ok(kept)
+            }
+            other => other,
+        }
+    }
+
     /// The end of the walk (the file's end, or damage found by the other rules): the pending
     /// batch, which nothing after it contradicts, is kept.
     pub fn finish(&mut self) -> Option<VerifiedBatch> {

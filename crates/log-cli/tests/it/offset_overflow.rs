@@ -1,7 +1,7 @@
 //! `seglog check` reports a segment whose offsets overflow its indexes (a legacy segment written
 //! before KAFKA-6264) as a problem that recovering the segment repairs, and `seglog recover`
 //! repairs it by splitting the segment, as Kafka's loader does, saying so; `check` then finds
-//! nothing, and every record is still there.
+//! nothing, and every record is still there. Before recovery `consume` reads every record.
 #![allow(clippy::unwrap_used, clippy::indexing_slicing, reason = "tests")]
 
 use std::path::Path;
@@ -48,6 +48,12 @@ fn overflowed(root: &Path) -> std::path::PathBuf {
 fn check_reports_the_overflow_and_recover_splits_the_segment() {
     let root = tempfile::tempdir().unwrap();
     let dir = overflowed(root.path());
+    // Before recovery the readers serve the segment as Kafka serves it: every record.
+    let out = seglog(&["consume", "--json", "logs/legacy-0"], root.path(), b"");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let consumed = text(&out.stdout);
+    assert_eq!(consumed.lines().count(), 30, "{consumed}");
+    assert!(consumed.contains("2147483677"), "{consumed}");
     let out = seglog(&["check", "logs/legacy-0"], root.path(), b"");
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     let found = text(&out.stdout);
