@@ -302,7 +302,7 @@ impl<F: FileSystem> Planner<'_, F> {
             }
             return Ok((live, segments));
         };
-        let source = self.split_source_below(&live, min_swap)?;
+        let source = self.split_source_below(&live, min_swap);
         live.retain(|file| {
             let replaced = file
                 .base_offset()

@@ -30,31 +30,23 @@ impl<F: FileSystem> Planner<'_, F> {
     /// batches overflowed, so the first piece is based past it; Kafka's
     /// `testDegenerateSegmentSplit`). A segment's offsets never reach the next one's base
     /// offset, so only the source of a split holds such a batch.
-    pub(super) fn split_source_below(
-        &self,
-        live: &[PartitionFile],
-        min_swap: i64,
-    ) -> Result<Option<i64>> {
-        let Some(below) = live
+    pub(super) fn split_source_below(&self, live: &[PartitionFile], min_swap: i64) -> Option<i64> {
+        let below = live
             .iter()
             .filter_map(PartitionFile::log_base_offset)
             .filter(|b| *b < min_swap)
-            .max()
-        else {
-            return Ok(None);
-        };
+            .max()?;
         let path = naming::log_file(self.dir, below, "");
-        let file = self
+        // The first batch's offset field: a v2 batch's base offset, a legacy entry's offset. A
+        // file that cannot be read is no split's source (the recovery walk judges it later).
+        let mut head = [0_u8; 8];
+        let first = self
             .fs
             .open(&path, OpenMode::ReadOnly)
-            .map_err(|e| Error::io(&path, e))?;
-        let mut head = [0_u8; 8];
-        // The first batch's offset field: a v2 batch's base offset, a legacy entry's offset.
-        let first = file
-            .read_exact_at(&mut head, 0)
+            .and_then(|file| file.read_exact_at(&mut head, 0))
             .ok()
             .map(|()| i64::from_be_bytes(head));
-        Ok(first.filter(|o| *o >= min_swap).map(|_| below))
+        first.filter(|o| *o >= min_swap).map(|_| below)
     }
 
     /// A segment scanned: cut where its valid prefix ends, or split where it ends at a batch
