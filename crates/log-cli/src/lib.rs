@@ -32,6 +32,7 @@ mod offsets;
 mod produce;
 mod recover;
 mod recover_check;
+mod recover_json;
 mod stats;
 mod term;
 mod when;

@@ -10,12 +10,13 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use seglog_log::inspect;
 use seglog_log::{
-    DropReason, EpochEntry, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions,
-    RESTORE_HINT, RealFs, RecoveryPlan, SnapshotDrop, TopicPartition, plan_recovery,
+    EpochEntry, FileSystem as _, LoadReport, LogConfig, LogDir, LogDirOptions, RESTORE_HINT,
+    RealFs, RecoveryPlan, TopicPartition, plan_recovery,
 };
 
 use crate::common::{Outcome, json_line, lib, progress};
 use crate::recover_check::{self, Diagnosis, diagnose};
+use crate::recover_json::{all_cuts, path_str, plan_json};
 use seglog_log::inspect::{CheckReport, Finding};
 
 /// The flags of `seglog recover`.
@@ -275,71 +276,6 @@ fn print_deleted_dir(out: &mut impl Write, dir: &Path, json: bool, dry_run: bool
     }
 }
 
-fn offsets(first: Option<i64>, last: Option<i64>) -> serde_json::Value {
-    match (first, last) {
-        (Some(f), Some(l)) => serde_json::json!([f, l]),
-        _ => serde_json::Value::Null,
-    }
-}
-
-fn path_str(p: &Path) -> String {
-    p.display().to_string()
-}
-
-fn plan_json(plan: &RecoveryPlan) -> serde_json::Value {
-    serde_json::json!({
-        "removed": plan.removed.iter().map(|(p, why)| serde_json::json!({"file": path_str(p), "why": why.to_string()})).collect::<Vec<_>>(),
-        "strays": plan.strays.iter().map(|s| serde_json::json!({
-            "path": path_str(&s.path),
-            "dir": s.is_dir,
-            "bytes": s.bytes,
-            "reason": s.reason,
-        })).collect::<Vec<_>>(),
-        "bad_swaps": plan.bad_swaps.iter().map(|s| serde_json::json!({
-            "base_offset": s.base_offset,
-            "files": s.files.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
-            "bytes": s.bytes,
-            "reason": s.reason,
-        })).collect::<Vec<_>>(),
-        "completed_swaps": plan.completed_swaps,
-        "dropped": plan.dropped.iter().map(|d| serde_json::json!({
-            "base_offset": d.base_offset,
-            "files": d.files.iter().map(|p| path_str(p)).collect::<Vec<_>>(),
-            "offsets": offsets(d.first_offset, d.last_offset),
-            "records": d.records,
-            "bytes": d.bytes,
-            "reason": match d.reason {
-                DropReason::AfterCut { .. } => "after_cut",
-                DropReason::Overlapping { .. } => "overlapping",
-                _ => "other",
-            },
-        })).collect::<Vec<_>>(),
-        "cuts": plan.cuts.iter().map(|c| serde_json::json!({
-            "file": path_str(&c.log),
-            "position": c.position,
-            "bytes": c.bytes,
-            "next_offset": c.next_offset,
-            "reason": c.reason,
-            "txn_entries_dropped": c.txn_entries_dropped,
-        })).collect::<Vec<_>>(),
-        "rebuilt_indexes": plan.rebuilt_indexes,
-        "scanned": plan.scanned,
-        "dropped_snapshots": plan.dropped_snapshots.iter().map(|s| serde_json::json!({
-            "file": path_str(&s.path),
-            "offset": s.offset,
-            "reason": match &s.reason {
-                SnapshotDrop::PastLogEnd { .. } => "past_log_end".to_owned(),
-                SnapshotDrop::Corrupt { reason } => format!("corrupt: {reason}"),
-                _ => "other".to_owned(),
-            },
-        })).collect::<Vec<_>>(),
-        "corrupt_txn_indexes": plan.corrupt_txn_indexes.iter().map(|(base, why)| serde_json::json!({
-            "base_offset": base,
-            "reason": why,
-        })).collect::<Vec<_>>(),
-    })
-}
-
 fn print_partition(
     out: &mut impl Write,
     tp: &TopicPartition,
@@ -416,7 +352,7 @@ fn print_json(
             ("segments_scanned", serde_json::json!(plan.scanned.len())),
             (
                 "bytes_truncated",
-                serde_json::json!(plan.cuts.iter().map(|c| c.bytes).sum::<u64>()),
+                serde_json::json!(all_cuts(plan).map(|c| c.bytes).sum::<u64>()),
             ),
             (
                 "indexes_rebuilt",

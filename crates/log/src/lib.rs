@@ -93,7 +93,7 @@ pub use partition::{
     AppendInfo, BadSwap, CleanOptions, CleanReport, Cut, DropReason, DroppedSegment,
     DroppedSnapshot, FetchDataInfo, Isolation, ListOffset, LoadOptions, LoadReport, OffsetAndEpoch,
     PartitionLog, QUARANTINE_DIR, RESTORE_HINT, RecoveryPlan, Removal, RetentionReport,
-    SnapshotDrop, StopAfter, Stray, plan_partition,
+    SnapshotDrop, Split, SplitPiece, StopAfter, Stray, plan_partition,
 };
 pub use partition_metadata::{
     PARTITION_METADATA_FILE, PARTITION_METADATA_VERSION, PartitionMetadata, PartitionMetadataFile,

@@ -54,6 +54,7 @@ mod reader;
 pub mod scan;
 mod segment;
 mod segment_time;
+pub mod split;
 mod time_search;
 pub mod txn_index;
 pub mod verify;

@@ -58,9 +58,8 @@ pub enum StopReason {
     /// offset deltas outside the batch).
     Invalid(rf::Error),
     /// A batch whose offsets cannot follow the previous batch: at or below its last offset, or
-    /// outside the range this segment can index (below the base offset, or more than
-    /// `i32::MAX` past it). The CRC does not cover the base offset, so this is how a damaged base
-    /// offset shows. Kafka would split the segment or truncate all of it; seglog keeps the valid
+    /// below the segment's base offset. The CRC does not cover the base offset, so this is how a
+    /// damaged base offset shows. Kafka would truncate all of the segment; seglog keeps the valid
     /// prefix.
     OffsetsOutOfOrder {
         /// The batch's first offset (its base offset; for legacy entries, its offset).
@@ -69,6 +68,19 @@ pub enum StopReason {
         last_offset: i64,
         /// The previous batch's last offset, or the segment's base offset minus one.
         previous_last_offset: i64,
+    },
+    /// A batch that follows the previous one but whose last offset lies more than `i32::MAX`
+    /// past the segment's base offset, so the indexes cannot store it (Kafka's
+    /// `LogSegmentOffsetOverflowException`): a legacy segment written before KAFKA-6264. It ends
+    /// a recovery's valid prefix; the loader splits the segment there instead, as Kafka's
+    /// `LocalLog.splitOverflowedSegment` does ([`crate::split`]).
+    OffsetOverflow {
+        /// The batch's first offset.
+        first_offset: i64,
+        /// The batch's last offset.
+        last_offset: i64,
+        /// The segment's base offset.
+        base_offset: i64,
     },
     /// A batch whose last offset reaches the next segment's base offset: those offsets belong to
     /// the next segment.
@@ -114,6 +126,15 @@ impl std::fmt::Display for StopReason {
             } => write!(
                 f,
                 "batch with offsets {first_offset}..={last_offset} cannot follow offset {previous_last_offset}"
+            ),
+            Self::OffsetOverflow {
+                first_offset,
+                last_offset,
+                base_offset,
+            } => write!(
+                f,
+                "batch with offsets {first_offset}..={last_offset} overflows the segment: its last offset is more than {} past the base offset {base_offset}",
+                i32::MAX
             ),
             Self::PastNextSegment {
                 first_offset,
@@ -216,9 +237,16 @@ pub struct OffsetJudge {
 impl OffsetJudge {
     /// A judge for a segment with these bounds.
     pub fn new(bounds: OffsetBounds) -> Self {
+        Self::continuing(bounds, bounds.base_offset.saturating_sub(1))
+    }
+
+    /// A judge for a piece of a segment being split (see [`crate::split`]): bounded by `bounds`,
+    /// its batches following `last_kept`, the last offset of the pieces before it, so that a
+    /// batch whose base offset is damaged is still named by the one after it.
+    pub fn continuing(bounds: OffsetBounds, last_kept: i64) -> Self {
         Self {
             bounds,
-            last_kept: bounds.base_offset.saturating_sub(1),
+            last_kept,
             pending: None,
         }
     }
@@ -231,13 +259,20 @@ impl OffsetJudge {
     /// Rule 2 for a batch that follows what was kept (`pinned`: right after it).
     fn fits_segment(&self, b: &VerifiedBatch, pinned: bool) -> Option<StopReason> {
         let relative = b.last_offset.checked_sub(self.bounds.base_offset);
-        if b.last_offset < b.first_offset
-            || relative.is_none_or(|r| r < 0 || r > i64::from(i32::MAX))
-        {
+        if b.last_offset < b.first_offset || relative.is_none_or(|r| r < 0) {
             return Some(StopReason::OffsetsOutOfOrder {
                 first_offset: b.first_offset,
                 last_offset: b.last_offset,
                 previous_last_offset: self.last_seen(),
+            });
+        }
+        if relative.is_some_and(|r| r > i64::from(i32::MAX)) {
+            // It follows what was kept (`push` checked): only its distance from the base is
+            // wrong, which a split of the segment mends.
+            return Some(StopReason::OffsetOverflow {
+                first_offset: b.first_offset,
+                last_offset: b.last_offset,
+                base_offset: self.bounds.base_offset,
             });
         }
         let next = self.bounds.next_base_offset?;
@@ -310,6 +345,36 @@ impl OffsetJudge {
             pinned,
         });
         Ok(kept)
+    }
+
+    /// [`OffsetJudge::push`], where a batch that overflows the segment (`OffsetOverflow`) begins
+    /// a new piece of it, as a split would (`crate::split`), instead of ending the walk: how
+    /// the readers walk a legacy segment not yet split, which Kafka serves as it is. The batch
+    /// pending before it is then the one known to be good. Damage the new piece's judge finds
+    /// at the batch leaves this judge as it was.
+    pub fn push_across_overflow(
+        &mut self,
+        batch: VerifiedBatch,
+        legacy: bool,
+    ) -> Result<Option<VerifiedBatch>, RecoveryStop> {
+        match self.push(batch, legacy) {
+            Err(RecoveryStop {
+                reason: StopReason::OffsetOverflow { .. },
+                ..
+            }) => {
+                let last = self.last_seen();
+                let bounds = OffsetBounds {
+                    base_offset: batch.first_offset,
+                    next_base_offset: self.bounds.next_base_offset,
+                };
+                let mut piece = Self::continuing(bounds, last);
+                piece.push(batch, legacy)?;
+                let kept = self.finish();
+                *self = piece;
+                Ok(kept)
+            }
+            other => other,
+        }
     }
 
     /// The end of the walk (the file's end, or damage found by the other rules): the pending

@@ -21,6 +21,7 @@ mod kafka_lock;
 mod leader_epochs;
 mod log_dirs;
 mod messages;
+mod offset_overflow;
 mod offsets_get_offsets;
 mod open_file_limit;
 mod partition_isolation;

@@ -109,7 +109,7 @@ impl<F: FileSystem> SegmentLog<F> {
                 }
                 return f(position, framed, false).map_break(Stop::Caller);
             };
-            match judge.push(facts, legacy) {
+            match judge.push_across_overflow(facts, legacy) {
                 Ok(confirmed) => {
                     if confirmed.is_some() {
                         held.release(&mut f).map_break(Stop::Caller)?;

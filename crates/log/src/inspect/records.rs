@@ -237,7 +237,7 @@ impl<F: FileSystem> PartitionView<F> {
                 };
                 // Offsets this batch (or the one held before it) cannot hold are damage, never
                 // records: recovery's rules, applied before recovery has run.
-                match judge.push(facts, legacy) {
+                match judge.push_across_overflow(facts, legacy) {
                     Ok(confirmed) => {
                         if confirmed.is_some()
                             && let Some(h) = held.take()

@@ -256,6 +256,7 @@ impl<F: FileSystem> Inner<F> {
         self.remove_temp_files(&plan, quarantine.as_ref(), report)?;
         self.complete_swaps(&plan, report)?;
         self.drop_segments(&plan, quarantine.as_ref(), report)?;
+        self.split_segments(&plan.splits, quarantine.as_ref(), report)?;
         // The plan's listing still holds when the plan removes, renames and drops nothing (a
         // clean open): no second read of a directory of many segments.
         let mut listed = if plan.changes_listing() {
@@ -265,7 +266,7 @@ impl<F: FileSystem> Inner<F> {
             listed
         };
         // A recovery (or a cut) may take or drop snapshots: the producer state lists them again.
-        if !plan.scanned.is_empty() || !plan.cuts.is_empty() {
+        if !plan.scanned.is_empty() || !plan.cuts.is_empty() || !plan.splits.is_empty() {
             listed.snapshots = None;
         }
         let mut segments = self.load_segment_files(&listed.segments, report)?;

@@ -141,7 +141,7 @@ impl<F: FileSystem> Inner<F> {
 impl<F: FileSystem> Inner<F> {
     /// What a planned cut drops, copied to the quarantine first (when there is one), and
     /// listed in the report.
-    fn keep_what_is_cut(
+    pub(super) fn keep_what_is_cut(
         &self,
         cut: &Cut,
         quarantine: Option<&Quarantine<F>>,

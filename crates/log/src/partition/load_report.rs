@@ -24,6 +24,9 @@ pub struct LoadReport {
     pub rebuilt_missing_index: Vec<i64>,
     /// Segments recovered after an unclean shutdown, with what recovery did (step 6).
     pub recovered: Vec<(i64, RecoveryReport)>,
+    /// Segments split because their offsets overflow their indexes (KAFKA-6264): each one's
+    /// base offset and its pieces' (step 6, before the pieces are recovered).
+    pub splits: Vec<(i64, Vec<i64>)>,
     /// Segments dropped because an earlier segment was truncated, or because their base offset
     /// lies below the end of the segment before them (step 6): moved to the quarantine, or with
     /// [`LoadOptions::discard`](crate::LoadOptions::discard) deleted.

@@ -20,6 +20,7 @@ mod load;
 mod load_options;
 mod load_recover;
 mod load_report;
+mod load_split;
 mod load_steps;
 mod planner;
 mod producer_load;
@@ -62,7 +63,7 @@ pub use quarantine::RESTORE_HINT;
 pub use read::{FetchDataInfo, Isolation};
 pub use recovery_plan::{
     BadSwap, Cut, DropReason, DroppedSegment, DroppedSnapshot, QUARANTINE_DIR, RecoveryPlan,
-    Removal, SnapshotDrop, Stray,
+    Removal, SnapshotDrop, Split, SplitPiece, Stray,
 };
 pub use retention::RetentionReport;
 

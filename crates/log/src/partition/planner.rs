@@ -13,13 +13,13 @@ use seglog_fs::{File as _, FileSystem, OpenMode};
 use seglog_segment::{IndexImage, SegmentScan, naming, scan_segment, walk_tail};
 
 use super::LoadOptions;
-use super::recovery_plan::{
-    BadSwap, Cut, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray,
-};
+use super::recovery_plan::{BadSwap, DropReason, DroppedSegment, RecoveryPlan, Removal, Stray};
 use super::valid_prefix::ValidPrefix;
 use super::{index_sanity, snapshot_plan};
 use crate::error::{Error, Result};
 use crate::listing::{self, FileKind, LoadListing, PartitionFile};
+
+mod split_plan;
 
 /// A segment as the plan sees it after the swaps: the suffix its files still have on disk.
 #[derive(Debug, Clone, Copy)]
@@ -302,10 +302,11 @@ impl<F: FileSystem> Planner<'_, F> {
             }
             return Ok((live, segments));
         };
+        let source = self.split_source_below(&live, min_swap);
         live.retain(|file| {
             let replaced = file
                 .base_offset()
-                .is_some_and(|o| (min_swap..max_swap).contains(&o))
+                .is_some_and(|o| (min_swap..max_swap).contains(&o) || Some(o) == source)
                 && (file.kind() == FileKind::Log || file.kind().is_index());
             if replaced {
                 self.plan
@@ -380,8 +381,8 @@ impl<F: FileSystem> Planner<'_, F> {
             let scan = self.scan(*base, *segment, segments)?;
             self.plan.scanned.push(*base);
             self.plan.rebuilt_indexes.push(*base);
-            self.add_cut(*base, &scan, false)?;
-            judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+            let end = self.cut_or_split(*base, *segment, &scan, false)?.end;
+            judged.insert(*base, end);
         }
         self.txn_index_sanity(&names, segments, &mut judged)?;
         if options.had_clean_shutdown {
@@ -392,7 +393,7 @@ impl<F: FileSystem> Planner<'_, F> {
                 let scan = self.scan(*base, *segment, segments)?;
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true)?;
+                self.cut_or_split(*base, *segment, &scan, true)?;
             }
             return Ok(());
         }
@@ -442,8 +443,11 @@ impl<F: FileSystem> Planner<'_, F> {
             self.plan.scanned.push(*base);
             if scan.stop.is_some() {
                 self.plan.rebuilt_indexes.push(*base);
-                self.add_cut(*base, &scan, true)?;
-                cut_at = Some(*base);
+                let judged = self.cut_or_split(*base, *segment, &scan, true)?;
+                if judged.cut {
+                    cut_at = Some(*base);
+                }
+                previous_end = Some(judged.end);
                 continue;
             }
             if !scan.indexes_match {
@@ -476,8 +480,8 @@ impl<F: FileSystem> Planner<'_, F> {
                 self.plan.scanned.push(*base);
                 self.plan.rebuilt_indexes.push(*base);
                 self.plan.corrupt_txn_indexes.push((*base, why));
-                self.add_cut(*base, &scan, false)?;
-                judged.insert(*base, scan.last_offset.map_or(*base, |o| o + 1));
+                let end = self.cut_or_split(*base, *segment, &scan, false)?.end;
+                judged.insert(*base, end);
             }
         }
         Ok(())
@@ -531,26 +535,6 @@ impl<F: FileSystem> Planner<'_, F> {
         for (base, why) in rewrites {
             self.plan.rebuilt_indexes.push(base);
             self.plan.corrupt_txn_indexes.push((base, why));
-        }
-        Ok(())
-    }
-
-    fn add_cut(&mut self, base: i64, scan: &SegmentScan, drops_later_segments: bool) -> Result<()> {
-        if let Some(stop) = &scan.stop {
-            let next_offset = scan.last_offset.map_or(base, |o| o + 1);
-            let txn = naming::txn_index_file(self.dir, base, "");
-            let txn_entries_dropped =
-                snapshot_plan::txn_entries_from(self.fs, &txn, base, next_offset)?;
-            self.plan.cuts.push(Cut {
-                base_offset: base,
-                log: naming::log_file(self.dir, base, ""),
-                position: scan.valid_bytes,
-                bytes: scan.bytes_after_valid_prefix(),
-                next_offset,
-                reason: stop.reason.to_string(),
-                drops_later_segments,
-                txn_entries_dropped,
-            });
         }
         Ok(())
     }

@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use crate::listing::QUARANTINE_DIR;
+pub use seglog_segment::split::SplitPiece;
 
 /// Why a file is removed: leftovers that Kafka's loader deletes too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +92,62 @@ pub struct Cut {
     pub txn_entries_dropped: u64,
 }
 
+/// A segment whose offsets overflow its indexes (a legacy segment written before KAFKA-6264),
+/// split into pieces as Kafka's `LocalLog.splitOverflowedSegment` does: each piece is a run of
+/// its batches, based at the base offset of its first batch. The pieces are written as
+/// `.cleaned` segments and swapped in with the compaction's `.cleaned` / `.swap` protocol, so a
+/// split interrupted at any moment is aborted or completed by the next load. Nothing is dropped
+/// by the split itself; damage after the overflow is cut as recovery cuts it (`cut`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Split {
+    /// The segment's base offset.
+    pub base_offset: i64,
+    /// Its `.log`.
+    pub log: PathBuf,
+    /// The size of its `.log`.
+    pub bytes: u64,
+    /// The pieces, in offset order.
+    pub pieces: Vec<SplitPiece>,
+    /// Why it is split: the first batch that overflows, in words.
+    pub reason: String,
+    /// The bytes after the pieces, which recovery would cut (damage after the overflow): copied
+    /// to the quarantine, not into a piece.
+    pub cut: Option<Cut>,
+}
+
+impl Split {
+    /// The offset after the last piece.
+    pub fn next_offset(&self) -> i64 {
+        self.pieces
+            .last()
+            .map_or(self.base_offset, |p| p.last_offset + 1)
+    }
+}
+
+/// The plan's line for a split (without the cut after it).
+impl fmt::Display for Split {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pieces: Vec<String> = self
+            .pieces
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} (offsets to {}, {} bytes)",
+                    p.base_offset, p.last_offset, p.bytes
+                )
+            })
+            .collect();
+        write!(
+            f,
+            "split segment {} ({} bytes) into segments {}: {}",
+            self.base_offset,
+            self.bytes,
+            pieces.join(", "),
+            self.reason
+        )
+    }
+}
+
 /// Why a whole segment is dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -171,6 +228,8 @@ pub struct RecoveryPlan {
     pub dropped: Vec<DroppedSegment>,
     /// Tails cut.
     pub cuts: Vec<Cut>,
+    /// Segments split because their offsets overflow their indexes (KAFKA-6264).
+    pub splits: Vec<Split>,
     /// Segments whose indexes are rebuilt (missing, or not what recovery would write).
     pub rebuilt_indexes: Vec<i64>,
     /// Segments whose `.log` is scanned.
@@ -201,6 +260,7 @@ impl RecoveryPlan {
             && self.completed_swaps.is_empty()
             && self.dropped.is_empty()
             && self.cuts.is_empty()
+            && self.splits.is_empty()
             && self.rebuilt_indexes.is_empty()
             && self.dropped_snapshots.is_empty()
     }
@@ -211,6 +271,7 @@ impl RecoveryPlan {
         !(self.bad_swaps.is_empty()
             && self.dropped.is_empty()
             && self.cuts.is_empty()
+            && self.splits.iter().all(|s| s.cut.is_none())
             && self.dropped_snapshots.is_empty())
     }
 
@@ -227,6 +288,7 @@ impl RecoveryPlan {
             && self.bad_swaps.is_empty()
             && self.completed_swaps.is_empty()
             && self.dropped.is_empty()
+            && self.splits.is_empty()
             && self.dropped_snapshots.is_empty())
     }
 
@@ -238,6 +300,12 @@ impl RecoveryPlan {
     /// The bytes dropped: cut tails, dropped segments' `.log` files, bad swaps' `.log.swap`.
     pub fn bytes_dropped(&self) -> u64 {
         self.cuts.iter().map(|c| c.bytes).sum::<u64>()
+            + self
+                .splits
+                .iter()
+                .filter_map(|s| s.cut.as_ref())
+                .map(|c| c.bytes)
+                .sum::<u64>()
             + self.dropped.iter().map(|d| d.bytes).sum::<u64>()
             + self.bad_swaps.iter().map(|s| s.bytes).sum::<u64>()
     }
@@ -313,7 +381,14 @@ impl fmt::Display for RecoveryPlan {
                 snapshot.offset
             )?;
         }
-        for cut in &self.cuts {
+        for split in &self.splits {
+            writeln!(f, "{split}")?;
+        }
+        for cut in self
+            .cuts
+            .iter()
+            .chain(self.splits.iter().filter_map(|s| s.cut.as_ref()))
+        {
             writeln!(
                 f,
                 "cut {} at byte {} ({} bytes, offsets from {} on): {}",

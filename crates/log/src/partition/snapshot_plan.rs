@@ -143,6 +143,7 @@ pub(super) fn txn_index_rewrites<F: FileSystem>(
         .iter()
         .copied()
         .filter(|b| !plan.rebuilt_indexes.contains(b) && segments.iter().any(|(s, _)| s == b))
+        .filter(|b| !plan.splits.iter().any(|s| s.base_offset == *b))
         .collect();
     let (Some(&first), Some(&last)) = (candidates.iter().min(), candidates.iter().max()) else {
         return Ok(Vec::new());

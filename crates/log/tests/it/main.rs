@@ -27,6 +27,8 @@ mod log_dir;
 mod log_dir_isolation;
 mod log_dir_kinds;
 mod log_dir_scope;
+mod offset_overflow_split;
+mod offset_overflow_split_crash;
 mod open_damaged_active_segment;
 mod open_snapshot_syncs;
 mod partition_lock;

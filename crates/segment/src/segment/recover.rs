@@ -39,9 +39,11 @@ impl<F: FileSystem> LogSegment<F> {
     /// is full: call [`LogSegment::resize_indexes`] before appending again (the loader does
     /// this for the active segment).
     ///
-    /// A batch whose offsets go backwards or cannot be stored relative to the base ends the valid
-    /// prefix like a CRC failure does ([`StopReason::OffsetsOutOfOrder`]), where Kafka would
-    /// split the segment or truncate all of it; so do a CRC-valid batch whose header or records
+    /// A batch whose offsets go backwards ends the valid prefix like a CRC failure does
+    /// ([`StopReason::OffsetsOutOfOrder`]), where Kafka would truncate all of the segment; so does
+    /// one that cannot be stored relative to the base ([`StopReason::OffsetOverflow`]: the
+    /// partition's loader splits such a segment before it recovers it, `crate::split`); so do
+    /// a CRC-valid batch whose header or records
     /// cannot be right, and a batch whose offsets its neighbours disprove (`crate::verify`).
     pub fn recover(&self) -> Result<RecoveryReport> {
         self.recover_before(None)

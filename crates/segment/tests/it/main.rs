@@ -22,6 +22,7 @@ mod rebuild_from_image;
 mod recovery_reasons;
 mod scan_header_fields;
 mod sim_indexes;
+mod split_plan;
 mod txn_index_kafka;
 mod txn_index_lifecycle;
 mod txn_index_model;

@@ -8,6 +8,7 @@
 use std::path::Path;
 
 use seglog_fs::{FileSystem, OpenMode};
+use seglog_segment::split::plan_split;
 use seglog_segment::verify::{OffsetBounds, StopReason, scan_verified};
 
 use super::Finding;
@@ -35,15 +36,27 @@ pub(super) fn check_records<F: FileSystem>(
         next_base_offset: next_base,
     };
     let scan = scan_verified(&file, log, len, 8 << 20, bounds, |_| Ok(()))?;
-    let Some(stop) = scan.stop else {
+    let Some(mut stop) = scan.stop else {
         return Ok(());
     };
+    if matches!(stop.reason, StopReason::OffsetOverflow { .. }) {
+        // What recovery does there: split the segment, or, when the batch after the
+        // overflowing one disproves its base offset, cut at the damage the split's walk names.
+        let walk = plan_split(&file, log, len, 8 << 20, bounds)?;
+        if !walk.splits(base) {
+            let Some(damage) = walk.stop else {
+                return Ok(());
+            };
+            stop = damage;
+        }
+    }
     let kind = match &stop.reason {
         // Framing, CRC, offsets going backwards and torn tails are `log.rs`'s findings.
         StopReason::Invalid(e) if is_reported_by_log(e) => return Ok(()),
         StopReason::Invalid(_) => "undecodable_records",
         StopReason::ContradictedByNext { .. } => "damaged_base_offset",
         StopReason::PastNextSegment { .. } => "offsets_past_next_segment",
+        StopReason::OffsetOverflow { .. } => "offset_overflow",
         _ => return Ok(()),
     };
     if kind == "damaged_base_offset" {
@@ -58,12 +71,18 @@ pub(super) fn check_records<F: FileSystem>(
         |_| "?".to_owned(),
         |()| i64::from_be_bytes(head).to_string(),
     );
+    // Kafka's loader splits such a segment (KAFKA-6264) when it recovers it; so does seglog's.
+    let remedy = if kind == "offset_overflow" {
+        "; recovery splits the segment there, as Kafka's splitOverflowedSegment does"
+    } else {
+        ""
+    };
     findings.push(Finding::new(
         log,
         Some(stop.position),
         kind,
         format!(
-            "the batch at byte {} (base offset {base_offset}): {}",
+            "the batch at byte {} (base offset {base_offset}): {}{remedy}",
             stop.position, stop.reason
         ),
     ));

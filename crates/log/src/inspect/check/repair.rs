@@ -46,6 +46,7 @@ const IN_SEGMENT: &[&str] = &[
     "torn_tail",
     "damaged_base_offset",
     "offsets_past_next_segment",
+    "offset_overflow",
     "undecodable_records",
     "overlapping_segment",
     "producer_state_error",
