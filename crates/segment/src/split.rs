@@ -16,9 +16,9 @@ use std::path::Path;
 use seglog_record_format::{Batch, Compression, FramedBatch};
 
 use crate::error::Result;
-use crate::scan::{ReadSource, Scan, ScanEnd, scan_batches};
+use crate::scan::{ReadSource, scan_batches};
 use crate::verify::{
-    OffsetBounds, OffsetJudge, RecoveryStop, StopReason, VerifiedBatch, check_batch,
+    OffsetBounds, OffsetJudge, RecoveryStop, StopReason, VerifiedBatch, check_batch, recovery_stop,
 };
 
 /// One segment a split makes: a run of whole batches of the source `.log`.
@@ -159,18 +159,7 @@ pub fn plan_split<F: ReadSource + ?Sized>(
         pieces.keep(&good);
     }
     pieces.start_piece(0);
-    let stop = match scan {
-        Scan::Stopped(stop) => Some(stop),
-        Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
-            position,
-            reason: StopReason::Invalid(error),
-        }),
-        Scan::Ended(ScanEnd::Clean { position }) if position < size => Some(RecoveryStop {
-            position,
-            reason: StopReason::TornTail,
-        }),
-        Scan::Ended(ScanEnd::Clean { .. }) => None,
-    };
+    let stop = recovery_stop(scan, size);
     let valid_bytes = pieces.done.last().map_or(0, |p| p.position + p.bytes);
     Ok(SplitScan {
         pieces: pieces.done,

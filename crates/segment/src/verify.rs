@@ -497,7 +497,18 @@ pub fn scan_verified<F: ReadSource + ?Sized>(
     if let Some(good) = judge.finish() {
         kept(&good)?;
     }
-    let stop = match scan {
+    let stop = recovery_stop(scan, size);
+    Ok(VerifiedScan {
+        batches,
+        valid_bytes,
+        stop,
+    })
+}
+
+/// Where a recovery walk of a `.log` of `size` bytes stopped: where its callback stopped it, at
+/// a batch that failed framing, at a partial trailing batch; `None` at the end of the file.
+pub(crate) fn recovery_stop(scan: Scan<RecoveryStop>, size: u64) -> Option<RecoveryStop> {
+    match scan {
         Scan::Stopped(stop) => Some(stop),
         Scan::Ended(ScanEnd::Corrupt { position, error }) => Some(RecoveryStop {
             position,
@@ -508,10 +519,5 @@ pub fn scan_verified<F: ReadSource + ?Sized>(
             reason: StopReason::TornTail,
         }),
         Scan::Ended(ScanEnd::Clean { .. }) => None,
-    };
-    Ok(VerifiedScan {
-        batches,
-        valid_bytes,
-        stop,
-    })
+    }
 }

@@ -57,6 +57,24 @@ fn set_hw(log: &PartitionLog<SimFs>) -> Option<i64> {
     log.high_watermark_is_set().then(|| log.high_watermark())
 }
 
+/// The operation "checkpoint the high watermark": the model told what the checkpoint may write
+/// before it begins (`begin` tags the images), and that it completed after.
+fn checkpoint_hw(
+    dir: &LogDir<SimFs>,
+    log: &PartitionLog<SimFs>,
+    model: &mut Model,
+    begin: &mut dyn FnMut(&Model, String),
+) {
+    let hw = set_hw(log);
+    model.checkpoints(hw);
+    begin(
+        model,
+        format!("checkpoint the high watermark {}", log.high_watermark()),
+    );
+    dir.checkpoint().unwrap();
+    model.checkpointed(hw);
+}
+
 pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
     let mut rng = Rng(seed ^ workload.wrapping_mul(0xA24B_AED4_963E_E407));
     // One workload in three has segments of 1,000 to 2,000 bytes (a batch is at most about 900
@@ -165,16 +183,9 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
             let end = log.log_end_offset();
             log.set_high_watermark(end - (hrng.below(3) as i64).min(end));
             if hrng.chance(2) {
-                let hw = set_hw(&log);
-                model.checkpoints(hw);
-                begin(
-                    &model,
-                    format!("checkpoint the high watermark {}", log.high_watermark()),
-                    &mut expects,
-                    &mut models,
-                );
-                dir.checkpoint().unwrap();
-                model.checkpointed(hw);
+                checkpoint_hw(&dir, &log, &mut model, &mut |m, op| {
+                    begin(m, op, &mut expects, &mut models);
+                });
             } else {
                 checkpoint_after = hrng.chance(2);
             }
@@ -387,16 +398,9 @@ pub(super) fn run_workload(seed: u64, workload: u64) -> Run {
             }
         }
         if checkpoint_after {
-            let hw = set_hw(&log);
-            model.checkpoints(hw);
-            begin(
-                &model,
-                format!("checkpoint the high watermark {}", log.high_watermark()),
-                &mut expects,
-                &mut models,
-            );
-            dir.checkpoint().unwrap();
-            model.checkpointed(hw);
+            checkpoint_hw(&dir, &log, &mut model, &mut |m, op| {
+                begin(m, op, &mut expects, &mut models);
+            });
         }
     }
     if deletes {
